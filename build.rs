@@ -1,0 +1,693 @@
+//! Generates the wire codec from `protocol-specs/`.
+//!
+//! Every `*.spec` file describes one message (a request, a response, or a `data` record
+//! such as an `__consumer_offsets` key) in Strata's own line format, documented in
+//! `protocol-specs/README.md`. For each one we emit a module with plain structs and
+//! `decode` / `encode` / `encoded_size` for every version, handling flexible versions,
+//! compact types and tagged fields (unknown tags are kept, so a message round-trips).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    min: i16,
+    max: i16,
+}
+
+impl Range {
+    const NONE: Range = Range { min: 1, max: 0 };
+
+    fn parse(s: &str) -> Range {
+        if s == "none" {
+            return Range::NONE;
+        }
+        if let Some(m) = s.strip_suffix('+') {
+            return Range { min: m.parse().expect("range"), max: i16::MAX };
+        }
+        if let Some((a, b)) = s.split_once('-') {
+            return Range { min: a.parse().expect("range"), max: b.parse().expect("range") };
+        }
+        let v = s.parse().expect("range");
+        Range { min: v, max: v }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.min > self.max
+    }
+
+    /// A Rust boolean expression testing `version` against this range.
+    fn test(&self) -> String {
+        if self.is_empty() {
+            "false".into()
+        } else if self.max == i16::MAX {
+            if self.min <= 0 {
+                "true".into()
+            } else {
+                format!("version >= {}", self.min)
+            }
+        } else if self.min == self.max {
+            format!("version == {}", self.min)
+        } else {
+            format!("(version >= {} && version <= {})", self.min, self.max)
+        }
+    }
+
+    fn intersect(&self, o: &Range) -> Range {
+        Range { min: self.min.max(o.min), max: self.max.min(o.max) }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Ty {
+    Bool,
+    I8,
+    I16,
+    U16,
+    I32,
+    I64,
+    F64,
+    Str,
+    Bytes,
+    Records,
+    Uuid,
+    Array(Box<Ty>),
+    Struct(String),
+}
+
+impl Ty {
+    fn parse(s: &str) -> Ty {
+        if let Some(inner) = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            return Ty::Array(Box::new(Ty::parse(inner)));
+        }
+        match s {
+            "bool" => Ty::Bool,
+            "i8" => Ty::I8,
+            "i16" => Ty::I16,
+            "u16" => Ty::U16,
+            "i32" => Ty::I32,
+            "i64" => Ty::I64,
+            "f64" => Ty::F64,
+            "string" => Ty::Str,
+            "bytes" => Ty::Bytes,
+            "records" => Ty::Records,
+            "uuid" => Ty::Uuid,
+            other => Ty::Struct(other.to_string()),
+        }
+    }
+
+    fn rust(&self) -> String {
+        match self {
+            Ty::Bool => "bool".into(),
+            Ty::I8 => "i8".into(),
+            Ty::I16 => "i16".into(),
+            Ty::U16 => "u16".into(),
+            Ty::I32 => "i32".into(),
+            Ty::I64 => "i64".into(),
+            Ty::F64 => "f64".into(),
+            Ty::Str => "String".into(),
+            Ty::Bytes | Ty::Records => "Bytes".into(),
+            Ty::Uuid => "Uuid".into(),
+            Ty::Array(t) => format!("Vec<{}>", t.rust()),
+            Ty::Struct(n) => n.clone(),
+        }
+    }
+
+    fn is_struct(&self) -> bool {
+        matches!(self, Ty::Struct(_))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Field {
+    name: String,
+    ty: Ty,
+    versions: Range,
+    nullable: Range,
+    tag: Option<(u32, Range)>,
+    default: Option<String>,
+    children: Vec<Field>,
+}
+
+#[derive(Debug)]
+struct Spec {
+    kind: String,
+    name: String,
+    api_key: Option<i16>,
+    versions: Range,
+    flexible: Range,
+    fields: Vec<Field>,
+    structs: Vec<(String, Range, Vec<Field>)>,
+}
+
+fn indent_of(line: &str) -> usize {
+    (line.len() - line.trim_start().len()) / 2
+}
+
+fn parse_field(line: &str) -> Field {
+    let mut toks = line.split_whitespace();
+    let name = toks.next().expect("field name").trim_end_matches(':').to_string();
+    let ty = Ty::parse(toks.next().expect("field type"));
+    let mut f = Field {
+        name,
+        ty,
+        versions: Range::NONE,
+        nullable: Range::NONE,
+        tag: None,
+        default: None,
+        children: vec![],
+    };
+    for t in toks {
+        if let Some(v) = t.strip_prefix("null@") {
+            f.nullable = Range::parse(v);
+        } else if let Some(v) = t.strip_prefix("tag=") {
+            let (tag, r) = v.split_once('@').expect("tag=N@range");
+            f.tag = Some((tag.parse().expect("tag"), Range::parse(r)));
+        } else if let Some(v) = t.strip_prefix('@') {
+            f.versions = Range::parse(v);
+        } else if let Some(v) = t.strip_prefix('=') {
+            f.default = Some(v.to_string());
+        } else {
+            panic!("unknown token {t} in {line}");
+        }
+    }
+    f
+}
+
+/// Parses the lines at `indent` (and their children) into fields.
+fn parse_fields(lines: &[&str], pos: &mut usize, indent: usize) -> Vec<Field> {
+    let mut out = Vec::new();
+    while *pos < lines.len() {
+        let line = lines[*pos];
+        let ind = indent_of(line);
+        if ind < indent || line.trim_start().starts_with("struct ") {
+            break;
+        }
+        assert_eq!(ind, indent, "bad indentation: {line}");
+        *pos += 1;
+        let mut f = parse_field(line.trim());
+        f.children = parse_fields(lines, pos, indent + 1);
+        out.push(f);
+    }
+    out
+}
+
+fn parse_spec(text: &str) -> Spec {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect();
+    let mut head = lines[0].split_whitespace();
+    let kind = head.next().unwrap().to_string();
+    let name = head.next().unwrap().to_string();
+    let mut spec = Spec {
+        kind,
+        name,
+        api_key: None,
+        versions: Range::NONE,
+        flexible: Range::NONE,
+        fields: vec![],
+        structs: vec![],
+    };
+    for t in head {
+        let (k, v) = t.split_once('=').expect("key=value in header");
+        match k {
+            "key" => spec.api_key = Some(v.parse().unwrap()),
+            "versions" => spec.versions = Range::parse(v),
+            "flexible" => spec.flexible = Range::parse(v),
+            _ => panic!("unknown header key {k}"),
+        }
+    }
+    let mut pos = 1;
+    spec.fields = parse_fields(&lines, &mut pos, 1);
+    while pos < lines.len() {
+        let mut t = lines[pos].split_whitespace();
+        assert_eq!(t.next(), Some("struct"), "expected struct at {}", lines[pos]);
+        let sname = t.next().unwrap().to_string();
+        let r = Range::parse(t.next().unwrap_or("@0+").trim_start_matches('@'));
+        pos += 1;
+        let fields = parse_fields(&lines, &mut pos, 1);
+        spec.structs.push((sname, r, fields));
+    }
+    spec
+}
+
+fn ident(name: &str) -> String {
+    match name {
+        "type" | "match" | "ref" | "move" | "static" | "self" | "struct" | "mod" | "use" | "in" => {
+            format!("r#{name}")
+        }
+        _ => name.to_string(),
+    }
+}
+
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = i + 1 < chars.len() && chars[i + 1].is_lowercase();
+            if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_uppercase())) {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(*c);
+        }
+    }
+    out
+}
+
+struct Gen<'a> {
+    spec: &'a Spec,
+    /// Every struct of the message: name -> fields (nested and common ones).
+    structs: BTreeMap<String, Vec<Field>>,
+    out: String,
+}
+
+impl Field {
+    fn nullable_anywhere(&self) -> bool {
+        !self.nullable.is_empty()
+    }
+
+    fn rust_ty(&self) -> String {
+        let t = self.ty.rust();
+        if self.nullable_anywhere() {
+            format!("Option<{t}>")
+        } else {
+            t
+        }
+    }
+
+    fn default_expr(&self) -> String {
+        let d = self.default.as_deref();
+        if d == Some("null") {
+            return "None".into();
+        }
+        let inner = match (&self.ty, d) {
+            (Ty::Bool, Some(v)) => v.to_string(),
+            (Ty::I8 | Ty::I16 | Ty::U16 | Ty::I32 | Ty::I64, Some(v)) => {
+                if let Some(hex) = v.strip_prefix("0x") {
+                    format!("0x{hex}")
+                } else {
+                    v.to_string()
+                }
+            }
+            (Ty::F64, Some(v)) => format!("{v}f64"),
+            (Ty::Str, Some(v)) => {
+                let v = v.trim_matches('"');
+                format!("String::from({v:?})")
+            }
+            _ => "Default::default()".into(),
+        };
+        if self.nullable_anywhere() {
+            format!("Some({inner})")
+        } else {
+            inner
+        }
+    }
+}
+
+impl<'a> Gen<'a> {
+    fn new(spec: &'a Spec) -> Self {
+        let mut structs = BTreeMap::new();
+        fn collect(fields: &[Field], structs: &mut BTreeMap<String, Vec<Field>>) {
+            for f in fields {
+                if !f.children.is_empty() {
+                    let n = match &f.ty {
+                        Ty::Array(t) => match &**t {
+                            Ty::Struct(n) => n.clone(),
+                            _ => panic!("children on a primitive array {}", f.name),
+                        },
+                        Ty::Struct(n) => n.clone(),
+                        _ => panic!("children on primitive {}", f.name),
+                    };
+                    structs.insert(n, f.children.clone());
+                    collect(&f.children, structs);
+                }
+            }
+        }
+        collect(&spec.fields, &mut structs);
+        for (n, _, fields) in &spec.structs {
+            structs.insert(n.clone(), fields.clone());
+            collect(fields, &mut structs);
+        }
+        Gen { spec, structs, out: String::new() }
+    }
+
+    fn flexible_test(&self) -> String {
+        self.spec.flexible.test()
+    }
+
+    fn can_be_flexible(&self) -> bool {
+        !self.spec.flexible.intersect(&self.spec.versions).is_empty()
+    }
+
+    fn emit_struct(&mut self, name: &str, fields: &[Field], top: bool) {
+        let flex = self.can_be_flexible();
+        let flexible_test = self.flexible_test();
+        let s = self.spec;
+        let o = &mut self.out;
+        let _ = writeln!(o, "#[derive(Debug, Clone, PartialEq)]");
+        let _ = writeln!(o, "pub struct {name} {{");
+        for f in fields {
+            let _ = writeln!(o, "    pub {}: {},", ident(&f.name), f.rust_ty());
+        }
+        if flex {
+            let _ = writeln!(o, "    /// Tagged fields this version of Strata does not know, kept for round-trips.");
+            let _ = writeln!(o, "    pub unknown_tagged_fields: Vec<RawTaggedField>,");
+        }
+        let _ = writeln!(o, "}}\n");
+
+        let _ = writeln!(o, "impl Default for {name} {{\n    fn default() -> Self {{\n        Self {{");
+        for f in fields {
+            let _ = writeln!(o, "            {}: {},", ident(&f.name), f.default_expr());
+        }
+        if flex {
+            let _ = writeln!(o, "            unknown_tagged_fields: Vec::new(),");
+        }
+        let _ = writeln!(o, "        }}\n    }}\n}}\n");
+
+        if top {
+            let _ = writeln!(o, "impl {name} {{");
+            if let Some(k) = s.api_key {
+                let _ = writeln!(o, "    pub const API_KEY: i16 = {k};");
+            }
+            let _ = writeln!(o, "    pub const MIN_VERSION: i16 = {};", s.versions.min);
+            let _ = writeln!(o, "    pub const MAX_VERSION: i16 = {};", s.versions.max);
+            let _ = writeln!(
+                o,
+                "    /// Whether `version` uses compact types and tagged fields.\n    pub fn is_flexible(version: i16) -> bool {{ {} }}",
+                s.flexible.test()
+            );
+            let _ = writeln!(o, "}}\n");
+        }
+
+        // decode
+        let _ = writeln!(o, "impl Decode for {name} {{");
+        let _ = writeln!(
+            o,
+            "    fn decode(buf: &mut Bytes, version: i16) -> Result<Self, DecodeError> {{"
+        );
+        let _ = writeln!(o, "        let flexible = {};", flexible_test);
+        let _ = writeln!(o, "        let _ = flexible;");
+        let _ = writeln!(o, "        let mut this = Self::default();");
+        for f in fields {
+            let regular = regular_range(f);
+            if regular.is_empty() {
+                continue;
+            }
+            let _ = writeln!(o, "        if {} {{", regular.test());
+            let _ = writeln!(
+                o,
+                "            this.{} = {};",
+                ident(&f.name),
+                decode_expr(f, "flexible")
+            );
+            let _ = writeln!(o, "        }}");
+        }
+        if flex {
+            let _ = writeln!(o, "        if flexible {{");
+            let _ = writeln!(o, "            let count = read_uvarint(buf)?;");
+            let _ = writeln!(o, "            for _ in 0..count {{");
+            let _ = writeln!(o, "                let tag = read_uvarint(buf)?;");
+            let _ = writeln!(o, "                let size = read_uvarint(buf)? as usize;");
+            let _ = writeln!(o, "                let mut data = take_bytes(buf, size)?;");
+            let _ = writeln!(o, "                let _ = &mut data;");
+            let _ = writeln!(o, "                match tag {{");
+            for f in fields {
+                if let Some((tag, tr)) = f.tag {
+                    let tr = tr.intersect(&f.versions);
+                    let _ = writeln!(o, "                    {tag} if {} => {{", tr.test());
+                    let _ = writeln!(
+                        o,
+                        "                        this.{} = {{ let buf = &mut data; {} }};",
+                        ident(&f.name),
+                        decode_expr(f, "true")
+                    );
+                    let _ = writeln!(o, "                    }}");
+                }
+            }
+            let _ = writeln!(
+                o,
+                "                    _ => this.unknown_tagged_fields.push(RawTaggedField {{ tag, data }}),"
+            );
+            let _ = writeln!(o, "                }}");
+            let _ = writeln!(o, "            }}");
+            let _ = writeln!(o, "        }}");
+        }
+        let _ = writeln!(o, "        Ok(this)");
+        let _ = writeln!(o, "    }}");
+        let _ = writeln!(o, "}}\n");
+
+        // encode
+        let _ = writeln!(o, "impl Encode for {name} {{");
+        let _ = writeln!(o, "    fn encode(&self, buf: &mut BytesMut, version: i16) {{");
+        let _ = writeln!(o, "        let flexible = {};", flexible_test);
+        let _ = writeln!(o, "        let _ = flexible;");
+        for f in fields {
+            let regular = regular_range(f);
+            if regular.is_empty() {
+                continue;
+            }
+            let _ = writeln!(o, "        if {} {{", regular.test());
+            let _ = writeln!(o, "            {}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "flexible"));
+            let _ = writeln!(o, "        }}");
+        }
+        if flex {
+            let _ = writeln!(o, "        if flexible {{");
+            let _ = writeln!(o, "            let mut tagged: Vec<(u32, BytesMut)> = Vec::new();");
+            for f in fields {
+                if let Some((tag, tr)) = f.tag {
+                    let tr = tr.intersect(&f.versions);
+                    let _ = writeln!(
+                        o,
+                        "            if {} && self.{} != {} {{",
+                        tr.test(),
+                        ident(&f.name),
+                        typed_default(f)
+                    );
+                    let _ = writeln!(o, "                let mut b = BytesMut::new();");
+                    let _ = writeln!(o, "                {{ let buf = &mut b; {} }}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "true"));
+                    let _ = writeln!(o, "                tagged.push(({tag}, b));");
+                    let _ = writeln!(o, "            }}");
+                }
+            }
+            let _ = writeln!(o, "            write_tagged_fields(buf, tagged, &self.unknown_tagged_fields);");
+            let _ = writeln!(o, "        }}");
+        }
+        let _ = writeln!(o, "    }}");
+        let _ = writeln!(o, "}}\n");
+    }
+
+    fn run(mut self) -> String {
+        let structs: Vec<(String, Vec<Field>)> =
+            self.structs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let top_name = self.spec.name.clone();
+        let top_fields = self.spec.fields.clone();
+        self.emit_struct(&top_name, &top_fields, true);
+        for (n, f) in structs {
+            self.emit_struct(&n, &f, false);
+        }
+        self.out
+    }
+}
+
+/// Versions in which a field is written in the main body (not as a tagged field).
+fn regular_range(f: &Field) -> Range {
+    match f.tag {
+        // A field that is tagged in some versions is positional only below them.
+        Some((_, tr)) => {
+            if tr.min <= f.versions.min {
+                Range::NONE
+            } else {
+                Range { min: f.versions.min, max: f.versions.max.min(tr.min - 1) }
+            }
+        }
+        None => f.versions,
+    }
+}
+
+fn typed_default(f: &Field) -> String {
+    let d = f.default_expr();
+    if d == "Default::default()" {
+        format!("<{}>::default()", f.rust_ty())
+    } else {
+        d
+    }
+}
+
+/// Expression decoding one value of type `ty` from `buf`.
+fn decode_value(ty: &Ty, nullable: bool, flex: &str) -> String {
+    match ty {
+        Ty::Bool => "read_bool(buf)?".into(),
+        Ty::I8 => "read_i8(buf)?".into(),
+        Ty::I16 => "read_i16(buf)?".into(),
+        Ty::U16 => "read_u16(buf)?".into(),
+        Ty::I32 => "read_i32(buf)?".into(),
+        Ty::I64 => "read_i64(buf)?".into(),
+        Ty::F64 => "read_f64(buf)?".into(),
+        Ty::Uuid => "read_uuid(buf)?".into(),
+        Ty::Str => {
+            if nullable {
+                format!("read_nullable_string(buf, {flex})?")
+            } else {
+                format!("read_string(buf, {flex})?")
+            }
+        }
+        Ty::Bytes | Ty::Records => {
+            if nullable {
+                format!("read_nullable_bytes(buf, {flex})?")
+            } else {
+                format!("read_bytes(buf, {flex})?")
+            }
+        }
+        Ty::Array(inner) => {
+            let elem = decode_value(inner, false, flex);
+            let call = format!(
+                "read_array(buf, {flex}, |buf| Ok({elem}))?"
+            );
+            if nullable {
+                call.replace("read_array(", "read_nullable_array(")
+            } else {
+                call
+            }
+        }
+        Ty::Struct(n) => {
+            if nullable {
+                format!("read_nullable_struct::<{n}>(buf, version)?")
+            } else {
+                format!("{n}::decode(buf, version)?")
+            }
+        }
+    }
+}
+
+fn decode_expr(f: &Field, flex: &str) -> String {
+    let nullable_here = !f.nullable.is_empty();
+    if f.nullable_anywhere() && !f.nullable.is_empty() {
+        // Nullable in some versions: decode as nullable only there.
+        let n = decode_value(&f.ty, true, flex);
+        let nn = decode_value(&f.ty, false, flex);
+        format!("if {} {{ {n} }} else {{ Some({nn}) }}", f.nullable.test())
+    } else {
+        let _ = nullable_here;
+        decode_value(&f.ty, false, flex)
+    }
+}
+
+fn encode_value(ty: &Ty, v: &str, nullable: bool, flex: &str) -> String {
+    match ty {
+        Ty::Bool => format!("write_bool(buf, {v});"),
+        Ty::I8 => format!("buf.put_i8({v});"),
+        Ty::I16 => format!("buf.put_i16({v});"),
+        Ty::U16 => format!("buf.put_u16({v});"),
+        Ty::I32 => format!("buf.put_i32({v});"),
+        Ty::I64 => format!("buf.put_i64({v});"),
+        Ty::F64 => format!("buf.put_f64({v});"),
+        Ty::Uuid => format!("buf.put_slice({v}.as_bytes());"),
+        Ty::Str => {
+            if nullable {
+                format!("write_nullable_string(buf, {v}.as_deref(), {flex});")
+            } else {
+                format!("write_string(buf, &{v}, {flex});")
+            }
+        }
+        Ty::Bytes | Ty::Records => {
+            if nullable {
+                format!("write_nullable_bytes(buf, {v}.as_deref(), {flex});")
+            } else {
+                format!("write_bytes(buf, &{v}, {flex});")
+            }
+        }
+        Ty::Array(inner) => {
+            let elem = encode_value(inner, "(*e)", false, flex);
+            let elem = if inner.is_struct() { elem.replace("(*e)", "e") } else { elem };
+            if nullable {
+                format!(
+                    "match &{v} {{ None => write_array_len(buf, -1, {flex}), Some(a) => {{ write_array_len(buf, a.len() as i32, {flex}); for e in a.iter() {{ {elem} }} }} }}"
+                )
+            } else {
+                format!(
+                    "{{ write_array_len(buf, {v}.len() as i32, {flex}); for e in {v}.iter() {{ {elem} }} }}"
+                )
+            }
+        }
+        Ty::Struct(_) => {
+            if nullable {
+                format!("match &{v} {{ None => buf.put_i8(-1), Some(s) => {{ buf.put_i8(1); s.encode(buf, version); }} }}")
+            } else {
+                format!("{v}.encode(buf, version);")
+            }
+        }
+    }
+}
+
+fn encode_stmt(f: &Field, v: &str, flex: &str) -> String {
+    if f.nullable_anywhere() {
+        let n = encode_value(&f.ty, v, true, flex);
+        // Outside its nullable versions a null is written as the empty value.
+        let nn = encode_value(&f.ty, "inner", false, flex);
+        let empty = match f.ty {
+            Ty::Struct(_) => format!("{}::default()", f.ty.rust()),
+            _ => "Default::default()".into(),
+        };
+        format!(
+            "if {} {{ {n} }} else {{ let empty: {} = {empty}; let inner = {v}.as_ref().unwrap_or(&empty); let inner = inner.clone(); {nn} }}",
+            f.nullable.test(),
+            f.ty.rust(),
+        )
+    } else {
+        encode_value(&f.ty, v, false, flex)
+    }
+}
+
+fn module_name(file: &Path) -> String {
+    file.file_stem().unwrap().to_string_lossy().to_string()
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    println!("cargo:rerun-if-changed=build.rs");
+    for sub in ["messages", "records"] {
+        let dir = root.join("protocol-specs").join(sub);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().map(|e| e == "spec").unwrap_or(false))
+            .collect();
+        files.sort();
+        let mut out = String::new();
+        let mut index = String::new();
+        for file in &files {
+            println!("cargo:rerun-if-changed={}", file.display());
+            let spec = parse_spec(&fs::read_to_string(file).unwrap());
+            let m = module_name(file);
+            let _ = writeln!(out, "pub mod {m} {{");
+            let _ = writeln!(out, "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]");
+            let _ = writeln!(out, "use crate::protocol::codec::*;");
+            out.push_str(&Gen::new(&spec).run());
+            let _ = writeln!(out, "}}");
+            let _ = writeln!(
+                index,
+                "    ({:?}, {:?}, {}, {}, {}, {}),",
+                spec.name,
+                spec.kind,
+                spec.api_key.unwrap_or(-1),
+                spec.versions.min,
+                if spec.versions.is_empty() { -1 } else { spec.versions.max },
+                snake(&spec.name) == m
+            );
+        }
+        let _ = writeln!(
+            out,
+            "/// (name, kind, api key, min version, max version, file named after message) of every spec.\npub const SPECS: &[(&str, &str, i16, i16, i16, bool)] = &[\n{index}];"
+        );
+        fs::write(out_dir.join(format!("{sub}.rs")), out).unwrap();
+    }
+}

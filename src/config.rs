@@ -1,0 +1,1 @@
+//! Typed broker and topic configuration (placeholder, filled by the config work).

@@ -1,0 +1,18 @@
+//! Strata: a Kafka-wire-compatible streaming broker.
+//!
+//! # Layout
+//! - [`protocol`]: sans-io wire layer (primitives, headers, generated messages, record batches).
+//! - [`storage`]: Kafka's on-disk log (segments, indexes, recovery, retention); knows no network.
+//! - [`replica`]: partition state (leader epoch, high watermark, producer state) over the log.
+//! - [`coordinator`]: group and transaction coordinators on internal topics.
+//! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
+//! - [`server`]: listener, connections with ordered pipelining, shutdown.
+//! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
+//!
+//! Dependencies point downwards only: server -> handlers -> replica/coordinator -> storage ->
+//! protocol.
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod protocol;
+pub mod storage;

@@ -1,0 +1,6 @@
+//! The sans-io wire layer: primitives, headers, framing, the generated messages and record
+//! batches. Nothing here knows about sockets, storage or handlers.
+pub mod codec;
+pub mod internal_records;
+pub mod messages;
+pub mod records;

@@ -1,0 +1,1 @@
+//! Record batches (magic v2): header view, validation, CRC-32C, records, compression.

@@ -1,0 +1,1 @@
+//! On-disk log storage (placeholder, filled by the storage work).
