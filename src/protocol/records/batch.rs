@@ -293,6 +293,53 @@ fn check_uncompressed_records(records: &[u8], records_count: i32) -> Result<(), 
     Ok(())
 }
 
+fn read_uvarlong_at(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value: u64 = 0;
+    for i in 0..10 {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        value |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// (offset, timestamp) of every record of one batch, in order, without decoding keys or values.
+/// LogAppendTime batches report the batch's max timestamp for every record, as Kafka does.
+/// None for compressed batches (their records are not walked here) or malformed framing.
+pub fn record_offsets_and_timestamps(batch: &[u8]) -> Option<Vec<(i64, i64)>> {
+    let header = parse_header(batch).ok()?;
+    if header.compression() != 0 || header.total_size() > batch.len() {
+        return None;
+    }
+    let records = &batch[RECORD_BATCH_OVERHEAD..header.total_size()];
+    let mut out = Vec::with_capacity(header.records_count.clamp(0, 4096) as usize);
+    let mut pos = 0;
+    for _ in 0..header.records_count.max(0) {
+        let raw = read_uvarint_at(records, &mut pos)?;
+        let len = ((raw >> 1) as i32) ^ -((raw & 1) as i32);
+        if len <= 0 || len as usize > records.len() - pos {
+            return None;
+        }
+        let end = pos + len as usize;
+        let mut p = pos + 1; // attributes
+        let ts_raw = read_uvarlong_at(&records[..end], &mut p)?;
+        let ts_delta = ((ts_raw >> 1) as i64) ^ -((ts_raw & 1) as i64);
+        let od_raw = read_uvarint_at(&records[..end], &mut p)?;
+        let offset_delta = ((od_raw >> 1) as i32) ^ -((od_raw & 1) as i32);
+        let ts = if header.timestamp_type_is_log_append() {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.saturating_add(ts_delta)
+        };
+        out.push((header.base_offset + offset_delta as i64, ts));
+        pos = end;
+    }
+    Some(out)
+}
+
 /// Writes the base offset (outside the CRC, so no recompute).
 pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
     if batch.len() >= RECORD_BATCH_OVERHEAD {
@@ -499,6 +546,26 @@ mod tests {
         let mut it = BatchIter::new(&b);
         while it.next().is_some() {}
         assert_eq!(it.position(), full);
+    }
+
+    #[test]
+    fn record_timestamps_are_walked() {
+        let mut b = build_test_batch(&TestBatch {
+            records: 3,
+            base_offset: 10,
+            base_timestamp: 500,
+            timestamp_step_ms: 7,
+            ..TestBatch::default()
+        });
+        assert_eq!(
+            record_offsets_and_timestamps(&b),
+            Some(vec![(10, 500), (11, 507), (12, 514)])
+        );
+        set_log_append_time(&mut b, 9000);
+        assert_eq!(
+            record_offsets_and_timestamps(&b),
+            Some(vec![(10, 9000), (11, 9000), (12, 9000)])
+        );
     }
 
     #[test]

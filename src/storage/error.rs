@@ -1,0 +1,106 @@
+//! Typed storage errors. The single mapping to Kafka error codes lives in [`StorageError::code`];
+//! nothing in storage panics on bad input or I/O failure.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::ErrorCode;
+use crate::protocol::records::batch::RecordError;
+
+/// Why a storage operation failed.
+#[derive(Debug)]
+pub enum StorageError {
+    /// An I/O call failed (`op` names it, `path` is the file or directory).
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A fetch or DeleteRecords offset outside `[log_start_offset, log_end_offset]`.
+    OffsetOutOfRange {
+        offset: i64,
+        log_start_offset: i64,
+        log_end_offset: i64,
+    },
+    /// A follower append whose offsets are below the log end offset or not increasing.
+    OffsetOutOfOrder { offset: i64, log_end_offset: i64 },
+    /// A batch that failed validation.
+    InvalidRecord(RecordError),
+    /// A single batch larger than a whole segment (Kafka's RecordBatchTooLargeException).
+    RecordBatchTooLarge { size: usize, segment_bytes: u64 },
+    /// A checkpoint, properties or metadata file that cannot be parsed.
+    CorruptFile { path: PathBuf, reason: String },
+    /// A directory name that is not `<topic>-<partition>`.
+    InvalidPartitionDir(PathBuf),
+    /// A caller bug the API refuses instead of panicking on.
+    InvalidArgument(&'static str),
+    /// meta.properties of a log dir disagrees with the others (cluster.id or node.id).
+    InconsistentMetaProperties(String),
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Io { op, path, source } => write!(f, "{op} {}: {source}", path.display()),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StorageError::Io { source, .. } => Some(source),
+            StorageError::InvalidRecord(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<RecordError> for StorageError {
+    fn from(e: RecordError) -> Self {
+        StorageError::InvalidRecord(e)
+    }
+}
+
+impl StorageError {
+    /// The Kafka error code a client sees for this failure.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StorageError::Io { .. } | StorageError::CorruptFile { .. } => {
+                ErrorCode::KAFKA_STORAGE_ERROR
+            }
+            StorageError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
+            StorageError::OffsetOutOfOrder { .. } => ErrorCode::UNKNOWN_SERVER_ERROR,
+            StorageError::InvalidRecord(RecordError::InvalidMagic(_)) => {
+                ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT
+            }
+            StorageError::InvalidRecord(RecordError::MessageTooLarge { .. }) => {
+                ErrorCode::MESSAGE_TOO_LARGE
+            }
+            StorageError::InvalidRecord(RecordError::InvalidRecord(_)) => ErrorCode::INVALID_RECORD,
+            StorageError::InvalidRecord(_) => ErrorCode::CORRUPT_MESSAGE,
+            StorageError::RecordBatchTooLarge { .. } => ErrorCode::RECORD_LIST_TOO_LARGE,
+            StorageError::InvalidPartitionDir(_) | StorageError::InconsistentMetaProperties(_) => {
+                ErrorCode::KAFKA_STORAGE_ERROR
+            }
+            StorageError::InvalidArgument(_) => ErrorCode::INVALID_REQUEST,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, StorageError>;
+
+/// Attaches the operation and path to an `io::Error`.
+pub(crate) trait IoContext<T> {
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T> {
+        self.map_err(|source| StorageError::Io {
+            op,
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! A memory-mapped file of fixed-size entries: the shared machinery of Kafka's `AbstractIndex`
+//! behind the offset index (8-byte entries) and the time index (12-byte entries).
+//!
+//! The file is preallocated to the configured maximum while its segment is active and trimmed
+//! to the entries actually written when the segment rolls or the log closes. Only index files
+//! are mapped; `.log` files are never mapped.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use memmap2::MmapMut;
+
+use super::error::{IoContext, Result};
+
+#[derive(Debug)]
+pub(crate) struct IndexFile {
+    path: PathBuf,
+    file: File,
+    /// None while the file is empty (a zero-length mapping is not portable).
+    mmap: Option<MmapMut>,
+    entry_size: usize,
+    /// Entries in use.
+    entries: usize,
+    /// Entries that fit in the current file length.
+    max_entries: usize,
+}
+
+impl IndexFile {
+    /// Opens or creates the file. Every whole entry in an existing file counts as in use; the
+    /// caller validates them (and rebuilds the index if they make no sense).
+    pub fn open(path: &Path, entry_size: usize) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .ctx("open index", path)?;
+        let len = file.metadata().ctx("stat index", path)?.len() as usize;
+        let mut index = IndexFile {
+            path: path.to_path_buf(),
+            file,
+            mmap: None,
+            entry_size,
+            entries: len / entry_size,
+            max_entries: len / entry_size,
+        };
+        index.remap(len)?;
+        Ok(index)
+    }
+
+    /// True if the file length is not a whole number of entries.
+    pub fn has_partial_entry(&self) -> Result<bool> {
+        let len = self.file.metadata().ctx("stat index", &self.path)?.len() as usize;
+        Ok(len % self.entry_size != 0)
+    }
+
+    fn remap(&mut self, len: usize) -> Result<()> {
+        self.mmap = None;
+        if len > 0 {
+            // SAFETY: the index file is owned by this process's log; nothing truncates it
+            // behind the mapping (every set_len goes through `resize`, which drops the map first).
+            let map = unsafe { MmapMut::map_mut(&self.file) }.ctx("mmap index", &self.path)?;
+            self.mmap = Some(map);
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.entries >= self.max_entries
+    }
+
+    /// The raw bytes of entry `i` (`i < entries`).
+    pub fn entry(&self, i: usize) -> &[u8] {
+        match &self.mmap {
+            Some(m) if (i + 1) * self.entry_size <= m.len() => {
+                &m[i * self.entry_size..(i + 1) * self.entry_size]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Appends one entry; returns false if the file is full.
+    pub fn push(&mut self, bytes: &[u8]) -> bool {
+        if self.is_full() || bytes.len() != self.entry_size {
+            return false;
+        }
+        let at = self.entries * self.entry_size;
+        match &mut self.mmap {
+            Some(m) if at + self.entry_size <= m.len() => {
+                m[at..at + self.entry_size].copy_from_slice(bytes);
+                self.entries += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Forgets entries from `n` on.
+    pub fn truncate_entries(&mut self, n: usize) {
+        self.entries = self.entries.min(n);
+    }
+
+    /// Sets the file length to `max_bytes` rounded down to whole entries (never below the
+    /// entries in use) and remaps it.
+    pub fn resize(&mut self, max_bytes: usize) -> Result<()> {
+        let len = (max_bytes / self.entry_size).max(self.entries) * self.entry_size;
+        self.flush()?;
+        self.mmap = None;
+        self.file
+            .set_len(len as u64)
+            .ctx("resize index", &self.path)?;
+        self.max_entries = len / self.entry_size;
+        self.remap(len)
+    }
+
+    /// Shrinks the file to the entries in use (Kafka's `trimToValidSize`).
+    pub fn trim(&mut self) -> Result<()> {
+        self.resize(self.entries * self.entry_size)
+    }
+
+    pub fn flush(&self) -> Result<()> {
+        if let Some(m) = &self.mmap {
+            m.flush().ctx("flush index", &self.path)?;
+        }
+        Ok(())
+    }
+
+    pub fn rename_to(&mut self, new_path: &Path) -> Result<()> {
+        std::fs::rename(&self.path, new_path).ctx("rename index", &self.path)?;
+        self.path = new_path.to_path_buf();
+        Ok(())
+    }
+}
+
+pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        .unwrap_or(0)
+}
+
+pub(crate) fn be_i64(b: &[u8], at: usize) -> i64 {
+    let mut a = [0u8; 8];
+    if let Some(s) = b.get(at..at + 8) {
+        a.copy_from_slice(s);
+    }
+    i64::from_be_bytes(a)
+}

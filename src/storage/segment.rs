@@ -1,0 +1,406 @@
+//! One log segment (Kafka's `LogSegment`): `<base_offset:020>.log` with its `.index` and
+//! `.timeindex`. Owns appending whole batches, positioned reads, locating the batch that holds an
+//! offset, truncation, recovery (re-validating every batch and rebuilding both indexes), and
+//! the index bookkeeping Kafka does on roll and close.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::records::batch::{
+    check_batch, parse_header, record_offsets_and_timestamps, BatchHeader, LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+};
+
+use super::error::{IoContext, Result};
+use super::offset_index::OffsetIndex;
+use super::time_index::TimeIndex;
+
+pub const LOG_SUFFIX: &str = ".log";
+pub const INDEX_SUFFIX: &str = ".index";
+pub const TIME_INDEX_SUFFIX: &str = ".timeindex";
+pub const DELETED_SUFFIX: &str = ".deleted";
+
+/// `<dir>/<base_offset as 20 digits><suffix>` (Kafka's `LogFileUtils.filenamePrefixFromOffset`).
+pub fn segment_file(dir: &Path, base_offset: i64, suffix: &str) -> PathBuf {
+    dir.join(format!("{base_offset:020}{suffix}"))
+}
+
+#[derive(Debug)]
+pub struct LogSegment {
+    base_offset: i64,
+    log_path: PathBuf,
+    log: File,
+    size: u64,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    bytes_since_last_index_entry: u64,
+    /// Largest batch max timestamp, and the offset of the first record carrying it.
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    /// Max timestamp of the first batch (Kafka's `rollingBasedTimestamp`), if any.
+    first_batch_timestamp: Option<i64>,
+    created_ms: i64,
+    /// One past the last offset stored, or None while empty.
+    next_offset: Option<i64>,
+}
+
+impl LogSegment {
+    /// Opens the segment's files, creating them if missing; the state (size, next offset, max
+    /// timestamp) is loaded by [`LogSegment::load`] or [`LogSegment::recover`].
+    pub fn open(dir: &Path, base_offset: i64, now_ms: i64) -> Result<Self> {
+        let log_path = segment_file(dir, base_offset, LOG_SUFFIX);
+        let log = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&log_path)
+            .ctx("open segment", &log_path)?;
+        let size = log.metadata().ctx("stat segment", &log_path)?.len();
+        Ok(LogSegment {
+            base_offset,
+            offset_index: OffsetIndex::open(
+                &segment_file(dir, base_offset, INDEX_SUFFIX),
+                base_offset,
+            )?,
+            time_index: TimeIndex::open(
+                &segment_file(dir, base_offset, TIME_INDEX_SUFFIX),
+                base_offset,
+            )?,
+            log_path,
+            log,
+            size,
+            bytes_since_last_index_entry: 0,
+            max_timestamp: -1,
+            offset_of_max_timestamp: -1,
+            first_batch_timestamp: None,
+            created_ms: now_ms,
+            next_offset: None,
+        })
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+    pub fn next_offset(&self) -> Option<i64> {
+        self.next_offset
+    }
+    pub fn max_timestamp(&self) -> i64 {
+        self.max_timestamp
+    }
+    pub fn offset_of_max_timestamp(&self) -> i64 {
+        self.offset_of_max_timestamp
+    }
+    pub fn created_ms(&self) -> i64 {
+        self.created_ms
+    }
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+    pub fn offset_index(&self) -> &OffsetIndex {
+        &self.offset_index
+    }
+    pub fn time_index(&self) -> &TimeIndex {
+        &self.time_index
+    }
+
+    /// The timestamp segment_ms is measured from: the first batch's max timestamp when it has
+    /// one, else when the segment was created (Kafka's `rollingBasedTimestamp`).
+    pub fn roll_base_ms(&self) -> i64 {
+        match self.first_batch_timestamp {
+            Some(ts) if ts >= 0 => ts,
+            _ => self.created_ms,
+        }
+    }
+
+    pub fn index_full(&self) -> bool {
+        self.offset_index.is_full() || self.time_index.is_full()
+    }
+
+    /// Loads a segment after a clean shutdown: trusts the log, checks both indexes and rebuilds
+    /// them (by [`LogSegment::recover`]) if they do not make sense, then reads the batches after
+    /// the last index entry to find the next offset and max timestamp.
+    pub fn load(&mut self, index_interval_bytes: u32) -> Result<u64> {
+        if !self.offset_index.is_sane(self.size)? {
+            return self.recover(index_interval_bytes);
+        }
+        let start = self
+            .offset_index
+            .last_entry()
+            .map(|e| e.1 as u64)
+            .unwrap_or(0);
+        let mut pos = start;
+        while let Some(h) = self.read_header_at(pos)? {
+            self.note_batch(&h, pos, None);
+            pos += h.total_size() as u64;
+        }
+        if pos != self.size
+            || !self
+                .time_index
+                .is_sane(self.next_offset.unwrap_or(self.base_offset))?
+        {
+            return self.recover(index_interval_bytes);
+        }
+        if let Some((ts, offset)) = self.time_index.last_entry() {
+            if ts > self.max_timestamp {
+                self.max_timestamp = ts;
+                self.offset_of_max_timestamp = offset;
+            }
+        }
+        // The first batch sets the roll timestamp.
+        if let Some(h) = self.read_header_at(0)? {
+            self.first_batch_timestamp = Some(h.max_timestamp);
+        }
+        Ok(0)
+    }
+
+    /// Re-validates every batch (header, CRC-32C, offsets increasing and within u32 of the base
+    /// offset), rebuilds both indexes, and truncates the file at the first bad byte. Returns the
+    /// number of bytes cut off.
+    pub fn recover(&mut self, index_interval_bytes: u32) -> Result<u64> {
+        self.offset_index.reset();
+        self.time_index.reset();
+        self.bytes_since_last_index_entry = 0;
+        self.max_timestamp = -1;
+        self.offset_of_max_timestamp = -1;
+        self.first_batch_timestamp = None;
+        self.next_offset = None;
+        let file_size = self
+            .log
+            .metadata()
+            .ctx("stat segment", &self.log_path)?
+            .len();
+        let mut pos = 0u64;
+        let mut buf = Vec::new();
+        loop {
+            let Some(h) = self.read_header_at_within(pos, file_size)? else {
+                break;
+            };
+            let total = h.total_size() as u64;
+            if h.batch_length < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32
+                || total > file_size - pos
+            {
+                break;
+            }
+            buf.resize(total as usize, 0);
+            self.log
+                .read_exact_at(&mut buf, pos)
+                .ctx("read segment", &self.log_path)?;
+            if check_batch(&buf).is_err() {
+                break;
+            }
+            let expected = self.next_offset.unwrap_or(self.base_offset);
+            if h.base_offset < expected || h.last_offset() - self.base_offset > u32::MAX as i64 {
+                break;
+            }
+            self.note_batch(&h, pos, Some(&buf));
+            if self.first_batch_timestamp.is_none() {
+                self.first_batch_timestamp = Some(h.max_timestamp);
+            }
+            self.maybe_index(&h, pos, total, index_interval_bytes);
+            pos += total;
+        }
+        let cut = file_size - pos;
+        if cut > 0 {
+            self.log
+                .set_len(pos)
+                .ctx("truncate segment", &self.log_path)?;
+        }
+        self.size = pos;
+        Ok(cut)
+    }
+
+    /// Updates next offset and max timestamp for a batch at `pos` (bytes given when at hand, so
+    /// the offset of the max timestamp can be exact for uncompressed batches).
+    fn note_batch(&mut self, h: &BatchHeader, _pos: u64, bytes: Option<&[u8]>) {
+        self.next_offset = Some(h.last_offset() + 1);
+        if h.max_timestamp > self.max_timestamp {
+            self.max_timestamp = h.max_timestamp;
+            self.offset_of_max_timestamp = bytes
+                .and_then(|b| offset_of_timestamp(b, h.max_timestamp))
+                .unwrap_or(h.last_offset());
+        }
+    }
+
+    fn maybe_index(&mut self, h: &BatchHeader, pos: u64, total: u64, index_interval_bytes: u32) {
+        // Kafka adds an entry once more than index_interval_bytes were written since the last
+        // one; the first batch of a segment therefore gets none unless it alone is that large.
+        if self.bytes_since_last_index_entry > index_interval_bytes as u64 {
+            if pos <= u32::MAX as u64 {
+                self.offset_index.append(h.last_offset(), pos as u32);
+            }
+            if !self.time_index.is_full() {
+                self.time_index
+                    .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+            }
+            self.bytes_since_last_index_entry = 0;
+        }
+        self.bytes_since_last_index_entry += total;
+    }
+
+    /// Appends one whole batch (already carrying its offsets) at the end of the file.
+    pub fn append(&mut self, batch: &[u8], index_interval_bytes: u32) -> Result<()> {
+        let h = parse_header(batch)?;
+        let pos = self.size;
+        self.log
+            .write_all_at(batch, pos)
+            .ctx("append segment", &self.log_path)?;
+        self.size += batch.len() as u64;
+        if self.first_batch_timestamp.is_none() {
+            self.first_batch_timestamp = Some(h.max_timestamp);
+        }
+        self.note_batch(&h, pos, Some(batch));
+        self.maybe_index(&h, pos, batch.len() as u64, index_interval_bytes);
+        Ok(())
+    }
+
+    fn read_header_at_within(&self, pos: u64, limit: u64) -> Result<Option<BatchHeader>> {
+        if pos + RECORD_BATCH_OVERHEAD as u64 > limit {
+            return Ok(None);
+        }
+        let mut b = [0u8; RECORD_BATCH_OVERHEAD];
+        self.log
+            .read_exact_at(&mut b, pos)
+            .ctx("read segment", &self.log_path)?;
+        Ok(parse_header(&b).ok())
+    }
+
+    /// The header of the complete batch at `pos`, or None at the end of the data.
+    pub fn read_header_at(&self, pos: u64) -> Result<Option<BatchHeader>> {
+        match self.read_header_at_within(pos, self.size)? {
+            Some(h)
+                if h.batch_length >= (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32
+                    && h.total_size() as u64 <= self.size - pos =>
+            {
+                Ok(Some(h))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub fn read_bytes(&self, pos: u64, len: usize) -> Result<Vec<u8>> {
+        let len = len.min(self.size.saturating_sub(pos) as usize);
+        let mut buf = vec![0u8; len];
+        self.log
+            .read_exact_at(&mut buf, pos)
+            .ctx("read segment", &self.log_path)?;
+        Ok(buf)
+    }
+
+    /// The first batch whose last offset is >= `offset` (Kafka's `translateOffset`), with its
+    /// position. Starts from the offset index.
+    pub fn find_batch(&self, offset: i64) -> Result<Option<(u64, BatchHeader)>> {
+        let mut pos = self.offset_index.lookup(offset).1 as u64;
+        while let Some(h) = self.read_header_at(pos)? {
+            if h.last_offset() >= offset {
+                return Ok(Some((pos, h)));
+            }
+            pos += h.total_size() as u64;
+        }
+        Ok(None)
+    }
+
+    /// Visits every batch from position `pos` on; the callback returns false to stop.
+    pub fn for_each_batch_from(
+        &self,
+        mut pos: u64,
+        f: &mut dyn FnMut(u64, &BatchHeader) -> bool,
+    ) -> Result<()> {
+        while let Some(h) = self.read_header_at(pos)? {
+            if !f(pos, &h) {
+                break;
+            }
+            pos += h.total_size() as u64;
+        }
+        Ok(())
+    }
+
+    /// Drops every batch whose last offset is >= `offset` (the batch holding `offset` goes
+    /// whole, as in Kafka). Returns the bytes removed.
+    pub fn truncate_to(&mut self, offset: i64, index_interval_bytes: u32) -> Result<u64> {
+        let Some((pos, _)) = self.find_batch(offset)? else {
+            return Ok(0);
+        };
+        let removed = self.size - pos;
+        self.log
+            .set_len(pos)
+            .ctx("truncate segment", &self.log_path)?;
+        self.size = pos;
+        self.offset_index.truncate_to_position(pos as u32);
+        self.time_index.truncate_to(offset);
+        // Recompute next offset / max timestamp from the surviving data.
+        let keep = self.size;
+        if keep == 0 {
+            self.offset_index.reset();
+            self.time_index.reset();
+            self.next_offset = None;
+            self.max_timestamp = -1;
+            self.offset_of_max_timestamp = -1;
+            self.first_batch_timestamp = None;
+            self.bytes_since_last_index_entry = 0;
+        } else {
+            self.recover(index_interval_bytes)?;
+        }
+        Ok(removed)
+    }
+
+    /// Kafka's `onBecomeInactiveSegment` / close: record the final max timestamp in the time
+    /// index (its reserved slot) and trim both index files to their entries.
+    pub fn seal(&mut self) -> Result<()> {
+        if self.max_timestamp >= 0 {
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+        }
+        self.offset_index.trim()?;
+        self.time_index.trim()
+    }
+
+    /// Preallocates both index files for appends (active segment).
+    pub fn preallocate_indexes(&mut self, segment_index_bytes: u32) -> Result<()> {
+        self.offset_index.resize(segment_index_bytes as usize)?;
+        self.time_index.resize(segment_index_bytes as usize)
+    }
+
+    pub fn flush(&self) -> Result<()> {
+        self.log.sync_data().ctx("fsync segment", &self.log_path)?;
+        self.offset_index.flush()?;
+        self.time_index.flush()
+    }
+
+    /// Renames the three files to `*.deleted` and returns their new paths (Kafka deletes them
+    /// after file.delete.delay.ms).
+    pub fn mark_deleted(mut self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        let log_new = PathBuf::from(format!("{}{DELETED_SUFFIX}", self.log_path.display()));
+        std::fs::rename(&self.log_path, &log_new).ctx("rename segment", &self.log_path)?;
+        out.push(log_new);
+        let idx_new = PathBuf::from(format!(
+            "{}{DELETED_SUFFIX}",
+            self.offset_index.path().display()
+        ));
+        self.offset_index.rename_to(&idx_new)?;
+        out.push(idx_new);
+        let tidx_new = PathBuf::from(format!(
+            "{}{DELETED_SUFFIX}",
+            self.time_index.path().display()
+        ));
+        self.time_index.rename_to(&tidx_new)?;
+        out.push(tidx_new);
+        Ok(out)
+    }
+}
+
+/// The offset of the first record in `batch` whose timestamp equals `ts`.
+fn offset_of_timestamp(batch: &[u8], ts: i64) -> Option<i64> {
+    record_offsets_and_timestamps(batch)?
+        .into_iter()
+        .find(|&(_, t)| t == ts)
+        .map(|(o, _)| o)
+}
