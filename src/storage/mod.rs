@@ -1,10 +1,18 @@
 //! Kafka's on-disk log: segments, offset and time indexes, the partition log, recovery,
 //! retention, checkpoints and the log manager. Plain std with synchronous I/O; no tokio and no
 //! knowledge of the network or handlers.
+pub mod checkpoint;
+pub mod config;
+pub mod epoch;
 pub mod error;
 mod index;
+pub mod log;
 pub mod offset_index;
+mod recovery;
+mod retention;
 pub mod segment;
 pub mod time_index;
 
+pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
+pub use log::PartitionLog;

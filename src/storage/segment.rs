@@ -120,6 +120,17 @@ impl LogSegment {
         }
     }
 
+    /// How long the segment has been open for segment.ms (Kafka's `timeWaitedForRoll`): the
+    /// incoming max timestamp minus the first batch's, or wall time since creation.
+    pub fn time_waited_for_roll_ms(&self, now_ms: i64, incoming_max_timestamp: i64) -> i64 {
+        match self.first_batch_timestamp {
+            Some(ts) if ts >= 0 && incoming_max_timestamp >= 0 => {
+                incoming_max_timestamp.saturating_sub(ts)
+            }
+            _ => now_ms.saturating_sub(self.created_ms),
+        }
+    }
+
     pub fn index_full(&self) -> bool {
         self.offset_index.is_full() || self.time_index.is_full()
     }

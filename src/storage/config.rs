@@ -1,0 +1,66 @@
+//! Per-log configuration (Kafka's `LogConfig` topic-level settings) and the results of appends
+//! and reads. Defaults are Kafka's.
+
+use bytes::Bytes;
+
+/// Topic-level log settings; names follow Kafka's (`segment.bytes` -> `segment_bytes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `segment.bytes`: roll when the active segment would grow past this (default 1 GiB).
+    pub segment_bytes: u64,
+    /// `segment.ms`: roll when the active segment is older than this (default 7 days).
+    pub segment_ms: i64,
+    /// `retention.ms`: delete segments whose newest record is older (default 7 days; -1 forever).
+    pub retention_ms: i64,
+    /// `retention.bytes`: delete oldest segments beyond this size (default -1, no limit).
+    pub retention_bytes: i64,
+    /// `index.interval.bytes`: bytes between offset-index entries (default 4096).
+    pub index_interval_bytes: u32,
+    /// `segment.index.bytes`: preallocated size of each index file (default 10 MiB).
+    pub segment_index_bytes: u32,
+    /// `flush.messages`: fsync after this many messages (default never).
+    pub flush_messages: u64,
+    /// `flush.ms`: fsync when the last flush is older than this (default never).
+    pub flush_ms: i64,
+    /// `file.delete.delay.ms`: how long `.deleted` files linger (default 60 s).
+    pub file_delete_delay_ms: i64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            segment_bytes: 1 << 30,
+            segment_ms: 7 * 24 * 60 * 60 * 1000,
+            retention_ms: 7 * 24 * 60 * 60 * 1000,
+            retention_bytes: -1,
+            index_interval_bytes: 4096,
+            segment_index_bytes: 10 * 1024 * 1024,
+            flush_messages: u64::MAX,
+            flush_ms: i64::MAX,
+            file_delete_delay_ms: 60_000,
+        }
+    }
+}
+
+/// What an append wrote (Kafka's `LogAppendInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogAppendInfo {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    /// Offset of the first record carrying `max_timestamp` (exact for uncompressed batches,
+    /// the batch's last offset for compressed ones).
+    pub offset_of_max_timestamp: i64,
+    /// The LogAppendTime written into the batches, or -1 for CreateTime.
+    pub log_append_time_ms: i64,
+    pub log_start_offset: i64,
+    pub valid_bytes: usize,
+}
+
+/// Whole batches returned by a read, and the log bounds at the time of the read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchDataInfo {
+    pub records: Bytes,
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+}

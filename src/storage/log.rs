@@ -1,0 +1,603 @@
+//! One partition's log (the local half of Kafka's `UnifiedLog`/`LocalLog`): an ordered map of
+//! segments with the last one active, the log start and end offsets, the recovery point, the
+//! leader epoch cache and `partition.metadata`. Owns appends (leader and follower), reads,
+//! timestamp lookups, truncation and flushing; loading and recovery live in `recovery.rs`,
+//! retention and DeleteRecords in `retention.rs`.
+//!
+//! All state sits behind one `RwLock`: reads share it, everything else takes it exclusively.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bytes::{Bytes, BytesMut};
+use parking_lot::RwLock;
+
+use crate::protocol::codec::Uuid;
+use crate::protocol::records::batch::{
+    check_batch, parse_header, record_offsets_and_timestamps, set_base_offset, set_log_append_time,
+    set_partition_leader_epoch, BatchHeader, BatchIter, RecordError,
+};
+
+use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
+use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
+use super::epoch::LeaderEpochCache;
+use super::error::{IoContext, Result, StorageError};
+use super::segment::LogSegment;
+
+/// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
+#[derive(Debug)]
+pub struct PartitionLog {
+    pub(super) dir: PathBuf,
+    pub(super) topic: String,
+    pub(super) partition: i32,
+    pub(super) inner: RwLock<Inner>,
+}
+
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub dir: PathBuf,
+    pub config: LogConfig,
+    /// Segments by base offset; never empty; the last one is active.
+    pub segments: BTreeMap<i64, LogSegment>,
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    pub recovery_point: i64,
+    pub epochs: LeaderEpochCache,
+    pub topic_id: Option<Uuid>,
+    pub unflushed_messages: u64,
+    pub last_flush_ms: i64,
+    /// `.deleted` files and when they may go (file.delete.delay.ms).
+    pub pending_deletes: Vec<(i64, Vec<PathBuf>)>,
+}
+
+/// Splits `<topic>-<partition>` at the last '-' (topics may contain '-').
+pub fn parse_topic_partition(dir: &Path) -> Result<(String, i32)> {
+    let bad = || StorageError::InvalidPartitionDir(dir.to_path_buf());
+    let name = dir.file_name().and_then(|n| n.to_str()).ok_or_else(bad)?;
+    let (topic, partition) = name.rsplit_once('-').ok_or_else(bad)?;
+    let partition: i32 = partition.parse().map_err(|_| bad())?;
+    if topic.is_empty() || partition < 0 {
+        return Err(bad());
+    }
+    Ok((topic.to_string(), partition))
+}
+
+impl Inner {
+    pub fn active(&self) -> &LogSegment {
+        // `segments` is never empty (open and every removal keep one).
+        self.segments
+            .values()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+
+    pub fn active_mut(&mut self) -> &mut LogSegment {
+        self.segments
+            .values_mut()
+            .next_back()
+            .expect("a log always has an active segment")
+    }
+
+    /// Seals the active segment and starts a new one at max(`expected_base`, log end offset).
+    pub fn roll(&mut self, expected_base: i64, now_ms: i64) -> Result<()> {
+        let new_base = expected_base.max(self.log_end_offset);
+        let (active_base, active_empty) = (self.active().base_offset(), self.active().is_empty());
+        if active_empty {
+            if active_base == new_base {
+                return Ok(());
+            }
+            // An empty active segment at another base is replaced (Kafka does the same).
+            if let Some(seg) = self.segments.remove(&active_base) {
+                delete_files_now(seg.mark_deleted()?);
+            }
+        } else {
+            self.active_mut().seal()?;
+        }
+        let mut seg = LogSegment::open(&self.dir, new_base, now_ms)?;
+        // A leftover file at this base (cannot normally exist) is emptied.
+        seg.recover(self.config.index_interval_bytes)?;
+        if !seg.is_empty() {
+            seg.truncate_to(new_base, self.config.index_interval_bytes)?;
+        }
+        seg.preallocate_indexes(self.config.segment_index_bytes)?;
+        self.segments.insert(new_base, seg);
+        Ok(())
+    }
+
+    fn maybe_roll(
+        &mut self,
+        bytes: u64,
+        max_ts: i64,
+        first_offset: i64,
+        last_offset: i64,
+        now_ms: i64,
+    ) -> Result<()> {
+        let seg = self.active();
+        let size_full = seg.size() > 0 && seg.size() + bytes > self.config.segment_bytes;
+        let time_full =
+            seg.size() > 0 && seg.time_waited_for_roll_ms(now_ms, max_ts) > self.config.segment_ms;
+        let overflow =
+            last_offset - seg.base_offset() > u32::MAX as i64 || first_offset < seg.base_offset();
+        if size_full || time_full || seg.index_full() || overflow {
+            self.roll(first_offset, now_ms)?;
+        }
+        Ok(())
+    }
+
+    /// Writes batches that carry their final offsets and updates the log end offset, the
+    /// epoch cache and the flush policy.
+    fn append_batches(
+        &mut self,
+        buf: &[u8],
+        headers: &[(BatchHeader, std::ops::Range<usize>)],
+        now_ms: i64,
+    ) -> Result<()> {
+        let (Some(first), Some(last)) = (headers.first(), headers.last()) else {
+            return Err(RecordError::Empty.into());
+        };
+        let max_ts = headers
+            .iter()
+            .map(|h| h.0.max_timestamp)
+            .max()
+            .unwrap_or(-1);
+        self.maybe_roll(
+            buf.len() as u64,
+            max_ts,
+            first.0.base_offset,
+            last.0.last_offset(),
+            now_ms,
+        )?;
+        let interval = self.config.index_interval_bytes;
+        for (h, range) in headers {
+            if h.partition_leader_epoch >= 0
+                && self
+                    .epochs
+                    .latest_epoch()
+                    .map_or(true, |e| e < h.partition_leader_epoch)
+            {
+                self.epochs
+                    .assign(h.partition_leader_epoch, h.base_offset)?;
+            }
+            self.active_mut().append(&buf[range.clone()], interval)?;
+            self.log_end_offset = h.last_offset() + 1;
+            self.unflushed_messages += h.records_count.max(0) as u64;
+        }
+        if self.unflushed_messages >= self.config.flush_messages
+            || now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
+        {
+            self.flush()?;
+            self.last_flush_ms = now_ms;
+        }
+        Ok(())
+    }
+
+    /// fsyncs every segment that may hold data past the recovery point, then moves it to the
+    /// log end offset.
+    pub fn flush(&mut self) -> Result<()> {
+        let from = self
+            .segments
+            .range(..=self.recovery_point)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(i64::MIN);
+        for seg in self.segments.range(from..).map(|(_, s)| s) {
+            seg.flush()?;
+        }
+        self.recovery_point = self.log_end_offset;
+        self.unflushed_messages = 0;
+        Ok(())
+    }
+
+    fn append_info(
+        &self,
+        buf: &[u8],
+        headers: &[(BatchHeader, std::ops::Range<usize>)],
+        log_append_time_ms: i64,
+    ) -> LogAppendInfo {
+        let mut max_timestamp = -1;
+        let mut offset_of_max_timestamp = -1;
+        for (h, range) in headers {
+            if h.max_timestamp > max_timestamp {
+                max_timestamp = h.max_timestamp;
+                offset_of_max_timestamp = record_offsets_and_timestamps(&buf[range.clone()])
+                    .and_then(|v| v.into_iter().find(|r| r.1 == h.max_timestamp).map(|r| r.0))
+                    .unwrap_or(h.last_offset());
+            }
+        }
+        LogAppendInfo {
+            first_offset: headers.first().map(|h| h.0.base_offset).unwrap_or(-1),
+            last_offset: headers.last().map(|h| h.0.last_offset()).unwrap_or(-1),
+            max_timestamp,
+            offset_of_max_timestamp,
+            log_append_time_ms,
+            log_start_offset: self.log_start_offset,
+            valid_bytes: buf.len(),
+        }
+    }
+
+    fn check_batch_sizes(&self, headers: &[(BatchHeader, std::ops::Range<usize>)]) -> Result<()> {
+        for (h, _) in headers {
+            if h.total_size() as u64 > self.config.segment_bytes {
+                return Err(StorageError::RecordBatchTooLarge {
+                    size: h.total_size(),
+                    segment_bytes: self.config.segment_bytes,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Headers and ranges of the batches in `buf`, which must be whole batches only.
+fn split_batches(buf: &[u8]) -> Result<Vec<(BatchHeader, std::ops::Range<usize>)>> {
+    let mut it = BatchIter::new(buf);
+    let out: Vec<_> = it.by_ref().collect();
+    if out.is_empty() {
+        return Err(RecordError::Empty.into());
+    }
+    if it.position() != buf.len() {
+        return Err(RecordError::CorruptMessage("partial batch at the end of the records").into());
+    }
+    Ok(out)
+}
+
+/// Best-effort removal of files (they are already renamed to `.deleted`; a failure leaves
+/// them for the next start-up, which deletes stray `.deleted` files).
+pub(super) fn delete_files_now(paths: Vec<PathBuf>) {
+    for p in paths {
+        if let Err(e) = std::fs::remove_file(&p) {
+            tracing::warn!(path = %p.display(), error = %e, "could not delete file");
+        }
+    }
+}
+
+impl PartitionLog {
+    pub fn topic_partition(&self) -> (String, i32) {
+        (self.topic.clone(), self.partition)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one or more batches as leader: assigns consecutive offsets from the log end
+    /// offset, writes `leader_epoch` as partition leader epoch, and LogAppendTime when given
+    /// (recomputing the CRC). The batches must have been validated by `validate_batches`.
+    pub fn append_as_leader(
+        &self,
+        mut batches: BytesMut,
+        leader_epoch: i32,
+        log_append_time_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        let mut inner = self.inner.write();
+        let ranges: Vec<_> = split_batches(&batches)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let mut next = inner.log_end_offset;
+        let mut headers = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            let b = &mut batches[range.clone()];
+            set_base_offset(b, next);
+            set_partition_leader_epoch(b, leader_epoch);
+            if let Some(ts) = log_append_time_ms {
+                set_log_append_time(b, ts);
+            }
+            let h = parse_header(b)?;
+            next = h.last_offset() + 1;
+            headers.push((h, range));
+        }
+        inner.check_batch_sizes(&headers)?;
+        inner.append_batches(&batches, &headers, now_ms)?;
+        Ok(inner.append_info(&batches, &headers, log_append_time_ms.unwrap_or(-1)))
+    }
+
+    /// Appends batches that already carry offsets (replication). Each batch is re-checked
+    /// (CRC-32C included); offsets must start at or after the log end offset and increase.
+    pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<LogAppendInfo> {
+        let mut inner = self.inner.write();
+        let headers = split_batches(&batches)?;
+        let mut expected = inner.log_end_offset;
+        for (h, range) in &headers {
+            check_batch(&batches[range.clone()])?;
+            if h.base_offset < expected {
+                return Err(StorageError::OffsetOutOfOrder {
+                    offset: h.base_offset,
+                    log_end_offset: inner.log_end_offset,
+                });
+            }
+            expected = h.last_offset() + 1;
+        }
+        inner.check_batch_sizes(&headers)?;
+        inner.append_batches(&batches, &headers, now_ms)?;
+        Ok(inner.append_info(&batches, &headers, -1))
+    }
+
+    /// Whole batches from the one containing `fetch_offset`, within one segment, up to
+    /// `max_bytes` (the first batch regardless if `min_one_batch`), and only batches whose base
+    /// offset is below `max_offset_exclusive`.
+    pub fn read(
+        &self,
+        fetch_offset: i64,
+        max_bytes: usize,
+        max_offset_exclusive: i64,
+        min_one_batch: bool,
+    ) -> Result<FetchDataInfo> {
+        let inner = self.inner.read();
+        let empty = |inner: &Inner| FetchDataInfo {
+            records: Bytes::new(),
+            log_start_offset: inner.log_start_offset,
+            log_end_offset: inner.log_end_offset,
+        };
+        if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
+            return Err(StorageError::OffsetOutOfRange {
+                offset: fetch_offset,
+                log_start_offset: inner.log_start_offset,
+                log_end_offset: inner.log_end_offset,
+            });
+        }
+        if fetch_offset == inner.log_end_offset {
+            return Ok(empty(&inner));
+        }
+        let from = inner
+            .segments
+            .range(..=fetch_offset)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(i64::MIN);
+        for seg in inner.segments.range(from..).map(|(_, s)| s) {
+            let Some((start, _)) = seg.find_batch(fetch_offset)? else {
+                continue;
+            };
+            let mut len = 0usize;
+            seg.for_each_batch_from(start, &mut |_, h| {
+                if h.base_offset >= max_offset_exclusive {
+                    return false;
+                }
+                let size = h.total_size();
+                if len + size <= max_bytes || (len == 0 && min_one_batch) {
+                    len += size;
+                    true
+                } else {
+                    false
+                }
+            })?;
+            let data = seg.read_bytes(start, len)?;
+            return Ok(FetchDataInfo {
+                records: Bytes::from(data),
+                log_start_offset: inner.log_start_offset,
+                log_end_offset: inner.log_end_offset,
+            });
+        }
+        Ok(empty(&inner))
+    }
+
+    pub fn log_end_offset(&self) -> i64 {
+        self.inner.read().log_end_offset
+    }
+
+    pub fn log_start_offset(&self) -> i64 {
+        self.inner.read().log_start_offset
+    }
+
+    pub fn size_bytes(&self) -> u64 {
+        self.inner.read().segments.values().map(|s| s.size()).sum()
+    }
+
+    pub fn num_segments(&self) -> usize {
+        self.inner.read().segments.len()
+    }
+
+    /// Base offsets of the segments, oldest first.
+    pub fn segment_base_offsets(&self) -> Vec<i64> {
+        self.inner.read().segments.keys().copied().collect()
+    }
+
+    pub fn recovery_point(&self) -> i64 {
+        self.inner.read().recovery_point
+    }
+
+    pub fn config(&self) -> LogConfig {
+        self.inner.read().config.clone()
+    }
+
+    /// fsyncs and advances the recovery point to the log end offset.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.write().flush()
+    }
+
+    /// ListOffsets by timestamp: the first record (at or after the log start offset) whose
+    /// timestamp is >= `ts`, with its timestamp. Record-exact for uncompressed batches; for
+    /// compressed ones the batch's first offset and max timestamp.
+    pub fn offset_for_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
+        let inner = self.inner.read();
+        let log_start = inner.log_start_offset;
+        let Some(seg) = inner.segments.values().find(|s| s.max_timestamp() >= ts) else {
+            return Ok(None);
+        };
+        let (_, index_offset) = seg.time_index().lookup(ts);
+        let (_, pos) = seg.offset_index().lookup(index_offset.max(log_start));
+        let mut found = None;
+        seg.for_each_batch_from(pos as u64, &mut |p, h| {
+            if h.max_timestamp >= ts && h.last_offset() >= log_start {
+                found = Some((p, *h));
+                false
+            } else {
+                true
+            }
+        })?;
+        let Some((p, h)) = found else { return Ok(None) };
+        let bytes = seg.read_bytes(p, h.total_size())?;
+        let exact = record_offsets_and_timestamps(&bytes)
+            .and_then(|v| v.into_iter().find(|&(o, t)| t >= ts && o >= log_start));
+        Ok(Some(exact.unwrap_or((
+            h.base_offset.max(log_start),
+            h.max_timestamp,
+        ))))
+    }
+
+    /// ListOffsets MAX_TIMESTAMP: the offset and timestamp of the (first) record with the
+    /// largest timestamp.
+    pub fn max_timestamp_and_offset(&self) -> Result<Option<(i64, i64)>> {
+        let inner = self.inner.read();
+        let mut best: Option<&LogSegment> = None;
+        for seg in inner.segments.values() {
+            if seg.max_timestamp() >= 0
+                && best.map_or(true, |b| seg.max_timestamp() > b.max_timestamp())
+            {
+                best = Some(seg);
+            }
+        }
+        Ok(best.map(|s| (s.offset_of_max_timestamp(), s.max_timestamp())))
+    }
+
+    /// Drops everything at and after `offset` (the batch holding it goes whole); the log end
+    /// offset becomes `offset`, as in Kafka's `truncateTo`.
+    pub fn truncate_to(&self, offset: i64) -> Result<()> {
+        if offset < 0 {
+            return Err(StorageError::InvalidArgument("negative truncation offset"));
+        }
+        let mut inner = self.inner.write();
+        if offset >= inner.log_end_offset {
+            return Ok(());
+        }
+        if offset < inner.log_start_offset {
+            drop(inner);
+            return self.truncate_fully_and_start_at(offset);
+        }
+        let doomed: Vec<i64> = inner
+            .segments
+            .range(offset + 1..)
+            .map(|(b, _)| *b)
+            .collect();
+        for base in doomed {
+            if inner.segments.len() == 1 {
+                break;
+            }
+            if let Some(seg) = inner.segments.remove(&base) {
+                delete_files_now(seg.mark_deleted()?);
+            }
+        }
+        let interval = inner.config.index_interval_bytes;
+        let index_bytes = inner.config.segment_index_bytes;
+        let active = inner.active_mut();
+        active.truncate_to(offset, interval)?;
+        active.preallocate_indexes(index_bytes)?;
+        inner.log_end_offset = offset;
+        inner.recovery_point = inner.recovery_point.min(offset);
+        inner.epochs.truncate_from_end(offset)?;
+        Ok(())
+    }
+
+    /// Deletes every segment and starts an empty log at `offset` (log start = log end = offset).
+    pub fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
+        if offset < 0 {
+            return Err(StorageError::InvalidArgument("negative start offset"));
+        }
+        let mut inner = self.inner.write();
+        let bases: Vec<i64> = inner.segments.keys().copied().collect();
+        let mut new = LogSegment::open(&inner.dir, offset, inner.active().created_ms())?;
+        for base in bases {
+            if base == offset {
+                continue;
+            }
+            if let Some(seg) = inner.segments.remove(&base) {
+                delete_files_now(seg.mark_deleted()?);
+            }
+        }
+        if let Some(old) = inner.segments.remove(&offset) {
+            drop(old);
+        }
+        new.recover(inner.config.index_interval_bytes)?;
+        new.truncate_to(offset, inner.config.index_interval_bytes)?;
+        new.preallocate_indexes(inner.config.segment_index_bytes)?;
+        inner.segments.insert(offset, new);
+        inner.log_start_offset = offset;
+        inner.log_end_offset = offset;
+        inner.recovery_point = offset;
+        inner.epochs.clear()?;
+        Ok(())
+    }
+
+    pub fn update_config(&self, config: LogConfig) {
+        self.inner.write().config = config;
+    }
+
+    /// Records that `epoch` starts at `start_offset` in the leader epoch cache.
+    pub fn assign_epoch_start_offset(&self, epoch: i32, start_offset: i64) -> Result<()> {
+        self.inner
+            .write()
+            .epochs
+            .assign(epoch, start_offset)
+            .map(|_| ())
+    }
+
+    /// OffsetForLeaderEpoch, with Kafka's `LeaderEpochFileCache.endOffsetFor` semantics.
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> (i32, i64) {
+        let inner = self.inner.read();
+        inner.epochs.end_offset_for(epoch, inner.log_end_offset)
+    }
+
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.inner.read().epochs.latest_epoch()
+    }
+
+    /// The (epoch, start_offset) entries of the leader epoch cache.
+    pub fn epoch_entries(&self) -> Vec<(i32, i64)> {
+        self.inner.read().epochs.entries().to_vec()
+    }
+
+    pub fn topic_id(&self) -> Option<Uuid> {
+        self.inner.read().topic_id
+    }
+
+    /// Writes `partition.metadata` with this topic id.
+    pub fn set_topic_id(&self, id: Uuid) -> Result<()> {
+        let mut inner = self.inner.write();
+        write_partition_metadata(&inner.dir.join(PARTITION_METADATA), id)?;
+        inner.topic_id = Some(id);
+        Ok(())
+    }
+
+    /// Visits every batch header with a last offset >= `from_offset`, in order.
+    pub fn scan_batches(&self, from_offset: i64, f: &mut dyn FnMut(&BatchHeader)) -> Result<()> {
+        let inner = self.inner.read();
+        let from = inner
+            .segments
+            .range(..=from_offset)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(i64::MIN);
+        for seg in inner.segments.range(from..).map(|(_, s)| s) {
+            let Some((start, _)) = seg.find_batch(from_offset)? else {
+                continue;
+            };
+            seg.for_each_batch_from(start, &mut |_, h| {
+                f(h);
+                true
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Flushes everything, writes the final time-index entries, trims the index files and
+    /// deletes pending `.deleted` files. The log should not be appended to afterwards.
+    pub fn close(&self) -> Result<()> {
+        let mut inner = self.inner.write();
+        inner.flush()?;
+        inner.active_mut().seal()?;
+        inner.active().flush()?;
+        for (_, paths) in std::mem::take(&mut inner.pending_deletes) {
+            delete_files_now(paths);
+        }
+        Ok(())
+    }
+
+    /// Closes the log and removes its directory (topic deletion).
+    pub fn delete(self) -> Result<()> {
+        let dir = self.dir.clone();
+        drop(self);
+        std::fs::remove_dir_all(&dir).ctx("remove partition dir", &dir)
+    }
+}

@@ -1,0 +1,177 @@
+//! Opening a partition log (Kafka's `LogLoader`): removes stray `.cleaned`/`.swap`/`.deleted`/
+//! `.tmp` files and orphaned indexes, opens every segment, and either trusts the data after a
+//! clean shutdown (checking and, if needed, rebuilding the indexes) or re-validates every batch
+//! from the segment holding the recovery point onwards, truncating at the first torn or corrupt
+//! byte and dropping every later segment.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use parking_lot::RwLock;
+
+use super::checkpoint::{read_partition_metadata, PARTITION_METADATA};
+use super::config::LogConfig;
+use super::epoch::LeaderEpochCache;
+use super::error::{IoContext, Result};
+use super::log::{delete_files_now, parse_topic_partition, Inner, PartitionLog};
+use super::segment::{LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+
+const STRAY_SUFFIXES: [&str; 4] = [".cleaned", ".swap", ".deleted", ".tmp"];
+
+/// Parses a 20-digit segment file name into its base offset.
+fn base_offset_of(name: &str, suffix: &str) -> Option<i64> {
+    let stem = name.strip_suffix(suffix)?;
+    if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    stem.parse().ok()
+}
+
+impl PartitionLog {
+    /// Opens (creating if missing) the log in `dir`, recovering it if the shutdown was unclean.
+    pub fn open(
+        dir: PathBuf,
+        config: LogConfig,
+        recovery_point: i64,
+        had_clean_shutdown: bool,
+        now_ms: i64,
+    ) -> Result<Self> {
+        Self::open_with_log_start_offset(dir, config, recovery_point, 0, had_clean_shutdown, now_ms)
+    }
+
+    /// As [`PartitionLog::open`], with the log start offset from `log-start-offset-checkpoint`.
+    pub fn open_with_log_start_offset(
+        dir: PathBuf,
+        config: LogConfig,
+        recovery_point: i64,
+        log_start_offset: i64,
+        had_clean_shutdown: bool,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let (topic, partition) = parse_topic_partition(&dir)?;
+        std::fs::create_dir_all(&dir).ctx("create partition dir", &dir)?;
+
+        // Pass 1: stray files out, segment bases in.
+        let mut bases = Vec::new();
+        let mut index_files = Vec::new();
+        for entry in std::fs::read_dir(&dir).ctx("list partition dir", &dir)? {
+            let entry = entry.ctx("list partition dir", &dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if STRAY_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+                delete_files_now(vec![path]);
+            } else if let Some(base) = base_offset_of(&name, LOG_SUFFIX) {
+                bases.push(base);
+            } else if let Some(base) = base_offset_of(&name, INDEX_SUFFIX)
+                .or_else(|| base_offset_of(&name, TIME_INDEX_SUFFIX))
+            {
+                index_files.push((base, path));
+            }
+        }
+        bases.sort_unstable();
+        for (base, path) in index_files {
+            if bases.binary_search(&base).is_err() {
+                delete_files_now(vec![path]);
+            }
+        }
+
+        // Pass 2: open and load or recover each segment.
+        let recover_from = if had_clean_shutdown {
+            i64::MAX
+        } else {
+            bases
+                .iter()
+                .copied()
+                .filter(|b| *b <= recovery_point)
+                .next_back()
+                .unwrap_or(i64::MIN)
+        };
+        let interval = config.index_interval_bytes;
+        let mut segments = BTreeMap::new();
+        let mut prev_next: Option<i64> = None;
+        let mut drop_rest = false;
+        for base in bases {
+            let mut seg = LogSegment::open(&dir, base, now_ms)?;
+            // A segment that overlaps its predecessor, or follows a truncated one, goes.
+            if drop_rest || prev_next.is_some_and(|n| base < n) {
+                tracing::warn!(dir = %dir.display(), base, "deleting segment after a recovered or overlapping one");
+                delete_files_now(seg.mark_deleted()?);
+                drop_rest = true;
+                continue;
+            }
+            if base >= recover_from {
+                let cut = seg.recover(interval)?;
+                if cut > 0 {
+                    tracing::warn!(dir = %dir.display(), base, cut, "truncated a corrupt or torn segment tail");
+                    drop_rest = true;
+                }
+            } else {
+                seg.load(interval)?;
+            }
+            prev_next = Some(seg.next_offset().unwrap_or(base));
+            segments.insert(base, seg);
+        }
+        if segments.is_empty() {
+            let start = log_start_offset.max(0);
+            segments.insert(start, LogSegment::open(&dir, start, now_ms)?);
+        }
+        // Only the last segment may be empty; an empty one in the middle is removed.
+        let empties: Vec<i64> = segments
+            .iter()
+            .filter(|(_, s)| s.is_empty())
+            .map(|(b, _)| *b)
+            .collect();
+        for base in empties {
+            if segments.len() > 1 && segments.keys().next_back() != Some(&base) {
+                if let Some(seg) = segments.remove(&base) {
+                    delete_files_now(seg.mark_deleted()?);
+                }
+            }
+        }
+
+        let (last_base, last_next) = match segments.iter().next_back() {
+            Some((b, s)) => (*b, s.next_offset()),
+            None => (0, None),
+        };
+        let log_end_offset = last_next.unwrap_or(last_base);
+        let first_base = segments.keys().next().copied().unwrap_or(0);
+        let log_start_offset = log_start_offset.max(first_base).min(log_end_offset);
+
+        let mut epochs = LeaderEpochCache::load(&dir)?;
+        epochs.truncate_from_end(log_end_offset)?;
+        epochs.truncate_from_start(log_start_offset)?;
+        let topic_id = read_partition_metadata(&dir.join(PARTITION_METADATA))?;
+
+        let mut inner = Inner {
+            dir: dir.clone(),
+            config,
+            segments,
+            log_start_offset,
+            log_end_offset,
+            recovery_point: recovery_point.min(log_end_offset),
+            epochs,
+            topic_id,
+            unflushed_messages: 0,
+            last_flush_ms: now_ms,
+            pending_deletes: Vec::new(),
+        };
+        // Non-active segments keep trimmed indexes; the active one gets its preallocation.
+        let index_bytes = inner.config.segment_index_bytes;
+        let last = inner.segments.len().saturating_sub(1);
+        for (i, seg) in inner.segments.values_mut().enumerate() {
+            if i == last {
+                seg.preallocate_indexes(index_bytes)?;
+            } else {
+                seg.seal()?;
+            }
+        }
+        // What recovery validated is made durable, so the recovery point can move to the end.
+        inner.flush()?;
+        Ok(PartitionLog {
+            dir,
+            topic,
+            partition,
+            inner: RwLock::new(inner),
+        })
+    }
+}
