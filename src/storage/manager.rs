@@ -1,0 +1,232 @@
+//! The log manager (Kafka's `LogManager`): every log dir with its `meta.properties`,
+//! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint` and clean-shutdown marker,
+//! and the map of open partition logs. The marker is deleted once read at start-up, so a crash
+//! after start-up is detected on the next one.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::protocol::codec::Uuid;
+
+use super::checkpoint::{
+    read_meta_properties, read_offset_checkpoint, write_atomic, write_meta_properties,
+    write_offset_checkpoint, MetaProperties, OffsetMap, CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT, META_PROPERTIES, RECOVERY_POINT_CHECKPOINT,
+};
+use super::config::LogConfig;
+use super::error::{IoContext, Result, StorageError};
+use super::log::{parse_topic_partition, PartitionLog};
+
+#[derive(Debug)]
+pub struct LogManager {
+    log_dirs: Vec<PathBuf>,
+    cluster_id: String,
+    default_config: LogConfig,
+    now_ms: Mutex<i64>,
+    logs: Mutex<HashMap<(String, i32), Arc<PartitionLog>>>,
+}
+
+impl LogManager {
+    /// Opens every log dir (creating it and its meta.properties if needed), then every
+    /// partition in it; partitions of a dir without the clean-shutdown marker are recovered
+    /// from their checkpointed recovery point.
+    pub fn open(
+        log_dirs: Vec<PathBuf>,
+        node_id: i32,
+        default_config: LogConfig,
+        now_ms: i64,
+    ) -> Result<Self> {
+        if log_dirs.is_empty() {
+            return Err(StorageError::InvalidArgument("no log dirs"));
+        }
+        let mut cluster_id: Option<String> = None;
+        for dir in &log_dirs {
+            std::fs::create_dir_all(dir).ctx("create log dir", dir)?;
+            if let Some(meta) = read_meta_properties(&dir.join(META_PROPERTIES))? {
+                if meta.node_id != node_id {
+                    return Err(StorageError::InconsistentMetaProperties(format!(
+                        "{} has node.id {} but this node is {node_id}",
+                        dir.display(),
+                        meta.node_id
+                    )));
+                }
+                match &cluster_id {
+                    Some(c) if *c != meta.cluster_id => {
+                        return Err(StorageError::InconsistentMetaProperties(format!(
+                            "{} has cluster.id {} but another dir has {c}",
+                            dir.display(),
+                            meta.cluster_id
+                        )))
+                    }
+                    _ => cluster_id = Some(meta.cluster_id),
+                }
+            }
+        }
+        let cluster_id = cluster_id.unwrap_or_else(|| Uuid::random().to_string());
+        let mut logs = HashMap::new();
+        for dir in &log_dirs {
+            let meta_path = dir.join(META_PROPERTIES);
+            if read_meta_properties(&meta_path)?.is_none() {
+                let meta = MetaProperties {
+                    cluster_id: cluster_id.clone(),
+                    node_id,
+                    directory_id: Uuid::random(),
+                };
+                write_meta_properties(&meta_path, &meta)?;
+            }
+            let marker = dir.join(CLEAN_SHUTDOWN_MARKER);
+            let clean = marker.exists();
+            if clean {
+                std::fs::remove_file(&marker).ctx("remove clean shutdown marker", &marker)?;
+            }
+            let recovery_points = read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT))?;
+            let log_starts = read_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT))?;
+            for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
+                let entry = entry.ctx("list log dir", dir)?;
+                let path = entry.path();
+                if !path.is_dir() {
+                    continue;
+                }
+                // Directories that are not <topic>-<partition> (or are being deleted) are skipped.
+                let Ok(tp) = parse_topic_partition(&path) else {
+                    continue;
+                };
+                let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
+                let log_start = log_starts.get(&tp).copied().unwrap_or(0);
+                let log = PartitionLog::open_with_log_start_offset(
+                    path,
+                    default_config.clone(),
+                    recovery_point,
+                    log_start,
+                    clean,
+                    now_ms,
+                )?;
+                logs.insert(tp, Arc::new(log));
+            }
+        }
+        let manager = LogManager {
+            log_dirs,
+            cluster_id,
+            default_config,
+            now_ms: Mutex::new(now_ms),
+            logs: Mutex::new(logs),
+        };
+        manager.checkpoint()?;
+        Ok(manager)
+    }
+
+    pub fn cluster_id(&self) -> String {
+        self.cluster_id.clone()
+    }
+
+    pub fn log_dirs(&self) -> Vec<PathBuf> {
+        self.log_dirs.clone()
+    }
+
+    pub fn default_config(&self) -> LogConfig {
+        self.default_config.clone()
+    }
+
+    /// Tells the manager the current time, used when it creates new logs.
+    pub fn set_now_ms(&self, now_ms: i64) {
+        *self.now_ms.lock() = now_ms;
+    }
+
+    pub fn get(&self, topic: &str, partition: i32) -> Option<Arc<PartitionLog>> {
+        self.logs
+            .lock()
+            .get(&(topic.to_string(), partition))
+            .cloned()
+    }
+
+    /// The log of a partition, created in the log dir holding the fewest partitions if new.
+    pub fn get_or_create(
+        &self,
+        topic: &str,
+        partition: i32,
+        config: LogConfig,
+    ) -> Result<Arc<PartitionLog>> {
+        if topic.is_empty() || topic.contains('/') || topic == "." || topic == ".." || partition < 0
+        {
+            return Err(StorageError::InvalidArgument("invalid topic or partition"));
+        }
+        let mut logs = self.logs.lock();
+        if let Some(log) = logs.get(&(topic.to_string(), partition)) {
+            return Ok(log.clone());
+        }
+        let dir = self
+            .log_dirs
+            .iter()
+            .min_by_key(|d| {
+                logs.values()
+                    .filter(|l| l.dir().parent() == Some(d.as_path()))
+                    .count()
+            })
+            .ok_or(StorageError::InvalidArgument("no log dirs"))?;
+        let path = dir.join(format!("{topic}-{partition}"));
+        let log = Arc::new(PartitionLog::open(
+            path,
+            config,
+            0,
+            true,
+            *self.now_ms.lock(),
+        )?);
+        logs.insert((topic.to_string(), partition), log.clone());
+        Ok(log)
+    }
+
+    pub fn all(&self) -> Vec<Arc<PartitionLog>> {
+        self.logs.lock().values().cloned().collect()
+    }
+
+    /// Removes a partition's log and its directory.
+    pub fn delete_partition(&self, topic: &str, partition: i32) -> Result<()> {
+        let Some(log) = self.logs.lock().remove(&(topic.to_string(), partition)) else {
+            return Ok(());
+        };
+        let dir = log.dir().to_path_buf();
+        drop(log);
+        // Other holders of the Arc may still read; removing the directory is safe on Unix.
+        std::fs::remove_dir_all(&dir).ctx("remove partition dir", &dir)?;
+        self.checkpoint()
+    }
+
+    /// Writes recovery-point-offset-checkpoint and log-start-offset-checkpoint in every dir.
+    pub fn checkpoint(&self) -> Result<()> {
+        let logs = self.all();
+        for dir in &self.log_dirs {
+            let mut recovery = OffsetMap::new();
+            let mut starts = OffsetMap::new();
+            for log in logs
+                .iter()
+                .filter(|l| l.dir().parent() == Some(dir.as_path()))
+            {
+                let tp = log.topic_partition();
+                recovery.insert(tp.clone(), log.recovery_point());
+                starts.insert(tp, log.log_start_offset());
+            }
+            write_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT), &recovery)?;
+            write_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT), &starts)?;
+        }
+        Ok(())
+    }
+
+    /// Closes every log, checkpoints, and writes the clean-shutdown marker in every dir.
+    pub fn shutdown(&self) -> Result<()> {
+        for log in self.all() {
+            log.close()?;
+        }
+        self.checkpoint()?;
+        for dir in &self.log_dirs {
+            write_clean_shutdown_marker(dir)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_clean_shutdown_marker(dir: &Path) -> Result<()> {
+    write_atomic(&dir.join(CLEAN_SHUTDOWN_MARKER), b"")
+}
