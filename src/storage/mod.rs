@@ -18,3 +18,6 @@ pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
 pub use log::PartitionLog;
 pub use manager::LogManager;
+
+#[cfg(test)]
+mod tests;
