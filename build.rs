@@ -25,10 +25,16 @@ impl Range {
             return Range::NONE;
         }
         if let Some(m) = s.strip_suffix('+') {
-            return Range { min: m.parse().expect("range"), max: i16::MAX };
+            return Range {
+                min: m.parse().expect("range"),
+                max: i16::MAX,
+            };
         }
         if let Some((a, b)) = s.split_once('-') {
-            return Range { min: a.parse().expect("range"), max: b.parse().expect("range") };
+            return Range {
+                min: a.parse().expect("range"),
+                max: b.parse().expect("range"),
+            };
         }
         let v = s.parse().expect("range");
         Range { min: v, max: v }
@@ -56,7 +62,10 @@ impl Range {
     }
 
     fn intersect(&self, o: &Range) -> Range {
-        Range { min: self.min.max(o.min), max: self.max.min(o.max) }
+        Range {
+            min: self.min.max(o.min),
+            max: self.max.min(o.max),
+        }
     }
 }
 
@@ -148,7 +157,11 @@ fn indent_of(line: &str) -> usize {
 
 fn parse_field(line: &str) -> Field {
     let mut toks = line.split_whitespace();
-    let name = toks.next().expect("field name").trim_end_matches(':').to_string();
+    let name = toks
+        .next()
+        .expect("field name")
+        .trim_end_matches(':')
+        .to_string();
     let ty = Ty::parse(toks.next().expect("field type"));
     let mut f = Field {
         name,
@@ -224,7 +237,12 @@ fn parse_spec(text: &str) -> Spec {
     spec.fields = parse_fields(&lines, &mut pos, 1);
     while pos < lines.len() {
         let mut t = lines[pos].split_whitespace();
-        assert_eq!(t.next(), Some("struct"), "expected struct at {}", lines[pos]);
+        assert_eq!(
+            t.next(),
+            Some("struct"),
+            "expected struct at {}",
+            lines[pos]
+        );
         let sname = t.next().unwrap().to_string();
         let r = Range::parse(t.next().unwrap_or("@0+").trim_start_matches('@'));
         pos += 1;
@@ -248,7 +266,8 @@ fn snake(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     for (i, c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            let prev_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = i + 1 < chars.len() && chars[i + 1].is_lowercase();
             if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_uppercase())) {
                 out.push('_');
@@ -335,7 +354,11 @@ impl<'a> Gen<'a> {
             structs.insert(n.clone(), fields.clone());
             collect(fields, &mut structs);
         }
-        Gen { spec, structs, out: String::new() }
+        Gen {
+            spec,
+            structs,
+            out: String::new(),
+        }
     }
 
     fn flexible_test(&self) -> String {
@@ -357,12 +380,18 @@ impl<'a> Gen<'a> {
             let _ = writeln!(o, "    pub {}: {},", ident(&f.name), f.rust_ty());
         }
         if flex {
-            let _ = writeln!(o, "    /// Tagged fields this version of Strata does not know, kept for round-trips.");
+            let _ = writeln!(
+                o,
+                "    /// Tagged fields this version of Strata does not know, kept for round-trips."
+            );
             let _ = writeln!(o, "    pub unknown_tagged_fields: Vec<RawTaggedField>,");
         }
         let _ = writeln!(o, "}}\n");
 
-        let _ = writeln!(o, "impl Default for {name} {{\n    fn default() -> Self {{\n        Self {{");
+        let _ = writeln!(
+            o,
+            "impl Default for {name} {{\n    fn default() -> Self {{\n        Self {{"
+        );
         for f in fields {
             let _ = writeln!(o, "            {}: {},", ident(&f.name), f.default_expr());
         }
@@ -445,7 +474,10 @@ impl<'a> Gen<'a> {
 
         // encode
         let _ = writeln!(o, "impl Encode for {name} {{");
-        let _ = writeln!(o, "    fn encode(&self, buf: &mut BytesMut, version: i16) {{");
+        let _ = writeln!(
+            o,
+            "    fn encode(&self, buf: &mut BytesMut, version: i16) {{"
+        );
         let _ = writeln!(o, "        let flexible = {};", flexible_test);
         let _ = writeln!(o, "        let _ = flexible;");
         for f in fields {
@@ -454,12 +486,19 @@ impl<'a> Gen<'a> {
                 continue;
             }
             let _ = writeln!(o, "        if {} {{", regular.test());
-            let _ = writeln!(o, "            {}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "flexible"));
+            let _ = writeln!(
+                o,
+                "            {}",
+                encode_stmt(f, &format!("self.{}", ident(&f.name)), "flexible")
+            );
             let _ = writeln!(o, "        }}");
         }
         if flex {
             let _ = writeln!(o, "        if flexible {{");
-            let _ = writeln!(o, "            let mut tagged: Vec<(u32, BytesMut)> = Vec::new();");
+            let _ = writeln!(
+                o,
+                "            let mut tagged: Vec<(u32, BytesMut)> = Vec::new();"
+            );
             for f in fields {
                 if let Some((tag, tr)) = f.tag {
                     let tr = tr.intersect(&f.versions);
@@ -471,12 +510,19 @@ impl<'a> Gen<'a> {
                         typed_default(f)
                     );
                     let _ = writeln!(o, "                let mut b = BytesMut::new();");
-                    let _ = writeln!(o, "                {{ let buf = &mut b; {} }}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "true"));
+                    let _ = writeln!(
+                        o,
+                        "                {{ let buf = &mut b; {} }}",
+                        encode_stmt(f, &format!("self.{}", ident(&f.name)), "true")
+                    );
                     let _ = writeln!(o, "                tagged.push(({tag}, b));");
                     let _ = writeln!(o, "            }}");
                 }
             }
-            let _ = writeln!(o, "            write_tagged_fields(buf, tagged, &self.unknown_tagged_fields);");
+            let _ = writeln!(
+                o,
+                "            write_tagged_fields(buf, tagged, &self.unknown_tagged_fields);"
+            );
             let _ = writeln!(o, "        }}");
         }
         let _ = writeln!(o, "    }}");
@@ -484,8 +530,11 @@ impl<'a> Gen<'a> {
     }
 
     fn run(mut self) -> String {
-        let structs: Vec<(String, Vec<Field>)> =
-            self.structs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let structs: Vec<(String, Vec<Field>)> = self
+            .structs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let top_name = self.spec.name.clone();
         let top_fields = self.spec.fields.clone();
         self.emit_struct(&top_name, &top_fields, true);
@@ -504,7 +553,10 @@ fn regular_range(f: &Field) -> Range {
             if tr.min <= f.versions.min {
                 Range::NONE
             } else {
-                Range { min: f.versions.min, max: f.versions.max.min(tr.min - 1) }
+                Range {
+                    min: f.versions.min,
+                    max: f.versions.max.min(tr.min - 1),
+                }
             }
         }
         None => f.versions,
@@ -547,9 +599,7 @@ fn decode_value(ty: &Ty, nullable: bool, flex: &str) -> String {
         }
         Ty::Array(inner) => {
             let elem = decode_value(inner, false, flex);
-            let call = format!(
-                "read_array(buf, {flex}, |buf| Ok({elem}))?"
-            );
+            let call = format!("read_array(buf, {flex}, |buf| Ok({elem}))?");
             if nullable {
                 call.replace("read_array(", "read_nullable_array(")
             } else {
@@ -605,7 +655,11 @@ fn encode_value(ty: &Ty, v: &str, nullable: bool, flex: &str) -> String {
         }
         Ty::Array(inner) => {
             let elem = encode_value(inner, "(*e)", false, flex);
-            let elem = if inner.is_struct() { elem.replace("(*e)", "e") } else { elem };
+            let elem = if inner.is_struct() {
+                elem.replace("(*e)", "e")
+            } else {
+                elem
+            };
             if nullable {
                 format!(
                     "match &{v} {{ None => write_array_len(buf, -1, {flex}), Some(a) => {{ write_array_len(buf, a.len() as i32, {flex}); for e in a.iter() {{ {elem} }} }} }}"
@@ -669,7 +723,10 @@ fn main() {
             let spec = parse_spec(&fs::read_to_string(file).unwrap());
             let m = module_name(file);
             let _ = writeln!(out, "pub mod {m} {{");
-            let _ = writeln!(out, "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]");
+            let _ = writeln!(
+                out,
+                "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]"
+            );
             let _ = writeln!(out, "use crate::protocol::codec::*;");
             out.push_str(&Gen::new(&spec).run());
             let _ = writeln!(out, "}}");
@@ -680,7 +737,11 @@ fn main() {
                 spec.kind,
                 spec.api_key.unwrap_or(-1),
                 spec.versions.min,
-                if spec.versions.is_empty() { -1 } else { spec.versions.max },
+                if spec.versions.is_empty() {
+                    -1
+                } else {
+                    spec.versions.max
+                },
                 snake(&spec.name) == m
             );
         }

@@ -272,13 +272,20 @@ pub fn varlong_size(v: i64) -> usize {
 /// Splits off `n` bytes after checking that they are there.
 pub fn take_bytes(buf: &mut Bytes, n: usize) -> Result<Bytes, DecodeError> {
     if n > buf.remaining() {
-        return Err(DecodeError::LengthOverrun { length: n as u64, remaining: buf.remaining() });
+        return Err(DecodeError::LengthOverrun {
+            length: n as u64,
+            remaining: buf.remaining(),
+        });
     }
     Ok(buf.split_to(n))
 }
 
 /// Reads a length prefix: -1 is null (`None`), anything below is an error.
-fn read_len(buf: &mut Bytes, flexible: bool, classic_i32: bool) -> Result<Option<usize>, DecodeError> {
+fn read_len(
+    buf: &mut Bytes,
+    flexible: bool,
+    classic_i32: bool,
+) -> Result<Option<usize>, DecodeError> {
     let len: i64 = if flexible {
         read_uvarint(buf)? as i64 - 1
     } else if classic_i32 {
@@ -293,17 +300,25 @@ fn read_len(buf: &mut Bytes, flexible: bool, classic_i32: bool) -> Result<Option
         return Ok(None);
     }
     if len as u64 > buf.remaining() as u64 {
-        return Err(DecodeError::LengthOverrun { length: len as u64, remaining: buf.remaining() });
+        return Err(DecodeError::LengthOverrun {
+            length: len as u64,
+            remaining: buf.remaining(),
+        });
     }
     Ok(Some(len as usize))
 }
 
-pub fn read_nullable_string(buf: &mut Bytes, flexible: bool) -> Result<Option<String>, DecodeError> {
+pub fn read_nullable_string(
+    buf: &mut Bytes,
+    flexible: bool,
+) -> Result<Option<String>, DecodeError> {
     match read_len(buf, flexible, false)? {
         None => Ok(None),
         Some(n) => {
             let b = buf.split_to(n);
-            String::from_utf8(b.to_vec()).map(Some).map_err(|_| DecodeError::InvalidUtf8)
+            String::from_utf8(b.to_vec())
+                .map(Some)
+                .map_err(|_| DecodeError::InvalidUtf8)
         }
     }
 }
@@ -345,7 +360,10 @@ pub fn read_array<T>(
     read_nullable_array(buf, flexible, elem)?.ok_or(DecodeError::UnexpectedNull)
 }
 
-pub fn read_nullable_struct<T: Decode>(buf: &mut Bytes, version: i16) -> Result<Option<T>, DecodeError> {
+pub fn read_nullable_struct<T: Decode>(
+    buf: &mut Bytes,
+    version: i16,
+) -> Result<Option<T>, DecodeError> {
     if read_i8(buf)? < 0 {
         Ok(None)
     } else {
@@ -396,7 +414,11 @@ pub fn write_array_len(buf: &mut BytesMut, len: i32, flexible: bool) {
 }
 
 /// Writes a tagged-field section: known fields and preserved unknown ones, in tag order.
-pub fn write_tagged_fields(buf: &mut BytesMut, mut known: Vec<(u32, BytesMut)>, unknown: &[RawTaggedField]) {
+pub fn write_tagged_fields(
+    buf: &mut BytesMut,
+    mut known: Vec<(u32, BytesMut)>,
+    unknown: &[RawTaggedField],
+) {
     if known.is_empty() && unknown.is_empty() {
         buf.put_u8(0);
         return;
@@ -446,7 +468,18 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        for v in [0i64, 1, -1, 63, -64, 64, i32::MAX as i64, i32::MIN as i64, i64::MAX, i64::MIN] {
+        for v in [
+            0i64,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            i32::MAX as i64,
+            i32::MIN as i64,
+            i64::MAX,
+            i64::MIN,
+        ] {
             let mut b = BytesMut::new();
             write_varlong(&mut b, v);
             assert_eq!(b.len(), varlong_size(v));
