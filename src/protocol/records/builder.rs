@@ -39,6 +39,25 @@ pub enum TimestampType {
     LogAppendTime,
 }
 
+impl TimestampType {
+    /// Kafka's name (`message.timestamp.type` values).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+
+    /// The type from Kafka's name (case-sensitive, as Kafka's validator).
+    pub fn from_name(name: &str) -> Option<TimestampType> {
+        match name {
+            "CreateTime" => Some(TimestampType::CreateTime),
+            "LogAppendTime" => Some(TimestampType::LogAppendTime),
+            _ => None,
+        }
+    }
+}
+
 /// Builds one v2 record batch. Records added with [`append`](Self::append) get consecutive
 /// offset deltas starting at 0 and timestamps relative to the first record's.
 #[derive(Debug, Clone)]
