@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::ErrorCode;
-use crate::protocol::records::batch::RecordError;
+use crate::protocol::records::batch::BatchError;
 
 /// Why a storage operation failed.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub enum StorageError {
     /// A follower append whose offsets are below the log end offset or not increasing.
     OffsetOutOfOrder { offset: i64, log_end_offset: i64 },
     /// A batch that failed validation.
-    InvalidRecord(RecordError),
+    InvalidRecord(BatchError),
     /// A single batch larger than a whole segment (Kafka's RecordBatchTooLargeException).
     RecordBatchTooLarge { size: usize, segment_bytes: u64 },
     /// A checkpoint, properties or metadata file that cannot be parsed.
@@ -56,8 +56,8 @@ impl std::error::Error for StorageError {
     }
 }
 
-impl From<RecordError> for StorageError {
-    fn from(e: RecordError) -> Self {
+impl From<BatchError> for StorageError {
+    fn from(e: BatchError) -> Self {
         StorageError::InvalidRecord(e)
     }
 }
@@ -71,13 +71,13 @@ impl StorageError {
             }
             StorageError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
             StorageError::OffsetOutOfOrder { .. } => ErrorCode::UNKNOWN_SERVER_ERROR,
-            StorageError::InvalidRecord(RecordError::InvalidMagic(_)) => {
+            StorageError::InvalidRecord(BatchError::InvalidMagic(_)) => {
                 ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT
             }
-            StorageError::InvalidRecord(RecordError::MessageTooLarge { .. }) => {
+            StorageError::InvalidRecord(BatchError::MessageTooLarge { .. }) => {
                 ErrorCode::MESSAGE_TOO_LARGE
             }
-            StorageError::InvalidRecord(RecordError::InvalidRecord(_)) => ErrorCode::INVALID_RECORD,
+            StorageError::InvalidRecord(BatchError::InvalidRecord(_)) => ErrorCode::INVALID_RECORD,
             StorageError::InvalidRecord(_) => ErrorCode::CORRUPT_MESSAGE,
             StorageError::RecordBatchTooLarge { .. } => ErrorCode::RECORD_LIST_TOO_LARGE,
             StorageError::InvalidPartitionDir(_) | StorageError::InconsistentMetaProperties(_) => {

@@ -15,7 +15,7 @@ use parking_lot::RwLock;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{
     check_batch, parse_header, record_offsets_and_timestamps, set_base_offset, set_log_append_time,
-    set_partition_leader_epoch, BatchHeader, BatchIter, RecordError,
+    set_partition_leader_epoch, BatchHeader, BatchIter, BatchError,
 };
 
 use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
@@ -133,7 +133,7 @@ impl Inner {
         now_ms: i64,
     ) -> Result<()> {
         let (Some(first), Some(last)) = (headers.first(), headers.last()) else {
-            return Err(RecordError::Empty.into());
+            return Err(BatchError::Empty.into());
         };
         let max_ts = headers
             .iter()
@@ -233,10 +233,10 @@ fn split_batches(buf: &[u8]) -> Result<Vec<(BatchHeader, std::ops::Range<usize>)
     let mut it = BatchIter::new(buf);
     let out: Vec<_> = it.by_ref().collect();
     if out.is_empty() {
-        return Err(RecordError::Empty.into());
+        return Err(BatchError::Empty.into());
     }
     if it.position() != buf.len() {
-        return Err(RecordError::CorruptMessage("partial batch at the end of the records").into());
+        return Err(BatchError::CorruptMessage("partial batch at the end of the records").into());
     }
     Ok(out)
 }

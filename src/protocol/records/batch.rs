@@ -40,9 +40,10 @@ pub const NO_PRODUCER_ID: i64 = -1;
 pub const NO_SEQUENCE: i32 = -1;
 pub const NO_TIMESTAMP: i64 = -1;
 
-/// Why a batch (or produce payload) was refused.
+/// Why a batch (or produce payload) was refused (header-level checks; record-level errors are
+/// [`super::RecordError`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RecordError {
+pub enum BatchError {
     /// Fewer bytes than a header or than the batch length says.
     Truncated { needed: usize, available: usize },
     /// A magic other than 2 (Kafka: UNSUPPORTED_FOR_MESSAGE_FORMAT / CORRUPT_MESSAGE).
@@ -57,13 +58,13 @@ pub enum RecordError {
     Empty,
 }
 
-impl std::fmt::Display for RecordError {
+impl std::fmt::Display for BatchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{self:?}")
     }
 }
 
-impl std::error::Error for RecordError {}
+impl std::error::Error for BatchError {}
 
 /// A decoded copy of one v2 batch header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,9 +143,9 @@ fn be_i16(b: &[u8], at: usize) -> i16 {
 }
 
 /// Reads the 61-byte header at the start of `buf`. Does not check magic or CRC.
-pub fn parse_header(buf: &[u8]) -> Result<BatchHeader, RecordError> {
+pub fn parse_header(buf: &[u8]) -> Result<BatchHeader, BatchError> {
     if buf.len() < RECORD_BATCH_OVERHEAD {
-        return Err(RecordError::Truncated {
+        return Err(BatchError::Truncated {
             needed: RECORD_BATCH_OVERHEAD,
             available: buf.len(),
         });
@@ -173,31 +174,31 @@ pub fn compute_crc(batch: &[u8]) -> u32 {
 
 /// Checks the framing and CRC of the single batch at the start of `buf` and returns its header.
 /// Shared by produce validation and log recovery (which must not trust what is on disk).
-pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, RecordError> {
+pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, BatchError> {
     let header = parse_header(buf)?;
     if header.batch_length < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
-        return Err(RecordError::CorruptMessage(
+        return Err(BatchError::CorruptMessage(
             "batch length smaller than header",
         ));
     }
     let total = header.total_size();
     if total > buf.len() {
-        return Err(RecordError::Truncated {
+        return Err(BatchError::Truncated {
             needed: total,
             available: buf.len(),
         });
     }
     if header.magic != MAGIC_V2 {
-        return Err(RecordError::InvalidMagic(header.magic));
+        return Err(BatchError::InvalidMagic(header.magic));
     }
     if compute_crc(&buf[..total]) != header.crc {
-        return Err(RecordError::CorruptMessage("CRC-32C mismatch"));
+        return Err(BatchError::CorruptMessage("CRC-32C mismatch"));
     }
     if header.records_count < 0 {
-        return Err(RecordError::CorruptMessage("negative record count"));
+        return Err(BatchError::CorruptMessage("negative record count"));
     }
     if header.last_offset_delta < 0 {
-        return Err(RecordError::CorruptMessage("negative last offset delta"));
+        return Err(BatchError::CorruptMessage("negative last offset delta"));
     }
     Ok(header)
 }
@@ -207,9 +208,9 @@ pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, RecordError> {
 pub fn validate_batches(
     buf: &[u8],
     max_batch_size: usize,
-) -> Result<Vec<BatchHeader>, RecordError> {
+) -> Result<Vec<BatchHeader>, BatchError> {
     if buf.is_empty() {
-        return Err(RecordError::Empty);
+        return Err(BatchError::Empty);
     }
     let mut headers = Vec::new();
     let mut pos = 0;
@@ -218,7 +219,7 @@ pub fn validate_batches(
         let header = check_batch(rest)?;
         let total = header.total_size();
         if total > max_batch_size {
-            return Err(RecordError::MessageTooLarge {
+            return Err(BatchError::MessageTooLarge {
                 size: total,
                 max: max_batch_size,
             });
@@ -226,15 +227,15 @@ pub fn validate_batches(
         // A producer batch always carries records; compaction may leave empty batches on disk
         // but a client never sends one.
         if header.records_count == 0 {
-            return Err(RecordError::CorruptMessage("batch without records"));
+            return Err(BatchError::CorruptMessage("batch without records"));
         }
         if header.records_count - 1 != header.last_offset_delta {
-            return Err(RecordError::CorruptMessage(
+            return Err(BatchError::CorruptMessage(
                 "last offset delta does not match record count",
             ));
         }
         if header.compression() > 4 {
-            return Err(RecordError::CorruptMessage("unknown compression codec"));
+            return Err(BatchError::CorruptMessage("unknown compression codec"));
         }
         if header.compression() == 0 {
             check_uncompressed_records(&rest[RECORD_BATCH_OVERHEAD..total], header.records_count)?;
@@ -264,29 +265,29 @@ fn read_uvarint_at(buf: &[u8], pos: &mut usize) -> Option<u32> {
 
 /// Walks the length prefixes of the records in an uncompressed batch: there must be exactly
 /// `records_count` of them, and together they must fill the batch to the last byte.
-fn check_uncompressed_records(records: &[u8], records_count: i32) -> Result<(), RecordError> {
+fn check_uncompressed_records(records: &[u8], records_count: i32) -> Result<(), BatchError> {
     let mut pos = 0;
     for _ in 0..records_count {
         if pos >= records.len() {
-            return Err(RecordError::InvalidRecord(
+            return Err(BatchError::InvalidRecord(
                 "fewer records than the record count",
             ));
         }
         let raw = read_uvarint_at(records, &mut pos)
-            .ok_or(RecordError::InvalidRecord("bad record length varint"))?;
+            .ok_or(BatchError::InvalidRecord("bad record length varint"))?;
         // Zig-zag decode.
         let len = ((raw >> 1) as i32) ^ -((raw & 1) as i32);
         if len <= 0 {
-            return Err(RecordError::InvalidRecord("record length not positive"));
+            return Err(BatchError::InvalidRecord("record length not positive"));
         }
         let len = len as usize;
         if len > records.len() - pos {
-            return Err(RecordError::InvalidRecord("record overruns the batch"));
+            return Err(BatchError::InvalidRecord("record overruns the batch"));
         }
         pos += len;
     }
     if pos != records.len() {
-        return Err(RecordError::InvalidRecord(
+        return Err(BatchError::InvalidRecord(
             "bytes left after the last record",
         ));
     }
@@ -449,7 +450,7 @@ mod tests {
         b[last] ^= 0xff;
         assert_eq!(
             validate_batches(&b, 1 << 20),
-            Err(RecordError::CorruptMessage("CRC-32C mismatch"))
+            Err(BatchError::CorruptMessage("CRC-32C mismatch"))
         );
     }
 
@@ -459,7 +460,7 @@ mod tests {
         b[MAGIC_OFFSET] = 1;
         assert_eq!(
             validate_batches(&b, 1 << 20),
-            Err(RecordError::InvalidMagic(1))
+            Err(BatchError::InvalidMagic(1))
         );
     }
 
@@ -468,13 +469,13 @@ mod tests {
         let b = batch(2);
         assert!(matches!(
             validate_batches(&b[..b.len() - 1], 1 << 20),
-            Err(RecordError::Truncated { .. })
+            Err(BatchError::Truncated { .. })
         ));
         assert!(matches!(
             validate_batches(&b[..30], 1 << 20),
-            Err(RecordError::Truncated { .. })
+            Err(BatchError::Truncated { .. })
         ));
-        assert_eq!(validate_batches(&[], 1 << 20), Err(RecordError::Empty));
+        assert_eq!(validate_batches(&[], 1 << 20), Err(BatchError::Empty));
         // A trailing partial batch after a good one.
         let mut two = b.clone();
         two.extend_from_slice(&b[..70]);
@@ -492,7 +493,7 @@ mod tests {
         b[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
         assert!(matches!(
             validate_batches(&b, 1 << 20),
-            Err(RecordError::InvalidRecord(_))
+            Err(BatchError::InvalidRecord(_))
         ));
         // last_offset_delta inconsistent with the count.
         let mut b = batch(2);
@@ -502,7 +503,7 @@ mod tests {
         b[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
         assert!(matches!(
             validate_batches(&b, 1 << 20),
-            Err(RecordError::CorruptMessage(_))
+            Err(BatchError::CorruptMessage(_))
         ));
     }
 
@@ -511,7 +512,7 @@ mod tests {
         let b = batch(10);
         assert!(matches!(
             validate_batches(&b, 50),
-            Err(RecordError::MessageTooLarge { .. })
+            Err(BatchError::MessageTooLarge { .. })
         ));
     }
 

@@ -1,1 +1,0 @@
-//! Typed broker and topic configuration (placeholder, filled by the config work).

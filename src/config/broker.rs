@@ -1,0 +1,646 @@
+//! [`BrokerConfig`]: the typed broker configuration (Kafka's `KafkaConfig`), built from
+//! defaults <- `server.properties` <- `--override key=value`, with Kafka's precedence among
+//! synonyms (`log.retention.ms` > `.minutes` > `.hours`, `log.roll.ms` > `.hours`,
+//! `log.dirs` > `log.dir`, `node.id` = `broker.id`). Unknown keys become warnings for the
+//! caller to log; a bad value for a known key is a [`ConfigError`] naming key and value.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::properties::parse_properties;
+use super::registry::{broker_def, ConfigValue, IGNORED_KAFKA_KEYS};
+use super::topic::{CleanupPolicy, CompressionType, TimestampType};
+use super::{ConfigError, ConfigWarning};
+
+const MS_PER_MINUTE: i64 = 60_000;
+const MS_PER_HOUR: i64 = 3_600_000;
+
+/// A role of this process (`process.roles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessRole {
+    Broker,
+    Controller,
+}
+
+/// One `NAME://host:port` listener. An empty host means all interfaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    /// Upper-cased, as Kafka normalises listener names.
+    pub name: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Listener {
+    /// Parses `NAME://host:port`, `NAME://:port` or `NAME://[v6addr]:port`.
+    pub fn parse(s: &str) -> Result<Listener, String> {
+        let s = s.trim();
+        let (name, rest) = s.split_once("://").ok_or("expected NAME://host:port")?;
+        if name.is_empty() {
+            return Err("listener name is empty".into());
+        }
+        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+            let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
+            (
+                host,
+                after.strip_prefix(':').ok_or("expected :port after ']'")?,
+            )
+        } else {
+            rest.rsplit_once(':').ok_or("expected host:port")?
+        };
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("invalid port {port:?}"))?;
+        Ok(Listener {
+            name: name.to_ascii_uppercase(),
+            host: host.to_string(),
+            port,
+        })
+    }
+
+    /// The address to bind: the host, or `0.0.0.0` when the host is empty.
+    pub fn bind_host(&self) -> &str {
+        if self.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            &self.host
+        }
+    }
+}
+
+/// One `id@host:port` entry of `controller.quorum.voters`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumVoter {
+    pub id: i32,
+    pub host: String,
+    pub port: u16,
+}
+
+impl QuorumVoter {
+    pub fn parse(s: &str) -> Result<QuorumVoter, String> {
+        let (id, addr) = s.trim().split_once('@').ok_or("expected id@host:port")?;
+        let id = id
+            .parse::<i32>()
+            .map_err(|_| format!("invalid voter id {id:?}"))?;
+        let (host, port) = addr.rsplit_once(':').ok_or("expected host:port")?;
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("invalid port {port:?}"))?;
+        Ok(QuorumVoter {
+            id,
+            host: host.trim_matches(|c| c == '[' || c == ']').to_string(),
+            port,
+        })
+    }
+}
+
+/// The broker's typed configuration. Durations end in `_ms`, sizes in `_bytes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrokerConfig {
+    pub node_id: i32,
+    pub process_roles: Vec<ProcessRole>,
+    pub listeners: Vec<Listener>,
+    /// Defaults to `listeners`.
+    pub advertised_listeners: Vec<Listener>,
+    pub controller_listener_names: Vec<String>,
+    pub controller_quorum_voters: Vec<QuorumVoter>,
+    pub log_dirs: Vec<PathBuf>,
+    pub num_partitions: i32,
+    pub default_replication_factor: i32,
+    pub auto_create_topics_enable: bool,
+    pub delete_topic_enable: bool,
+    pub message_max_bytes: i32,
+    pub socket_request_max_bytes: i32,
+    pub max_connections: i32,
+    pub queued_max_requests: i32,
+    pub max_inflight_requests_per_connection: i32,
+    pub log_segment_bytes: i32,
+    pub log_roll_ms: i64,
+    pub log_roll_jitter_ms: i64,
+    /// -1 means no time limit.
+    pub log_retention_ms: i64,
+    /// -1 means no size limit.
+    pub log_retention_bytes: i64,
+    pub log_retention_check_interval_ms: i64,
+    pub log_index_interval_bytes: i32,
+    pub log_index_size_max_bytes: i32,
+    pub log_flush_interval_messages: i64,
+    pub log_flush_interval_ms: i64,
+    pub log_message_timestamp_type: TimestampType,
+    pub log_message_timestamp_before_max_ms: i64,
+    pub log_message_timestamp_after_max_ms: i64,
+    pub log_cleanup_policy: CleanupPolicy,
+    pub log_cleaner_enable: bool,
+    pub log_cleaner_delete_retention_ms: i64,
+    pub log_cleaner_min_compaction_lag_ms: i64,
+    pub log_cleaner_max_compaction_lag_ms: i64,
+    pub log_cleaner_min_cleanable_ratio: f64,
+    pub log_segment_delete_delay_ms: i64,
+    pub log_preallocate: bool,
+    pub min_insync_replicas: i32,
+    pub compression_type: CompressionType,
+    pub unclean_leader_election_enable: bool,
+    pub offsets_topic_num_partitions: i32,
+    pub offsets_topic_replication_factor: i16,
+    pub offsets_topic_segment_bytes: i32,
+    /// From `offsets.retention.minutes`.
+    pub offsets_retention_ms: i64,
+    pub group_initial_rebalance_delay_ms: i32,
+    pub group_min_session_timeout_ms: i32,
+    pub group_max_session_timeout_ms: i32,
+    pub group_max_size: i32,
+    pub transaction_state_log_num_partitions: i32,
+    pub transaction_state_log_replication_factor: i16,
+    pub transaction_max_timeout_ms: i32,
+    pub transactional_id_expiration_ms: i32,
+    pub producer_id_expiration_ms: i32,
+    pub replica_lag_time_max_ms: i64,
+    /// Known keys as set in the file or by overrides (raw text), for DescribeConfigs.
+    pub static_configs: BTreeMap<String, String>,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        // The built-in defaults are checked by a test; they cannot fail at runtime.
+        match BrokerConfig::from_props(&BTreeMap::new()) {
+            Ok((config, _)) => config,
+            Err(e) => unreachable!("built-in broker defaults are invalid: {e}"),
+        }
+    }
+}
+
+/// Typed look-ups over the merged properties, falling back to registry defaults.
+struct Props<'a>(&'a BTreeMap<String, String>);
+
+impl Props<'_> {
+    fn value(&self, name: &str) -> Result<Option<ConfigValue>, ConfigError> {
+        let def =
+            broker_def(name).ok_or_else(|| ConfigError::UnknownConfig { key: name.into() })?;
+        match self.0.get(name).map(String::as_str).or(def.default) {
+            None => Ok(None),
+            Some(raw) => def.parse(raw).map(Some),
+        }
+    }
+
+    fn missing(name: &str) -> ConfigError {
+        ConfigError::invalid(name, "", "Missing required configuration")
+    }
+
+    fn opt_int(&self, name: &str) -> Result<Option<i32>, ConfigError> {
+        Ok(match self.value(name)? {
+            Some(ConfigValue::Int(v)) => Some(v),
+            _ => None,
+        })
+    }
+    fn int(&self, name: &str) -> Result<i32, ConfigError> {
+        self.opt_int(name)?.ok_or_else(|| Self::missing(name))
+    }
+    fn short(&self, name: &str) -> Result<i16, ConfigError> {
+        match self.value(name)? {
+            Some(ConfigValue::Short(v)) => Ok(v),
+            _ => Err(Self::missing(name)),
+        }
+    }
+    fn opt_long(&self, name: &str) -> Result<Option<i64>, ConfigError> {
+        Ok(match self.value(name)? {
+            Some(ConfigValue::Long(v)) => Some(v),
+            _ => None,
+        })
+    }
+    fn long(&self, name: &str) -> Result<i64, ConfigError> {
+        self.opt_long(name)?.ok_or_else(|| Self::missing(name))
+    }
+    fn boolean(&self, name: &str) -> Result<bool, ConfigError> {
+        match self.value(name)? {
+            Some(ConfigValue::Boolean(v)) => Ok(v),
+            _ => Err(Self::missing(name)),
+        }
+    }
+    fn double(&self, name: &str) -> Result<f64, ConfigError> {
+        match self.value(name)? {
+            Some(ConfigValue::Double(v)) => Ok(v),
+            _ => Err(Self::missing(name)),
+        }
+    }
+    fn opt_string(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        Ok(match self.value(name)? {
+            Some(ConfigValue::String(v)) => Some(v),
+            _ => None,
+        })
+    }
+    fn string(&self, name: &str) -> Result<String, ConfigError> {
+        self.opt_string(name)?.ok_or_else(|| Self::missing(name))
+    }
+    fn opt_list(&self, name: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        Ok(match self.value(name)? {
+            Some(ConfigValue::List(v)) => Some(v),
+            _ => None,
+        })
+    }
+    fn raw(&self, name: &str) -> String {
+        self.0.get(name).cloned().unwrap_or_default()
+    }
+
+    fn listeners(&self, name: &str) -> Result<Option<Vec<Listener>>, ConfigError> {
+        let Some(items) = self.opt_list(name)? else {
+            return Ok(None);
+        };
+        let mut out: Vec<Listener> = Vec::with_capacity(items.len());
+        for item in items.iter().filter(|i| !i.is_empty()) {
+            let l = Listener::parse(item).map_err(|why| ConfigError::invalid(name, item, why))?;
+            if out.iter().any(|o| o.name == l.name) {
+                return Err(ConfigError::invalid(
+                    name,
+                    item,
+                    "Each listener must have a different name",
+                ));
+            }
+            out.push(l);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Multiplies a duration in coarse units, saturating instead of overflowing.
+fn to_ms(value: i64, ms_per_unit: i64) -> i64 {
+    value.saturating_mul(ms_per_unit)
+}
+
+impl BrokerConfig {
+    /// Reads `server.properties` text (if any), then applies `key=value` overrides.
+    pub fn load(
+        properties_text: Option<&str>,
+        overrides: &[String],
+    ) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+        let mut props = match properties_text {
+            Some(text) => parse_properties(text)?,
+            None => BTreeMap::new(),
+        };
+        for o in overrides {
+            let (k, v) = o
+                .split_once('=')
+                .ok_or_else(|| ConfigError::InvalidOverride(o.clone()))?;
+            let k = k.trim();
+            if k.is_empty() {
+                return Err(ConfigError::InvalidOverride(o.clone()));
+            }
+            props.insert(k.to_string(), v.to_string());
+        }
+        BrokerConfig::from_props(&props)
+    }
+
+    /// [`load`](Self::load) with the properties read from `path`.
+    pub fn load_file(
+        path: Option<&Path>,
+        overrides: &[String],
+    ) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+        let text = match path {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| ConfigError::Io {
+                path: p.to_path_buf(),
+                reason: e.to_string(),
+            })?),
+            None => None,
+        };
+        BrokerConfig::load(text.as_deref(), overrides)
+    }
+
+    /// Builds the typed config from merged properties (file and overrides already applied).
+    pub fn from_props(
+        props: &BTreeMap<String, String>,
+    ) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+        let mut warnings = Vec::new();
+        let mut static_configs = BTreeMap::new();
+        for (k, v) in props {
+            if broker_def(k).is_some() {
+                static_configs.insert(k.clone(), v.clone());
+            } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
+                warnings.push(ConfigWarning::IgnoredKafkaKey(k.clone()));
+            } else {
+                warnings.push(ConfigWarning::UnknownKey(k.clone()));
+            }
+        }
+        let p = Props(&static_configs);
+
+        let node_id = match (
+            static_configs.contains_key("node.id"),
+            p.opt_int("broker.id")?,
+        ) {
+            (true, Some(b)) if b != p.int("node.id")? && b >= 0 => {
+                return Err(ConfigError::Conflict {
+                    reason: format!(
+                        "broker.id ({b}) and node.id ({}) must match when both are set",
+                        p.int("node.id")?
+                    ),
+                })
+            }
+            (false, Some(b)) if b >= 0 => b,
+            _ => p.int("node.id")?,
+        };
+
+        let mut process_roles = Vec::new();
+        for role in p.opt_list("process.roles")?.unwrap_or_default() {
+            let r = if role == "broker" {
+                ProcessRole::Broker
+            } else {
+                ProcessRole::Controller
+            };
+            if process_roles.contains(&r) {
+                return Err(ConfigError::invalid(
+                    "process.roles",
+                    &p.raw("process.roles"),
+                    "duplicate role",
+                ));
+            }
+            process_roles.push(r);
+        }
+        if process_roles.is_empty() {
+            return Err(ConfigError::invalid(
+                "process.roles",
+                &p.raw("process.roles"),
+                "at least one role is required",
+            ));
+        }
+
+        let listeners = p.listeners("listeners")?.unwrap_or_default();
+        let advertised_listeners = p
+            .listeners("advertised.listeners")?
+            .unwrap_or_else(|| listeners.clone());
+        let controller_listener_names = p
+            .opt_string("controller.listener.names")?
+            .map(|s| super::registry::split_list(&s))
+            .unwrap_or_default();
+        let mut controller_quorum_voters = Vec::new();
+        for v in p.opt_list("controller.quorum.voters")?.unwrap_or_default() {
+            controller_quorum_voters.push(
+                QuorumVoter::parse(&v)
+                    .map_err(|why| ConfigError::invalid("controller.quorum.voters", &v, why))?,
+            );
+        }
+
+        let log_dirs: Vec<PathBuf> = match p.opt_list("log.dirs")? {
+            Some(dirs) if !dirs.is_empty() => dirs.into_iter().map(PathBuf::from).collect(),
+            _ => vec![PathBuf::from(p.string("log.dir")?)],
+        };
+
+        let log_retention_ms = match (
+            p.opt_long("log.retention.ms")?,
+            p.opt_int("log.retention.minutes")?,
+            p.opt_int("log.retention.hours")?,
+        ) {
+            (Some(ms), _, _) => ms,
+            (None, Some(min), _) => to_ms(min as i64, MS_PER_MINUTE),
+            (None, None, Some(h)) => to_ms(h as i64, MS_PER_HOUR),
+            (None, None, None) => -1,
+        };
+        // Kafka: any negative retention means "no time limit".
+        let log_retention_ms = if log_retention_ms < 0 {
+            -1
+        } else {
+            log_retention_ms
+        };
+        let log_roll_ms = match p.opt_long("log.roll.ms")? {
+            Some(ms) => ms,
+            None => to_ms(p.int("log.roll.hours")? as i64, MS_PER_HOUR),
+        };
+        let log_roll_jitter_ms = match p.opt_long("log.roll.jitter.ms")? {
+            Some(ms) => ms,
+            None => to_ms(p.int("log.roll.jitter.hours")? as i64, MS_PER_HOUR),
+        };
+        let log_flush_interval_ms = match p.opt_long("log.flush.interval.ms")? {
+            Some(ms) => ms,
+            None => p.long("log.flush.scheduler.interval.ms")?,
+        };
+
+        let group_min_session_timeout_ms = p.int("group.min.session.timeout.ms")?;
+        let group_max_session_timeout_ms = p.int("group.max.session.timeout.ms")?;
+        if group_max_session_timeout_ms < group_min_session_timeout_ms {
+            return Err(ConfigError::Conflict {
+                reason:
+                    "group.max.session.timeout.ms must not be below group.min.session.timeout.ms"
+                        .into(),
+            });
+        }
+        let timestamp_type = p.string("log.message.timestamp.type")?;
+        let compression = p.string("compression.type")?;
+
+        let config = BrokerConfig {
+            node_id,
+            process_roles,
+            listeners,
+            advertised_listeners,
+            controller_listener_names,
+            controller_quorum_voters,
+            log_dirs,
+            num_partitions: p.int("num.partitions")?,
+            default_replication_factor: p.int("default.replication.factor")?,
+            auto_create_topics_enable: p.boolean("auto.create.topics.enable")?,
+            delete_topic_enable: p.boolean("delete.topic.enable")?,
+            message_max_bytes: p.int("message.max.bytes")?,
+            socket_request_max_bytes: p.int("socket.request.max.bytes")?,
+            max_connections: p.int("max.connections")?,
+            queued_max_requests: p.int("queued.max.requests")?,
+            max_inflight_requests_per_connection: p
+                .int("strata.max.inflight.requests.per.connection")?,
+            log_segment_bytes: p.int("log.segment.bytes")?,
+            log_roll_ms,
+            log_roll_jitter_ms,
+            log_retention_ms,
+            log_retention_bytes: p.long("log.retention.bytes")?,
+            log_retention_check_interval_ms: p.long("log.retention.check.interval.ms")?,
+            log_index_interval_bytes: p.int("log.index.interval.bytes")?,
+            log_index_size_max_bytes: p.int("log.index.size.max.bytes")?,
+            log_flush_interval_messages: p.long("log.flush.interval.messages")?,
+            log_flush_interval_ms,
+            log_message_timestamp_type: TimestampType::from_name(&timestamp_type).ok_or_else(
+                || ConfigError::invalid("log.message.timestamp.type", &timestamp_type, "unknown"),
+            )?,
+            log_message_timestamp_before_max_ms: p.long("log.message.timestamp.before.max.ms")?,
+            log_message_timestamp_after_max_ms: p.long("log.message.timestamp.after.max.ms")?,
+            log_cleanup_policy: CleanupPolicy::from_list(
+                &p.opt_list("log.cleanup.policy")?.unwrap_or_default(),
+            ),
+            log_cleaner_enable: p.boolean("log.cleaner.enable")?,
+            log_cleaner_delete_retention_ms: p.long("log.cleaner.delete.retention.ms")?,
+            log_cleaner_min_compaction_lag_ms: p.long("log.cleaner.min.compaction.lag.ms")?,
+            log_cleaner_max_compaction_lag_ms: p.long("log.cleaner.max.compaction.lag.ms")?,
+            log_cleaner_min_cleanable_ratio: p.double("log.cleaner.min.cleanable.ratio")?,
+            log_segment_delete_delay_ms: p.long("log.segment.delete.delay.ms")?,
+            log_preallocate: p.boolean("log.preallocate")?,
+            min_insync_replicas: p.int("min.insync.replicas")?,
+            compression_type: CompressionType::from_name(&compression)
+                .ok_or_else(|| ConfigError::invalid("compression.type", &compression, "unknown"))?,
+            unclean_leader_election_enable: p.boolean("unclean.leader.election.enable")?,
+            offsets_topic_num_partitions: p.int("offsets.topic.num.partitions")?,
+            offsets_topic_replication_factor: p.short("offsets.topic.replication.factor")?,
+            offsets_topic_segment_bytes: p.int("offsets.topic.segment.bytes")?,
+            offsets_retention_ms: to_ms(p.int("offsets.retention.minutes")? as i64, MS_PER_MINUTE),
+            group_initial_rebalance_delay_ms: p.int("group.initial.rebalance.delay.ms")?,
+            group_min_session_timeout_ms,
+            group_max_session_timeout_ms,
+            group_max_size: p.int("group.max.size")?,
+            transaction_state_log_num_partitions: p.int("transaction.state.log.num.partitions")?,
+            transaction_state_log_replication_factor: p
+                .short("transaction.state.log.replication.factor")?,
+            transaction_max_timeout_ms: p.int("transaction.max.timeout.ms")?,
+            transactional_id_expiration_ms: p.int("transactional.id.expiration.ms")?,
+            producer_id_expiration_ms: p.int("producer.id.expiration.ms")?,
+            replica_lag_time_max_ms: p.long("replica.lag.time.max.ms")?,
+            static_configs,
+        };
+        Ok((config, warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(
+        text: &str,
+        overrides: &[&str],
+    ) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        BrokerConfig::load(Some(text), &o)
+    }
+
+    #[test]
+    fn defaults() {
+        let c = BrokerConfig::default();
+        assert_eq!(c.node_id, 1);
+        assert_eq!(
+            c.process_roles,
+            vec![ProcessRole::Broker, ProcessRole::Controller]
+        );
+        assert_eq!(
+            c.listeners,
+            vec![Listener {
+                name: "PLAINTEXT".into(),
+                host: "127.0.0.1".into(),
+                port: 9092
+            }]
+        );
+        assert_eq!(c.advertised_listeners, c.listeners);
+        assert_eq!(c.log_dirs, vec![PathBuf::from("./strata-data")]);
+        assert_eq!(c.log_retention_ms, 168 * MS_PER_HOUR);
+        assert_eq!(c.log_roll_ms, 168 * MS_PER_HOUR);
+        assert_eq!(c.message_max_bytes, 1_048_588);
+        assert_eq!(c.socket_request_max_bytes, 104_857_600);
+        assert_eq!(c.max_inflight_requests_per_connection, 16);
+        assert_eq!(c.offsets_retention_ms, 10080 * MS_PER_MINUTE);
+        assert_eq!(c.log_flush_interval_ms, i64::MAX);
+        assert_eq!(
+            c.log_cleanup_policy,
+            CleanupPolicy {
+                delete: true,
+                compact: false
+            }
+        );
+        assert_eq!(c.compression_type, CompressionType::Producer);
+        assert!(c.static_configs.is_empty());
+    }
+
+    #[test]
+    fn retention_and_roll_precedence() {
+        let (c, _) = load("log.retention.hours=1\nlog.retention.minutes=5", &[]).unwrap();
+        assert_eq!(c.log_retention_ms, 5 * MS_PER_MINUTE);
+        let (c, _) = load(
+            "log.retention.hours=1\nlog.retention.minutes=5",
+            &["log.retention.ms=42"],
+        )
+        .unwrap();
+        assert_eq!(c.log_retention_ms, 42);
+        let (c, _) = load("log.retention.ms=-5", &[]).unwrap();
+        assert_eq!(c.log_retention_ms, -1);
+        let (c, _) = load("log.roll.hours=2", &[]).unwrap();
+        assert_eq!(c.log_roll_ms, 2 * MS_PER_HOUR);
+        let (c, _) = load("log.roll.hours=2\nlog.roll.ms=10", &[]).unwrap();
+        assert_eq!(c.log_roll_ms, 10);
+    }
+
+    #[test]
+    fn overrides_beat_file_and_log_dirs_beat_log_dir() {
+        let (c, _) = load(
+            "num.partitions=3\nlog.dir=/a\nlog.dirs=/b, /c",
+            &["num.partitions=7"],
+        )
+        .unwrap();
+        assert_eq!(c.num_partitions, 7);
+        assert_eq!(c.log_dirs, vec![PathBuf::from("/b"), PathBuf::from("/c")]);
+        assert_eq!(c.static_configs["num.partitions"], "7");
+        let (c, _) = load("log.dir=/a", &[]).unwrap();
+        assert_eq!(c.log_dirs, vec![PathBuf::from("/a")]);
+        assert_eq!(
+            load("", &["novalue"]).unwrap_err(),
+            ConfigError::InvalidOverride("novalue".into())
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_warnings() {
+        let (_, w) = load(
+            "retension.ms=1\nnum.io.threads=8\nlistener.name.x.y=1",
+            &["foo.bar=1"],
+        )
+        .unwrap();
+        assert!(w.contains(&ConfigWarning::UnknownKey("retension.ms".into())));
+        assert!(w.contains(&ConfigWarning::UnknownKey("foo.bar".into())));
+        assert!(w.contains(&ConfigWarning::IgnoredKafkaKey("num.io.threads".into())));
+        assert!(w.contains(&ConfigWarning::IgnoredKafkaKey("listener.name.x.y".into())));
+        assert!(w.iter().any(|w| w.to_string().contains("'foo.bar'")));
+    }
+
+    #[test]
+    fn bad_values_name_key_and_value() {
+        let err = load("message.max.bytes=lots", &[]).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::InvalidValue { key, value, .. } if key == "message.max.bytes" && value == "lots")
+        );
+        assert!(err.to_string().contains("message.max.bytes") && err.to_string().contains("lots"));
+        let err = load("listeners=PLAINTEXT://host", &[]).unwrap_err();
+        assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
+        assert!(load("auto.create.topics.enable=maybe", &[]).is_err());
+        assert!(load("process.roles=broker,broker", &[]).is_err());
+        assert!(load("process.roles=", &[]).is_err());
+        assert!(load("node.id=2\nbroker.id=3", &[]).is_err());
+        assert!(load(
+            "group.min.session.timeout.ms=10\ngroup.max.session.timeout.ms=5",
+            &[]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn listeners_and_voters() {
+        let (c, _) = load(
+            "listeners=plaintext://:9092, INTERNAL://[::1]:9093,EXTERNAL://0.0.0.0:0\n\
+             advertised.listeners=PLAINTEXT://example.com:19092\n\
+             controller.quorum.voters=1@localhost:9093,2@[::1]:9094\nbroker.id=4",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(c.node_id, 4);
+        assert_eq!(
+            c.listeners[0],
+            Listener {
+                name: "PLAINTEXT".into(),
+                host: "".into(),
+                port: 9092
+            }
+        );
+        assert_eq!(c.listeners[0].bind_host(), "0.0.0.0");
+        assert_eq!(c.listeners[1].host, "::1");
+        assert_eq!(c.listeners[2].port, 0);
+        assert_eq!(c.advertised_listeners[0].host, "example.com");
+        assert_eq!(
+            c.controller_quorum_voters[1],
+            QuorumVoter {
+                id: 2,
+                host: "::1".into(),
+                port: 9094
+            }
+        );
+        assert!(load("listeners=A://h:1,a://h:2", &[]).is_err());
+        assert!(load("listeners=A://h:70000", &[]).is_err());
+        assert!(load("controller.quorum.voters=x@h:1", &[]).is_err());
+    }
+}
