@@ -252,7 +252,7 @@ fn random_operations_match_the_model() {
     let seeds: u64 = std::env::var("STRATA_MODEL_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(16);
+        .unwrap_or(12);
     for seed in 0..seeds {
         run_seed(seed, 80);
     }
