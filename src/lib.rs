@@ -4,15 +4,19 @@
 //! - [`protocol`]: sans-io wire layer (primitives, headers, generated messages, record batches).
 //! - [`storage`]: Kafka's on-disk log (segments, indexes, recovery, retention); knows no network.
 //! - [`replica`]: partition state (leader epoch, high watermark, producer state) over the log.
-//! - [`coordinator`]: group and transaction coordinators on internal topics.
+//! - [`controller`]: cluster metadata (topics, configs, producer ids) built by replaying records.
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
-//! - [`server`]: listener, connections with ordered pipelining, shutdown.
+//! - [`server`]: listener, connections with ordered pipelining, start-up and shutdown.
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
 //!
-//! Dependencies point downwards only: server -> handlers -> replica/coordinator -> storage ->
+//! Dependencies point downwards only: server -> handlers -> replica/controller -> storage ->
 //! protocol.
 pub mod clock;
 pub mod config;
+pub mod controller;
 pub mod error;
+pub mod handlers;
 pub mod protocol;
+pub mod replica;
+pub mod server;
 pub mod storage;

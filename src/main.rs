@@ -1,1 +1,102 @@
-fn main() {}
+//! The `strata` command: runs a broker. With no arguments it is an embedded single-node broker
+//! on 127.0.0.1:9092 with its data in `./strata-data`; `--config server.properties` reads a
+//! Kafka properties file and `--override key=value` sets any key, as Kafka's scripts do.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "strata",
+    version,
+    about = "A Kafka-wire-compatible streaming broker"
+)]
+struct Cli {
+    /// A Kafka server.properties file.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Sets a config key, overriding the file (repeatable), e.g. `--override log.dirs=./data`.
+    #[arg(long = "override", value_name = "KEY=VALUE", global = true)]
+    overrides: Vec<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the broker (the default).
+    Serve,
+    /// Print the supported-API table as Markdown (the README's table is generated from it).
+    ApiTable,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_target(false)
+        .init();
+    if let Some(Command::ApiTable) = cli.command {
+        print!("{}", strata::handlers::api_table_markdown());
+        return ExitCode::SUCCESS;
+    }
+    let (config, warnings) =
+        match strata::config::BrokerConfig::load_file(cli.config.as_deref(), &cli.overrides) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let running = match strata::server::startup::start(config, strata::clock::system()).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let token = running.shutdown_token();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutdown requested");
+            token.cancel();
+        });
+        match running.wait().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error during shutdown: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -15,7 +15,7 @@ use parking_lot::RwLock;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{
     check_batch, parse_header, record_offsets_and_timestamps, set_base_offset, set_log_append_time,
-    set_partition_leader_epoch, BatchHeader, BatchIter, BatchError,
+    set_partition_leader_epoch, BatchError, BatchHeader, BatchIter,
 };
 
 use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
@@ -405,6 +405,20 @@ impl PartitionLog {
     /// fsyncs and advances the recovery point to the log end offset.
     pub fn flush(&self) -> Result<()> {
         self.inner.write().flush()
+    }
+
+    /// The periodic flusher's check (`flush.ms`): fsyncs when unflushed data is older than the
+    /// configured interval. Returns whether it flushed.
+    pub fn flush_if_due(&self, now_ms: i64) -> Result<bool> {
+        let mut inner = self.inner.write();
+        if inner.unflushed_messages == 0
+            || now_ms.saturating_sub(inner.last_flush_ms) < inner.config.flush_ms
+        {
+            return Ok(false);
+        }
+        inner.flush()?;
+        inner.last_flush_ms = now_ms;
+        Ok(true)
     }
 
     /// ListOffsets by timestamp: the first record (at or after the log start offset) whose

@@ -66,6 +66,21 @@ impl std::fmt::Display for BatchError {
 
 impl std::error::Error for BatchError {}
 
+impl BatchError {
+    /// The Kafka error a produce request gets for this batch.
+    pub fn code(&self) -> crate::error::ErrorCode {
+        use crate::error::ErrorCode;
+        match self {
+            BatchError::InvalidMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            BatchError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
+            BatchError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
+            BatchError::Truncated { .. } | BatchError::CorruptMessage(_) | BatchError::Empty => {
+                ErrorCode::CORRUPT_MESSAGE
+            }
+        }
+    }
+}
+
 /// A decoded copy of one v2 batch header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchHeader {
@@ -205,10 +220,7 @@ pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, BatchError> {
 
 /// Validates a produce payload holding one or more consecutive batches and returns their
 /// headers in order. Every byte of `buf` must belong to a complete batch.
-pub fn validate_batches(
-    buf: &[u8],
-    max_batch_size: usize,
-) -> Result<Vec<BatchHeader>, BatchError> {
+pub fn validate_batches(buf: &[u8], max_batch_size: usize) -> Result<Vec<BatchHeader>, BatchError> {
     if buf.is_empty() {
         return Err(BatchError::Empty);
     }

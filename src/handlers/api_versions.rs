@@ -1,0 +1,94 @@
+//! ApiVersions (key 18), versions 0-4: the advertised ranges come from the API table, so they
+//! always match what dispatch serves. A request at a version we do not know gets a v0 answer
+//! with UNSUPPORTED_VERSION and our ranges, so the client retries at a version we know (KIP-511).
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture, SUPPORTED_APIS};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::api_versions_request::ApiVersionsRequest;
+use crate::protocol::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
+
+fn api_keys() -> Vec<ApiVersion> {
+    SUPPORTED_APIS
+        .iter()
+        .map(|(key, _, min, max)| ApiVersion {
+            api_key: *key,
+            min_version: *min,
+            max_version: *max,
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// Kafka's check on client software names and versions (v3+).
+fn valid_software_field(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.')
+}
+
+pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+    if version >= 3
+        && (!valid_software_field(&request.client_software_name)
+            || !valid_software_field(&request.client_software_version))
+    {
+        return ApiVersionsResponse {
+            error_code: ErrorCode::INVALID_REQUEST.code(),
+            ..Default::default()
+        };
+    }
+    ApiVersionsResponse {
+        error_code: 0,
+        api_keys: api_keys(),
+        finalized_features_epoch: -1,
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    _broker: Arc<Broker>,
+    header: RequestHeader,
+    request: ApiVersionsRequest,
+) -> ResponseFuture {
+    let response = handle(&request, header.api_version);
+    ready(header, Some(response))
+}
+
+/// The answer to an ApiVersions request at a version we do not support: encoded as v0.
+pub fn unsupported_version(mut header: RequestHeader) -> ResponseFuture {
+    header.api_version = 0;
+    let response = ApiVersionsResponse {
+        error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
+        api_keys: api_keys(),
+        ..Default::default()
+    };
+    ready(header, Some(response))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn software_names_are_checked() {
+        assert!(valid_software_field("apache-kafka-java"));
+        assert!(valid_software_field("3.9.0"));
+        assert!(!valid_software_field(""));
+        assert!(!valid_software_field("-x"));
+        assert!(!valid_software_field("a b"));
+    }
+
+    #[test]
+    fn advertises_every_table_entry() {
+        let r = handle(&ApiVersionsRequest::default(), 0);
+        assert_eq!(r.api_keys.len(), SUPPORTED_APIS.len());
+        assert!(r
+            .api_keys
+            .iter()
+            .any(|k| k.api_key == 0 && k.min_version == 0));
+    }
+}

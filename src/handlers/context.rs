@@ -1,0 +1,248 @@
+//! The broker state every handler sees, and the topic operations several handlers share
+//! (creation by CreateTopics and by Metadata auto-creation, partition config resolution).
+use std::collections::BTreeMap;
+
+use crate::clock::SharedClock;
+use crate::config::{BrokerConfig, ConfigError, TopicConfig};
+use crate::controller::{MetadataError, MetadataStore, TopicMeta};
+use crate::error::ErrorCode;
+use crate::replica::{PartitionConfig, ReplicaManager};
+use crate::storage::LogConfig;
+
+/// Limits enforced by the network layer, from the broker config.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub max_inflight_requests_per_connection: usize,
+    pub socket_request_max_bytes: usize,
+}
+
+/// An advertised listener: where clients should connect.
+#[derive(Debug, Clone)]
+pub struct AdvertisedEndpoint {
+    pub name: String,
+    pub host: String,
+    pub port: i32,
+}
+
+pub struct Broker {
+    pub node_id: i32,
+    pub cluster_id: String,
+    pub config: BrokerConfig,
+    pub limits: Limits,
+    pub clock: SharedClock,
+    pub metadata: MetadataStore,
+    pub replicas: ReplicaManager,
+    pub endpoints: Vec<AdvertisedEndpoint>,
+}
+
+/// Why a topic operation failed, with the Kafka error it maps to.
+#[derive(Debug, Clone)]
+pub struct TopicError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl TopicError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        TopicError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<MetadataError> for TopicError {
+    fn from(e: MetadataError) -> Self {
+        match e {
+            MetadataError::TopicExists(t) => TopicError::new(
+                ErrorCode::TOPIC_ALREADY_EXISTS,
+                format!("Topic '{t}' already exists."),
+            ),
+            MetadataError::UnknownTopic(t) => TopicError::new(
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                format!("Topic '{t}' does not exist."),
+            ),
+            other => TopicError::new(ErrorCode::KAFKA_STORAGE_ERROR, other.to_string()),
+        }
+    }
+}
+
+impl From<ConfigError> for TopicError {
+    fn from(e: ConfigError) -> Self {
+        TopicError::new(ErrorCode::INVALID_CONFIG, e.to_string())
+    }
+}
+
+/// Kafka's topic name rule: 1-249 characters of `[a-zA-Z0-9._-]`, not `.` or `..`.
+pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
+    let bad = |m: String| Err(TopicError::new(ErrorCode::INVALID_TOPIC_EXCEPTION, m));
+    if name.is_empty() {
+        return bad("Topic name is illegal, it can't be empty".into());
+    }
+    if name == "." || name == ".." {
+        return bad("Topic name cannot be \".\" or \"..\"".into());
+    }
+    if name.len() > 249 {
+        return bad(format!(
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'-')
+    {
+        return bad(format!(
+            "Topic name {name} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+impl Broker {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Resolves a topic's effective configuration from its overrides and the broker defaults.
+    pub fn topic_config(
+        &self,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<TopicConfig, ConfigError> {
+        TopicConfig::resolve(overrides, &self.config)
+    }
+
+    pub fn partition_config(&self, topic: &TopicMeta) -> PartitionConfig {
+        let tc = match self.topic_config(&topic.configs) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(topic = %topic.name, error = %e, "invalid stored topic config, using defaults");
+                TopicConfig::resolve(&BTreeMap::new(), &self.config).expect("defaults are valid")
+            }
+        };
+        partition_config_from(&tc)
+    }
+
+    /// Creates a topic (or only validates it) and opens its partitions.
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        configs: &BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<TopicMeta, TopicError> {
+        validate_topic_name(name)?;
+        let partitions = if partitions == -1 {
+            self.config.num_partitions
+        } else {
+            partitions
+        };
+        if partitions < 1 {
+            return Err(TopicError::new(
+                ErrorCode::INVALID_PARTITIONS,
+                "Number of partitions must be larger than 0.",
+            ));
+        }
+        let rf = if replication_factor == -1 {
+            self.config.default_replication_factor as i16
+        } else {
+            replication_factor
+        };
+        if rf < 1 {
+            return Err(TopicError::new(
+                ErrorCode::INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0.",
+            ));
+        }
+        if rf > 1 {
+            return Err(TopicError::new(
+                ErrorCode::INVALID_REPLICATION_FACTOR,
+                format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered."),
+            ));
+        }
+        self.topic_config(configs)?;
+        if self.metadata.topic(name).is_some() {
+            return Err(TopicError::new(
+                ErrorCode::TOPIC_ALREADY_EXISTS,
+                format!("Topic '{name}' already exists."),
+            ));
+        }
+        if validate_only {
+            return Ok(TopicMeta {
+                name: name.to_string(),
+                id: crate::protocol::codec::Uuid::ZERO,
+                partitions,
+                configs: configs.clone(),
+                is_internal: is_known_internal(name),
+            });
+        }
+        let meta =
+            self.metadata
+                .create_topic(name, partitions, configs, is_known_internal(name))?;
+        self.open_partitions(&meta)?;
+        Ok(meta)
+    }
+
+    /// Opens every partition of a topic as leader (start-up, creation, partition increase).
+    pub fn open_partitions(&self, meta: &TopicMeta) -> Result<(), TopicError> {
+        let pc = self.partition_config(meta);
+        for p in 0..meta.partitions {
+            self.replicas
+                .make_leader(&meta.name, p, meta.id, pc.clone())
+                .map_err(|e| TopicError::new(ErrorCode::KAFKA_STORAGE_ERROR, e.message()))?;
+        }
+        Ok(())
+    }
+
+    /// Re-applies a topic's config to its open partitions after an alter.
+    pub fn refresh_topic_config(&self, name: &str) {
+        if let Some(meta) = self.metadata.topic(name) {
+            let pc = self.partition_config(&meta);
+            for p in 0..meta.partitions {
+                if let Some(part) = self.replicas.get(name, p) {
+                    part.update_config(pc.clone());
+                }
+            }
+        }
+    }
+
+    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {
+        let meta = self.metadata.delete_topic(name)?;
+        for p in 0..meta.partitions {
+            if let Err(e) = self.replicas.delete(name, p) {
+                tracing::warn!(topic = name, partition = p, error = ?e, "deleting partition data failed");
+            }
+        }
+        Ok(meta)
+    }
+}
+
+/// Internal topics Kafka marks `is_internal`.
+pub fn is_known_internal(name: &str) -> bool {
+    name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+pub fn partition_config_from(tc: &TopicConfig) -> PartitionConfig {
+    PartitionConfig {
+        log: LogConfig {
+            segment_bytes: tc.segment_bytes.max(1) as u64,
+            segment_ms: tc.segment_ms,
+            retention_ms: tc.retention_ms,
+            retention_bytes: tc.retention_bytes,
+            index_interval_bytes: tc.index_interval_bytes as u32,
+            segment_index_bytes: tc.segment_index_bytes as u32,
+            flush_messages: if tc.flush_messages < 0 || tc.flush_messages == i64::MAX {
+                u64::MAX
+            } else {
+                tc.flush_messages as u64
+            },
+            flush_ms: tc.flush_ms,
+            file_delete_delay_ms: tc.file_delete_delay_ms,
+        },
+        max_message_bytes: tc.max_message_bytes.max(0) as usize,
+        log_append_time: tc.message_timestamp_type == crate::config::TimestampType::LogAppendTime,
+        compacted: tc.cleanup_policy.compact,
+        min_insync_replicas: tc.min_insync_replicas,
+    }
+}

@@ -1,0 +1,53 @@
+//! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
+//! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::delete_records_request::DeleteRecordsRequest;
+use crate::protocol::messages::delete_records_response::*;
+
+pub fn handle(broker: &Broker, request: DeleteRecordsRequest) -> DeleteRecordsResponse {
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|t| DeleteRecordsTopicResult {
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut r = DeleteRecordsPartitionResult {
+                        partition_index: p.partition_index,
+                        low_watermark: -1,
+                        ..Default::default()
+                    };
+                    match broker.replicas.get(&t.name, p.partition_index) {
+                        None => r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+                        Some(partition) => match partition.delete_records_before(p.offset) {
+                            Ok(low) => r.low_watermark = low,
+                            Err(e) => r.error_code = e.code().code(),
+                        },
+                    }
+                    r
+                })
+                .collect(),
+            name: t.name,
+            ..Default::default()
+        })
+        .collect();
+    DeleteRecordsResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: DeleteRecordsRequest,
+) -> ResponseFuture {
+    let response = handle(&broker, request);
+    ready(header, Some(response))
+}

@@ -1,0 +1,44 @@
+//! DescribeCluster (key 60), versions 0-1: the cluster id, controller and brokers (used by the
+//! admin client and `kafka-cluster`). Endpoint type 2 (controllers) is answered with this node,
+//! which is a controller too.
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::describe_cluster_request::DescribeClusterRequest;
+use crate::protocol::messages::describe_cluster_response::*;
+
+pub fn handle(broker: &Broker, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+    if request.endpoint_type != 1 && request.endpoint_type != 2 {
+        return DescribeClusterResponse {
+            error_code: ErrorCode::UNSUPPORTED_ENDPOINT_TYPE.code(),
+            endpoint_type: request.endpoint_type,
+            ..Default::default()
+        };
+    }
+    let ep = &broker.endpoints[0];
+    DescribeClusterResponse {
+        error_code: 0,
+        endpoint_type: request.endpoint_type,
+        cluster_id: broker.cluster_id.clone(),
+        controller_id: broker.node_id,
+        brokers: vec![DescribeClusterBroker {
+            broker_id: broker.node_id,
+            host: ep.host.clone(),
+            port: ep.port,
+            rack: None,
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: DescribeClusterRequest,
+) -> ResponseFuture {
+    let response = handle(&broker, &request);
+    ready(header, Some(response))
+}

@@ -1,0 +1,101 @@
+//! DescribeLogDirs (key 35), versions 1-4: each log dir with the partitions it holds, their
+//! sizes, and (v4) the file system's total and usable bytes.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture};
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::describe_log_dirs_request::DescribeLogDirsRequest;
+use crate::protocol::messages::describe_log_dirs_response::*;
+
+pub fn handle(broker: &Broker, request: &DescribeLogDirsRequest) -> DescribeLogDirsResponse {
+    let wanted = |topic: &str, p: i32| match &request.topics {
+        None => true,
+        Some(ts) => ts
+            .iter()
+            .any(|t| t.topic == topic && t.partitions.contains(&p)),
+    };
+    let mut by_dir: BTreeMap<String, BTreeMap<String, Vec<DescribeLogDirsPartition>>> =
+        BTreeMap::new();
+    for dir in broker.replicas.logs().log_dirs() {
+        by_dir.entry(dir.display().to_string()).or_default();
+    }
+    for p in broker.replicas.all() {
+        if !wanted(&p.topic, p.index) {
+            continue;
+        }
+        let dir = p
+            .log
+            .dir()
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        by_dir
+            .entry(dir)
+            .or_default()
+            .entry(p.topic.clone())
+            .or_default()
+            .push(DescribeLogDirsPartition {
+                partition_index: p.index,
+                partition_size: p.log.size_bytes() as i64,
+                offset_lag: 0,
+                is_future_key: false,
+                ..Default::default()
+            });
+    }
+    let results = by_dir
+        .into_iter()
+        .map(|(dir, topics)| {
+            let (total, usable) = disk_space(&dir);
+            DescribeLogDirsResult {
+                error_code: 0,
+                log_dir: dir,
+                topics: topics
+                    .into_iter()
+                    .map(|(name, mut partitions)| {
+                        partitions.sort_by_key(|p| p.partition_index);
+                        DescribeLogDirsTopic {
+                            name,
+                            partitions,
+                            ..Default::default()
+                        }
+                    })
+                    .collect(),
+                total_bytes: total,
+                usable_bytes: usable,
+                ..Default::default()
+            }
+        })
+        .collect();
+    DescribeLogDirsResponse {
+        throttle_time_ms: 0,
+        error_code: 0,
+        results,
+        ..Default::default()
+    }
+}
+
+/// Total and available bytes of the file system holding `dir` (-1 when unknown).
+fn disk_space(dir: &str) -> (i64, i64) {
+    let Ok(path) = std::ffi::CString::new(dir) else {
+        return (-1, -1);
+    };
+    // SAFETY: statvfs only writes into the struct we pass, and `path` is a valid C string.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut st) != 0 {
+            return (-1, -1);
+        }
+        let frsize = st.f_frsize as i64;
+        (st.f_blocks as i64 * frsize, st.f_bavail as i64 * frsize)
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: DescribeLogDirsRequest,
+) -> ResponseFuture {
+    let response = handle(&broker, &request);
+    ready(header, Some(response))
+}

@@ -1,0 +1,164 @@
+//! Fetch (key 1), versions 4-17 (topic ids from 13): long poll on `min_bytes` / `max_wait_ms`,
+//! response `max_bytes` and `partition_max_bytes` with Kafka's rule that the first batch is
+//! returned whole even when larger than the limits (so a consumer can always make progress),
+//! whole batches starting at the one containing the fetch offset, and read_committed bounded
+//! by the last stable offset.
+//!
+//! Incremental fetch sessions (KIP-227) are declined the way Kafka declines them when its
+//! session cache is full: a session id of 0, after which clients send full fetches.
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{later, Broker, ResponseFuture};
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::fetch_request::FetchRequest;
+use crate::protocol::messages::fetch_response::*;
+use crate::replica::partition::Isolation;
+
+/// Kafka's cap on how long a fetch may wait, whatever the client asks.
+const MAX_WAIT_CAP_MS: i32 = 30_000;
+
+struct Gathered {
+    response: FetchResponse,
+    bytes: usize,
+    error: bool,
+}
+
+fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
+    let isolation = Isolation::from_wire(request.isolation_level);
+    let mut remaining = if request.max_bytes <= 0 {
+        0
+    } else {
+        request.max_bytes as usize
+    };
+    let mut total = 0usize;
+    let mut error = false;
+    let mut responses = Vec::with_capacity(request.topics.len());
+    for topic in &request.topics {
+        let name = if version >= 13 {
+            broker.metadata.topic_name_by_id(&topic.topic_id)
+        } else {
+            Some(topic.topic.clone())
+        };
+        let mut partitions = Vec::with_capacity(topic.partitions.len());
+        for fp in &topic.partitions {
+            let mut pd = PartitionData {
+                partition_index: fp.partition,
+                high_watermark: -1,
+                last_stable_offset: -1,
+                log_start_offset: -1,
+                aborted_transactions: None,
+                preferred_read_replica: -1,
+                records: Some(Default::default()),
+                ..Default::default()
+            };
+            let Some(name) = name.as_deref() else {
+                pd.error_code = ErrorCode::UNKNOWN_TOPIC_ID.code();
+                error = true;
+                partitions.push(pd);
+                continue;
+            };
+            let Some(partition) = broker.replicas.get(name, fp.partition) else {
+                pd.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                error = true;
+                partitions.push(pd);
+                continue;
+            };
+            if let Err(e) = partition.check_leader_epoch(fp.current_leader_epoch) {
+                pd.error_code = e.code().code();
+                error = true;
+                partitions.push(pd);
+                continue;
+            }
+            pd.high_watermark = partition.high_watermark();
+            pd.last_stable_offset = partition.last_stable_offset();
+            pd.log_start_offset = partition.log_start_offset();
+            if isolation == Isolation::ReadCommitted {
+                pd.aborted_transactions = Some(Vec::new());
+            }
+            let max = (fp.partition_max_bytes.max(0) as usize).min(remaining);
+            // The first partition with data may exceed the limits by one batch (KIP-74).
+            let min_one = total == 0;
+            match partition.read(fp.fetch_offset, max, isolation, min_one) {
+                Ok(data) => {
+                    let n = data.records.len();
+                    total += n;
+                    remaining = remaining.saturating_sub(n);
+                    pd.records = Some(data.records);
+                }
+                Err(e) => {
+                    pd.error_code = e.code().code();
+                    error = true;
+                }
+            }
+            partitions.push(pd);
+        }
+        responses.push(FetchableTopicResponse {
+            topic: topic.topic.clone(),
+            topic_id: if version >= 13 {
+                topic.topic_id
+            } else {
+                Uuid::ZERO
+            },
+            partitions,
+            ..Default::default()
+        });
+    }
+    Gathered {
+        response: FetchResponse {
+            throttle_time_ms: 0,
+            error_code: 0,
+            session_id: 0,
+            responses,
+            ..Default::default()
+        },
+        bytes: total,
+        error,
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: FetchRequest,
+) -> ResponseFuture {
+    let version = header.api_version;
+    later(header, async move {
+        // A client continuing a session we never created is told it does not exist.
+        if request.session_id != 0 && request.session_epoch > 0 {
+            return Some(FetchResponse {
+                error_code: ErrorCode::FETCH_SESSION_ID_NOT_FOUND.code(),
+                session_id: 0,
+                ..Default::default()
+            });
+        }
+        if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
+            // Follower fetches arrive with replication; a single node has no followers.
+            return Some(FetchResponse {
+                error_code: ErrorCode::NOT_LEADER_OR_FOLLOWER.code(),
+                ..Default::default()
+            });
+        }
+        let deadline = tokio::time::Instant::now()
+            + Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64);
+        let min_bytes = request.min_bytes.max(0) as usize;
+        let mut appended = broker.replicas.subscribe_appends();
+        loop {
+            appended.borrow_and_update();
+            let g = gather(&broker, &request, version);
+            if min_bytes == 0
+                || g.bytes >= min_bytes
+                || g.error
+                || tokio::time::Instant::now() >= deadline
+            {
+                return Some(g.response);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                changed = appended.changed() => if changed.is_err() { return Some(g.response) },
+            }
+        }
+    })
+}

@@ -1,0 +1,140 @@
+//! Metadata (key 3), versions 0-12: brokers, topics with ids and leader epochs, and topic
+//! auto-creation (`auto.create.topics.enable`, `num.partitions`) when the client allows it (v4+;
+//! always for older versions, as Kafka).
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture};
+use crate::controller::TopicMeta;
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::metadata_request::MetadataRequest;
+use crate::protocol::messages::metadata_response::*;
+
+pub fn brokers(broker: &Broker) -> Vec<MetadataResponseBroker> {
+    let ep = &broker.endpoints[0];
+    vec![MetadataResponseBroker {
+        node_id: broker.node_id,
+        host: ep.host.clone(),
+        port: ep.port,
+        rack: None,
+        ..Default::default()
+    }]
+}
+
+fn topic_response(broker: &Broker, meta: &TopicMeta) -> MetadataResponseTopic {
+    let partitions = (0..meta.partitions)
+        .map(|p| {
+            let epoch = broker
+                .replicas
+                .get(&meta.name, p)
+                .map(|x| x.leader_epoch())
+                .unwrap_or(0);
+            MetadataResponsePartition {
+                error_code: 0,
+                partition_index: p,
+                leader_id: broker.node_id,
+                leader_epoch: epoch,
+                replica_nodes: vec![broker.node_id],
+                isr_nodes: vec![broker.node_id],
+                offline_replicas: vec![],
+                ..Default::default()
+            }
+        })
+        .collect();
+    MetadataResponseTopic {
+        error_code: 0,
+        name: Some(meta.name.clone()),
+        topic_id: meta.id,
+        is_internal: meta.is_internal,
+        partitions,
+        ..Default::default()
+    }
+}
+
+fn error_topic(name: Option<String>, id: Uuid, code: ErrorCode) -> MetadataResponseTopic {
+    MetadataResponseTopic {
+        error_code: code.code(),
+        name,
+        topic_id: id,
+        ..Default::default()
+    }
+}
+
+pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> MetadataResponse {
+    // v0: an empty list means all topics; v1+: null means all topics.
+    let requested = match request.topics {
+        None => None,
+        Some(t) if t.is_empty() && version == 0 => None,
+        Some(t) => Some(t),
+    };
+    let allow_auto_create = (version < 4 || request.allow_auto_topic_creation)
+        && broker.config.auto_create_topics_enable;
+    let topics = match requested {
+        None => broker
+            .metadata
+            .topics()
+            .iter()
+            .map(|t| topic_response(broker, t))
+            .collect(),
+        Some(list) => list
+            .into_iter()
+            .map(|t| {
+                let name = match (&t.name, t.topic_id.is_zero()) {
+                    (Some(n), _) => n.clone(),
+                    (None, false) => match broker.metadata.topic_name_by_id(&t.topic_id) {
+                        Some(n) => n,
+                        None => return error_topic(None, t.topic_id, ErrorCode::UNKNOWN_TOPIC_ID),
+                    },
+                    (None, true) => {
+                        return error_topic(None, t.topic_id, ErrorCode::INVALID_REQUEST)
+                    }
+                };
+                if let Some(meta) = broker.metadata.topic(&name) {
+                    return topic_response(broker, &meta);
+                }
+                if let Err(e) = super::context::validate_topic_name(&name) {
+                    return error_topic(Some(name), Uuid::ZERO, e.code);
+                }
+                if !allow_auto_create {
+                    return error_topic(
+                        Some(name),
+                        Uuid::ZERO,
+                        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    );
+                }
+                match broker.create_topic(&name, -1, -1, &Default::default(), false) {
+                    // Creation is synchronous here, so the leaders exist already: no need for
+                    // Kafka's LEADER_NOT_AVAILABLE round trip.
+                    Ok(meta) => topic_response(broker, &meta),
+                    Err(e) if e.code == ErrorCode::TOPIC_ALREADY_EXISTS => {
+                        match broker.metadata.topic(&name) {
+                            Some(meta) => topic_response(broker, &meta),
+                            None => {
+                                error_topic(Some(name), Uuid::ZERO, ErrorCode::LEADER_NOT_AVAILABLE)
+                            }
+                        }
+                    }
+                    Err(e) => error_topic(Some(name), Uuid::ZERO, e.code),
+                }
+            })
+            .collect(),
+    };
+    MetadataResponse {
+        throttle_time_ms: 0,
+        brokers: brokers(broker),
+        cluster_id: Some(broker.cluster_id.clone()),
+        controller_id: broker.node_id,
+        topics,
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: MetadataRequest,
+) -> ResponseFuture {
+    let response = handle(&broker, header.api_version, request);
+    ready(header, Some(response))
+}

@@ -1,0 +1,198 @@
+//! One module per Kafka API, and the API table that drives both dispatch and ApiVersions, so
+//! the versions we advertise cannot drift from the ones we serve.
+//!
+//! Each handler module exposes `handle(broker, header, request) -> Option<Response>` (None only
+//! for `acks=0` produce, which Kafka never answers).
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::protocol::codec::{Decode, DecodeError, Encode};
+use crate::protocol::header::{encode_response_header, RequestHeader};
+
+pub mod context;
+pub use context::{Broker, Limits};
+
+pub mod alter_configs;
+pub mod api_versions;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod describe_log_dirs;
+pub mod fetch;
+pub mod incremental_alter_configs;
+pub mod init_producer_id;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_for_leader_epoch;
+pub mod produce;
+
+/// A response future, ready to be spawned; yields the framed response (None: send nothing).
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
+
+pub enum Outcome {
+    Respond(ResponseFuture),
+    /// Kafka closes the connection for requests it cannot parse (unknown key, bad header).
+    Close(String),
+}
+
+/// Generates the supported-API table and the dispatch `match` from one list.
+macro_rules! api_table {
+    ($( $key:literal => $module:ident, $req:ty, $resp:ty, $min:literal ..= $max:literal; )*) => {
+        /// Every API Strata serves: (api key, name, min version, max version).
+        pub const SUPPORTED_APIS: &[(i16, &str, i16, i16)] = &[
+            $( ($key, stringify!($module), $min, $max), )*
+        ];
+
+        fn request_is_flexible(api_key: i16, version: i16) -> Option<bool> {
+            match api_key {
+                $( $key => Some(<$req>::is_flexible(version)), )*
+                _ => None,
+            }
+        }
+
+        fn response_is_flexible(api_key: i16, version: i16) -> bool {
+            match api_key {
+                $( $key => <$resp>::is_flexible(version), )*
+                _ => false,
+            }
+        }
+
+        async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes) -> Result<ResponseFuture, DecodeError> {
+            let version = header.api_version;
+            match header.api_key {
+                $( $key => {
+                    let request = <$req>::decode(&mut body, version)?;
+                    Ok($module::start(broker, header, request).await)
+                } )*
+                other => Err(DecodeError::UnknownApiKey(other)),
+            }
+        }
+    };
+}
+
+use crate::protocol::messages::*;
+
+api_table! {
+    0 => produce, produce_request::ProduceRequest, produce_response::ProduceResponse, 0..=11;
+    1 => fetch, fetch_request::FetchRequest, fetch_response::FetchResponse, 4..=17;
+    2 => list_offsets, list_offsets_request::ListOffsetsRequest, list_offsets_response::ListOffsetsResponse, 1..=7;
+    3 => metadata, metadata_request::MetadataRequest, metadata_response::MetadataResponse, 0..=12;
+    18 => api_versions, api_versions_request::ApiVersionsRequest, api_versions_response::ApiVersionsResponse, 0..=4;
+    19 => create_topics, create_topics_request::CreateTopicsRequest, create_topics_response::CreateTopicsResponse, 2..=7;
+    20 => delete_topics, delete_topics_request::DeleteTopicsRequest, delete_topics_response::DeleteTopicsResponse, 1..=6;
+    21 => delete_records, delete_records_request::DeleteRecordsRequest, delete_records_response::DeleteRecordsResponse, 0..=2;
+    22 => init_producer_id, init_producer_id_request::InitProducerIdRequest, init_producer_id_response::InitProducerIdResponse, 0..=5;
+    23 => offset_for_leader_epoch, offset_for_leader_epoch_request::OffsetForLeaderEpochRequest, offset_for_leader_epoch_response::OffsetForLeaderEpochResponse, 2..=4;
+    32 => describe_configs, describe_configs_request::DescribeConfigsRequest, describe_configs_response::DescribeConfigsResponse, 1..=4;
+    33 => alter_configs, alter_configs_request::AlterConfigsRequest, alter_configs_response::AlterConfigsResponse, 0..=2;
+    35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, describe_log_dirs_response::DescribeLogDirsResponse, 1..=4;
+    37 => create_partitions, create_partitions_request::CreatePartitionsRequest, create_partitions_response::CreatePartitionsResponse, 0..=3;
+    44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, incremental_alter_configs_response::IncrementalAlterConfigsResponse, 0..=1;
+    60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, describe_cluster_response::DescribeClusterResponse, 0..=1;
+}
+
+/// The advertised range of an API, if Strata serves it.
+pub fn supported_range(api_key: i16) -> Option<(i16, i16)> {
+    SUPPORTED_APIS
+        .iter()
+        .find(|a| a.0 == api_key)
+        .map(|a| (a.2, a.3))
+}
+
+/// Frames a handler's response for the request it answers.
+pub fn encode_response<R: Encode>(header: &RequestHeader, response: &R) -> Bytes {
+    let flexible = response_is_flexible(header.api_key, header.api_version);
+    // KIP-511: ApiVersions responses always use header v0, so any client can read them.
+    let header_version = if flexible && header.api_key != 18 {
+        1
+    } else {
+        0
+    };
+    crate::server::connection::frame_response(|buf: &mut BytesMut| {
+        encode_response_header(buf, header.correlation_id, header_version);
+        response.encode(buf, header.api_version);
+    })
+}
+
+/// Wraps a finished response as a ready future.
+pub fn ready<R: Encode + Send + 'static>(
+    header: RequestHeader,
+    response: Option<R>,
+) -> ResponseFuture {
+    Box::pin(async move { response.map(|r| encode_response(&header, &r)) })
+}
+
+/// Wraps a handler's async work as a response future.
+pub fn later<R, F>(header: RequestHeader, fut: F) -> ResponseFuture
+where
+    R: Encode + Send + 'static,
+    F: Future<Output = Option<R>> + Send + 'static,
+{
+    Box::pin(async move { fut.await.map(|r| encode_response(&header, &r)) })
+}
+
+/// Reads a frame's header and starts its handler. Unknown keys, unadvertised versions and
+/// malformed requests close the connection (as Kafka does), except ApiVersions at an unknown
+/// version, which gets a v0 answer so the client can downgrade (KIP-511).
+pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, _peer: SocketAddr) -> Outcome {
+    if frame.len() < 8 {
+        return Outcome::Close("frame shorter than a request header".into());
+    }
+    let api_key = i16::from_be_bytes([frame[0], frame[1]]);
+    let api_version = i16::from_be_bytes([frame[2], frame[3]]);
+    let Some((min, max)) = supported_range(api_key) else {
+        return Outcome::Close(format!("unknown api key {api_key}"));
+    };
+    if api_key == 18 && !(min..=max).contains(&api_version) {
+        let header = match RequestHeader::decode(&mut frame, 1) {
+            Ok(h) => h,
+            Err(e) => return Outcome::Close(format!("bad header: {e}")),
+        };
+        return Outcome::Respond(api_versions::unsupported_version(header));
+    }
+    if !(min..=max).contains(&api_version) {
+        return Outcome::Close(format!(
+            "unsupported version {api_version} of api {api_key}"
+        ));
+    }
+    let header_version = if request_is_flexible(api_key, api_version).unwrap_or(false) {
+        2
+    } else {
+        1
+    };
+    let header = match RequestHeader::decode(&mut frame, header_version) {
+        Ok(h) => h,
+        Err(e) => return Outcome::Close(format!("bad header: {e}")),
+    };
+    match dispatch(broker.clone(), header, frame).await {
+        Ok(fut) => Outcome::Respond(fut),
+        Err(e) => Outcome::Close(format!(
+            "malformed request (api {api_key} v{api_version}): {e}"
+        )),
+    }
+}
+
+/// The supported-API table as Markdown, for the README.
+pub fn api_table_markdown() -> String {
+    let mut s = String::from("| Key | API | Versions |\n|---:|---|---|\n");
+    for (key, name, min, max) in SUPPORTED_APIS {
+        let title: String = name
+            .split('_')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect();
+        s.push_str(&format!("| {key} | {title} | {min}–{max} |\n"));
+    }
+    s
+}

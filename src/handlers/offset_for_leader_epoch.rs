@@ -1,0 +1,62 @@
+//! OffsetForLeaderEpoch (key 23), versions 2-4: the end offset of the largest epoch at or below
+//! the requested one, from the leader-epoch cache (Kafka's LeaderEpochFileCache.endOffsetFor).
+//! Consumers use it to detect log truncation after a leader change.
+use std::sync::Arc;
+
+use super::{ready, Broker, ResponseFuture};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::offset_for_leader_epoch_request::OffsetForLeaderEpochRequest;
+use crate::protocol::messages::offset_for_leader_epoch_response::*;
+
+pub fn handle(
+    broker: &Broker,
+    request: OffsetForLeaderEpochRequest,
+) -> OffsetForLeaderEpochResponse {
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|t| OffsetForLeaderTopicResult {
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let mut r = EpochEndOffset {
+                        partition: p.partition,
+                        leader_epoch: -1,
+                        end_offset: -1,
+                        ..Default::default()
+                    };
+                    let Some(partition) = broker.replicas.get(&t.topic, p.partition) else {
+                        r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                        return r;
+                    };
+                    if let Err(e) = partition.check_leader_epoch(p.current_leader_epoch) {
+                        r.error_code = e.code().code();
+                        return r;
+                    }
+                    let (epoch, end_offset) = partition.log.end_offset_for_epoch(p.leader_epoch);
+                    r.leader_epoch = epoch;
+                    r.end_offset = end_offset;
+                    r
+                })
+                .collect(),
+            topic: t.topic,
+            ..Default::default()
+        })
+        .collect();
+    OffsetForLeaderEpochResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: OffsetForLeaderEpochRequest,
+) -> ResponseFuture {
+    let response = handle(&broker, request);
+    ready(header, Some(response))
+}

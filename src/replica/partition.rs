@@ -1,0 +1,364 @@
+//! One partition led by this broker: validates and appends produce batches (with idempotence),
+//! serves reads bounded by the high watermark or last stable offset, and answers offset
+//! queries.
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use parking_lot::{Mutex, RwLock};
+
+use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::records::batch::{self, BatchHeader};
+use crate::storage::{FetchDataInfo, LogConfig, PartitionLog, StorageError};
+
+/// The per-partition settings the replica layer needs, resolved from topic configs.
+#[derive(Debug, Clone)]
+pub struct PartitionConfig {
+    pub log: LogConfig,
+    pub max_message_bytes: usize,
+    pub log_append_time: bool,
+    pub compacted: bool,
+    pub min_insync_replicas: i32,
+}
+
+impl Default for PartitionConfig {
+    fn default() -> Self {
+        PartitionConfig {
+            log: LogConfig::default(),
+            max_message_bytes: 1_048_588,
+            log_append_time: false,
+            compacted: false,
+            min_insync_replicas: 1,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum PartitionError {
+    Record(batch::BatchError),
+    MessageTooLarge {
+        size: usize,
+        max: usize,
+    },
+    Producer(ProducerStateError),
+    Storage(StorageError),
+    OffsetOutOfRange {
+        offset: i64,
+        log_start_offset: i64,
+        log_end_offset: i64,
+    },
+    FencedLeaderEpoch {
+        current: i32,
+        got: i32,
+    },
+    UnknownLeaderEpoch {
+        current: i32,
+        got: i32,
+    },
+}
+
+impl PartitionError {
+    /// The single mapping from partition errors to Kafka error codes.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PartitionError::Record(e) => e.code(),
+            PartitionError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
+            PartitionError::Producer(ProducerStateError::InvalidProducerEpoch { .. }) => {
+                ErrorCode::INVALID_PRODUCER_EPOCH
+            }
+            PartitionError::Producer(ProducerStateError::OutOfOrderSequence { .. }) => {
+                ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
+            }
+            PartitionError::Storage(StorageError::OffsetOutOfRange { .. }) => {
+                ErrorCode::OFFSET_OUT_OF_RANGE
+            }
+            PartitionError::Storage(_) => ErrorCode::KAFKA_STORAGE_ERROR,
+            PartitionError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
+            PartitionError::FencedLeaderEpoch { .. } => ErrorCode::FENCED_LEADER_EPOCH,
+            PartitionError::UnknownLeaderEpoch { .. } => ErrorCode::UNKNOWN_LEADER_EPOCH,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+impl From<StorageError> for PartitionError {
+    fn from(e: StorageError) -> Self {
+        PartitionError::Storage(e)
+    }
+}
+
+/// The result of a successful produce to one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendOutcome {
+    pub base_offset: i64,
+    pub last_offset: i64,
+    /// -1 unless the topic uses LogAppendTime.
+    pub log_append_time_ms: i64,
+    pub log_start_offset: i64,
+    /// True when the batch was a retry of one already in the log.
+    pub duplicate: bool,
+}
+
+#[derive(Debug)]
+struct PartitionState {
+    leader_epoch: i32,
+    high_watermark: i64,
+    producers: ProducerStateManager,
+}
+
+pub struct Partition {
+    pub topic: String,
+    pub index: i32,
+    pub topic_id: Uuid,
+    pub log: Arc<PartitionLog>,
+    state: Mutex<PartitionState>,
+    config: RwLock<Arc<PartitionConfig>>,
+}
+
+/// Isolation level of a read (`isolation_level` of Fetch and ListOffsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
+}
+
+impl Isolation {
+    pub fn from_wire(level: i8) -> Self {
+        if level == 1 {
+            Isolation::ReadCommitted
+        } else {
+            Isolation::ReadUncommitted
+        }
+    }
+}
+
+impl Partition {
+    /// Wraps an opened log as a leader replica, rebuilding producer state from the log.
+    pub fn new(
+        topic: &str,
+        index: i32,
+        topic_id: Uuid,
+        log: Arc<PartitionLog>,
+        config: PartitionConfig,
+    ) -> Result<Self, PartitionError> {
+        let mut producers = ProducerStateManager::new();
+        log.scan_batches(log.log_start_offset(), &mut |h: &BatchHeader| {
+            producers.replay(h)
+        })?;
+        let leader_epoch = log.latest_epoch().unwrap_or(0);
+        if log.latest_epoch().is_none() {
+            log.assign_epoch_start_offset(leader_epoch, log.log_end_offset())?;
+        }
+        let high_watermark = log.log_end_offset();
+        Ok(Partition {
+            topic: topic.to_string(),
+            index,
+            topic_id,
+            log,
+            state: Mutex::new(PartitionState {
+                leader_epoch,
+                high_watermark,
+                producers,
+            }),
+            config: RwLock::new(Arc::new(config)),
+        })
+    }
+
+    pub fn config(&self) -> Arc<PartitionConfig> {
+        self.config.read().clone()
+    }
+
+    pub fn update_config(&self, config: PartitionConfig) {
+        self.log.update_config(config.log.clone());
+        *self.config.write() = Arc::new(config);
+    }
+
+    pub fn leader_epoch(&self) -> i32 {
+        self.state.lock().leader_epoch
+    }
+
+    pub fn high_watermark(&self) -> i64 {
+        self.state.lock().high_watermark
+    }
+
+    pub fn log_start_offset(&self) -> i64 {
+        self.log.log_start_offset()
+    }
+
+    pub fn log_end_offset(&self) -> i64 {
+        self.log.log_end_offset()
+    }
+
+    /// The offset below which no transaction is still open (Kafka's LSO).
+    pub fn last_stable_offset(&self) -> i64 {
+        let st = self.state.lock();
+        match st.producers.first_unstable_offset() {
+            Some(first) => first.min(st.high_watermark),
+            None => st.high_watermark,
+        }
+    }
+
+    /// Checks the epoch a client believes current (`current_leader_epoch`, -1 = unknown).
+    pub fn check_leader_epoch(&self, got: i32) -> Result<(), PartitionError> {
+        if got < 0 {
+            return Ok(());
+        }
+        let current = self.leader_epoch();
+        if got < current {
+            Err(PartitionError::FencedLeaderEpoch { current, got })
+        } else if got > current {
+            Err(PartitionError::UnknownLeaderEpoch { current, got })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Validates and appends the batches of one produce request partition.
+    pub fn append_records(
+        &self,
+        records: Bytes,
+        now_ms: i64,
+    ) -> Result<AppendOutcome, PartitionError> {
+        let config = self.config();
+        let headers =
+            batch::validate_batches(&records, config.max_message_bytes).map_err(|e| match e {
+                batch::BatchError::MessageTooLarge { size, .. } => {
+                    PartitionError::MessageTooLarge {
+                        size,
+                        max: config.max_message_bytes,
+                    }
+                }
+                other => PartitionError::Record(other),
+            })?;
+        let mut st = self.state.lock();
+        // Idempotence: a retry of one of the producer's last batches is answered, not written.
+        if headers.len() == 1 {
+            if let SequenceCheck::Duplicate(dup) = st
+                .producers
+                .check(&headers[0])
+                .map_err(PartitionError::Producer)?
+            {
+                return Ok(AppendOutcome {
+                    base_offset: dup.first_offset,
+                    last_offset: dup.last_offset,
+                    log_append_time_ms: -1,
+                    log_start_offset: self.log.log_start_offset(),
+                    duplicate: true,
+                });
+            }
+        } else {
+            let mut scratch = st.producers.clone();
+            for h in &headers {
+                match scratch.check(h).map_err(PartitionError::Producer)? {
+                    SequenceCheck::Append => scratch.update(h, 0, 0, 0),
+                    SequenceCheck::Duplicate(d) => {
+                        return Err(PartitionError::Producer(
+                            ProducerStateError::OutOfOrderSequence {
+                                expected: d.last_seq,
+                                got: h.base_sequence,
+                            },
+                        ))
+                    }
+                }
+            }
+        }
+        let log_append_time = if config.log_append_time {
+            Some(now_ms)
+        } else {
+            None
+        };
+        // One copy of the payload: offsets and the leader epoch are written in place.
+        let data = BytesMut::from(&records[..]);
+        let info = self
+            .log
+            .append_as_leader(data, st.leader_epoch, log_append_time, now_ms)?;
+        // Offsets were assigned consecutively, batch by batch, from first_offset.
+        let mut next = info.first_offset;
+        for h in &headers {
+            let first = next;
+            let last = first + h.last_offset_delta as i64;
+            let ts = if config.log_append_time {
+                now_ms
+            } else {
+                h.max_timestamp
+            };
+            st.producers.update(h, first, last, ts);
+            next = last + 1;
+        }
+        // A single replica is the whole ISR: the high watermark follows the log end offset.
+        st.high_watermark = self.log.log_end_offset();
+        Ok(AppendOutcome {
+            base_offset: info.first_offset,
+            last_offset: info.last_offset,
+            log_append_time_ms: log_append_time.unwrap_or(-1),
+            log_start_offset: info.log_start_offset,
+            duplicate: false,
+        })
+    }
+
+    /// Reads for a consumer: whole batches from the one containing `fetch_offset`, never past the
+    /// high watermark (or the last stable offset for read_committed).
+    pub fn read(
+        &self,
+        fetch_offset: i64,
+        max_bytes: usize,
+        isolation: Isolation,
+        min_one_batch: bool,
+    ) -> Result<FetchDataInfo, PartitionError> {
+        let limit = match isolation {
+            Isolation::ReadUncommitted => self.high_watermark(),
+            Isolation::ReadCommitted => self.last_stable_offset(),
+        };
+        let log_end = self.log.log_end_offset();
+        let log_start = self.log.log_start_offset();
+        if fetch_offset < log_start || fetch_offset > log_end {
+            return Err(PartitionError::OffsetOutOfRange {
+                offset: fetch_offset,
+                log_start_offset: log_start,
+                log_end_offset: log_end,
+            });
+        }
+        if fetch_offset >= limit {
+            return Ok(FetchDataInfo {
+                records: Bytes::new(),
+                log_start_offset: log_start,
+                log_end_offset: log_end,
+            });
+        }
+        Ok(self
+            .log
+            .read(fetch_offset, max_bytes, limit, min_one_batch)?)
+    }
+
+    /// Moves the log start offset (DeleteRecords); -1 means "up to the high watermark".
+    pub fn delete_records_before(&self, offset: i64) -> Result<i64, PartitionError> {
+        let hw = self.high_watermark();
+        let target = if offset == -1 { hw } else { offset };
+        if target < 0 || target > hw {
+            return Err(PartitionError::OffsetOutOfRange {
+                offset: target,
+                log_start_offset: self.log_start_offset(),
+                log_end_offset: self.log_end_offset(),
+            });
+        }
+        Ok(self.log.delete_records_before(target)?)
+    }
+
+    /// Drops producers idle past `producer.id.expiration.ms`.
+    pub fn expire_producers(&self, now_ms: i64, expiration_ms: i64) {
+        self.state.lock().producers.expire(now_ms, expiration_ms);
+    }
+
+    /// Number of producers whose state is kept (DescribeProducers, tests).
+    pub fn producer_count(&self) -> usize {
+        self.state.lock().producers.len()
+    }
+
+    pub fn with_producers<R>(&self, f: impl FnOnce(&ProducerStateManager) -> R) -> R {
+        f(&self.state.lock().producers)
+    }
+}

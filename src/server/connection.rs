@@ -1,0 +1,160 @@
+//! One client connection: frames in, responses out, in request order.
+//!
+//! The reader decodes each frame and starts its handler at once, so requests on one connection
+//! are processed concurrently (Kafka clients pipeline up to five), while the writer sends the
+//! responses strictly in the order the requests arrived. Produce requests run their append
+//! stage inline in the reader, so appends happen in connection order; only their wait for
+//! acknowledgement runs concurrently. A frame larger than `socket.request.max.bytes` or with a
+//! negative size closes the connection before anything is allocated, as Kafka does.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::handlers::{self, Broker, Outcome};
+
+pub struct Connection {
+    broker: Arc<Broker>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    shutdown: CancellationToken,
+}
+
+/// Why a connection was closed by the broker (the fields are for the debug log).
+#[derive(Debug)]
+#[allow(dead_code)]
+enum CloseReason {
+    Eof,
+    Io(std::io::Error),
+    FrameTooLarge(i32),
+    NegativeFrameSize(i32),
+    BadRequest(String),
+    Shutdown,
+}
+
+impl Connection {
+    pub fn new(
+        broker: Arc<Broker>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Connection {
+            broker,
+            stream,
+            peer,
+            shutdown,
+        }
+    }
+
+    pub async fn run(self) {
+        let Connection {
+            broker,
+            stream,
+            peer,
+            shutdown,
+        } = self;
+        let (rd, wr) = stream.into_split();
+        let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
+        let (tx, rx) = mpsc::channel::<JoinHandle<Option<Bytes>>>(inflight);
+        let writer = tokio::spawn(write_loop(wr, rx));
+        let reason = read_loop(
+            &broker,
+            BufReader::with_capacity(64 * 1024, rd),
+            tx,
+            peer,
+            &shutdown,
+        )
+        .await;
+        match &reason {
+            CloseReason::Eof | CloseReason::Shutdown => {}
+            other => tracing::debug!(%peer, reason = ?other, "closing connection"),
+        }
+        // The writer drains every response already started, then ends.
+        let _ = writer.await;
+    }
+}
+
+async fn read_loop(
+    broker: &Arc<Broker>,
+    mut rd: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    tx: mpsc::Sender<JoinHandle<Option<Bytes>>>,
+    peer: SocketAddr,
+    shutdown: &CancellationToken,
+) -> CloseReason {
+    let max_frame = broker.limits.socket_request_max_bytes;
+    loop {
+        let size = tokio::select! {
+            _ = shutdown.cancelled() => return CloseReason::Shutdown,
+            s = rd.read_i32() => match s {
+                Ok(s) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return CloseReason::Eof,
+                Err(e) => return CloseReason::Io(e),
+            },
+        };
+        if size < 0 {
+            return CloseReason::NegativeFrameSize(size);
+        }
+        if size as usize > max_frame {
+            return CloseReason::FrameTooLarge(size);
+        }
+        let mut frame = BytesMut::zeroed(size as usize);
+        if let Err(e) = rd.read_exact(&mut frame).await {
+            return if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                CloseReason::Eof
+            } else {
+                CloseReason::Io(e)
+            };
+        }
+        match handlers::start(broker, frame.freeze(), peer).await {
+            Outcome::Respond(fut) => {
+                let handle = tokio::spawn(fut);
+                if tx.send(handle).await.is_err() {
+                    return CloseReason::Eof;
+                }
+            }
+            Outcome::Close(why) => return CloseReason::BadRequest(why),
+        }
+    }
+}
+
+async fn write_loop(
+    wr: tokio::net::tcp::OwnedWriteHalf,
+    mut rx: mpsc::Receiver<JoinHandle<Option<Bytes>>>,
+) {
+    let mut wr = BufWriter::with_capacity(64 * 1024, wr);
+    while let Some(handle) = rx.recv().await {
+        let response = match handle.await {
+            Ok(r) => r,
+            Err(e) => {
+                // A handler panicked: the response order can no longer be kept, so close.
+                tracing::error!(error = %e, "request handler failed");
+                return;
+            }
+        };
+        if let Some(resp) = response {
+            if wr.write_all(&resp).await.is_err() {
+                return;
+            }
+        }
+        if rx.is_empty() && wr.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = wr.flush().await;
+}
+
+/// Frames a response: size prefix, header, body.
+pub fn frame_response(body: impl FnOnce(&mut BytesMut)) -> Bytes {
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0);
+    body(&mut buf);
+    let len = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&len.to_be_bytes());
+    buf.freeze()
+}

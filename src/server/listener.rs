@@ -1,0 +1,54 @@
+//! Accepts connections on every configured listener, bounded by `max.connections`, until
+//! shutdown is requested.
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::connection::Connection;
+use crate::handlers::Broker;
+
+/// Serves the given bound listeners until `shutdown` fires, then waits for open connections to
+/// finish the requests they already read.
+pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: CancellationToken) {
+    let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
+    let tracker = TaskTracker::new();
+    for listener in listeners {
+        let broker = broker.clone();
+        let permits = permits.clone();
+        let shutdown = shutdown.clone();
+        let tracker2 = tracker.clone();
+        tracker.spawn(async move {
+            loop {
+                let permit = tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+                };
+                let accepted = tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    a = listener.accept() => a,
+                };
+                match accepted {
+                    Ok((stream, peer)) => {
+                        let _ = stream.set_nodelay(true);
+                        let conn = Connection::new(broker.clone(), stream, peer, shutdown.clone());
+                        tracker2.spawn(async move {
+                            conn.run().await;
+                            drop(permit);
+                        });
+                    }
+                    Err(e) => {
+                        // Typically EMFILE: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        });
+    }
+    shutdown.cancelled().await;
+    tracker.close();
+    tracker.wait().await;
+}

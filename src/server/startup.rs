@@ -1,0 +1,237 @@
+//! Brings a broker up and down: opens the log dirs and the metadata log, opens every partition,
+//! binds the listeners, runs the background tasks (retention, flush, checkpoints), and on
+//! SIGINT/SIGTERM stops accepting, drains connections, flushes and writes the clean-shutdown
+//! marker so the next start skips recovery.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::SharedClock;
+use crate::config::BrokerConfig;
+use crate::controller::MetadataStore;
+use crate::handlers::context::{partition_config_from, AdvertisedEndpoint};
+use crate::handlers::{Broker, Limits};
+use crate::replica::ReplicaManager;
+use crate::storage::LogManager;
+
+#[derive(Debug)]
+pub enum StartupError {
+    Storage(String),
+    Metadata(String),
+    Bind {
+        listener: String,
+        error: std::io::Error,
+    },
+    Config(String),
+}
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartupError::Storage(e) => write!(f, "storage: {e}"),
+            StartupError::Metadata(e) => write!(f, "metadata log: {e}"),
+            StartupError::Bind { listener, error } => {
+                write!(f, "cannot listen on {listener}: {error}")
+            }
+            StartupError::Config(e) => write!(f, "config: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// A started broker: its shared state, bound listeners and background tasks.
+pub struct RunningBroker {
+    pub broker: Arc<Broker>,
+    pub local_addrs: Vec<std::net::SocketAddr>,
+    shutdown: CancellationToken,
+    server: tokio::task::JoinHandle<()>,
+    background: tokio::task::JoinHandle<()>,
+}
+
+impl RunningBroker {
+    /// Requests shutdown (as SIGTERM does).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Waits for the listeners to stop and drain, then flushes and marks a clean shutdown.
+    pub async fn wait(self) -> Result<(), StartupError> {
+        let _ = self.server.await;
+        self.shutdown.cancel();
+        let _ = self.background.await;
+        self.broker
+            .replicas
+            .logs()
+            .shutdown()
+            .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+
+    pub async fn stop(self) -> Result<(), StartupError> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+}
+
+/// Opens storage and metadata and binds the listeners; the broker serves once this returns.
+pub async fn start(
+    config: BrokerConfig,
+    clock: SharedClock,
+) -> Result<RunningBroker, StartupError> {
+    let started = std::time::Instant::now();
+    let log_dirs: Vec<PathBuf> = config.log_dirs.clone();
+    let default_tc = crate::config::TopicConfig::resolve(&Default::default(), &config)
+        .map_err(|e| StartupError::Config(e.to_string()))?;
+    let default_log = partition_config_from(&default_tc).log;
+    let logs = LogManager::open(
+        log_dirs.clone(),
+        config.node_id,
+        default_log,
+        clock.now_ms(),
+    )
+    .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
+    let logs = Arc::new(logs);
+    let metadata =
+        MetadataStore::open(&log_dirs[0]).map_err(|e| StartupError::Metadata(e.to_string()))?;
+
+    let mut listeners = Vec::new();
+    let mut local_addrs = Vec::new();
+    for l in &config.listeners {
+        let bind = format!("{}:{}", l.bind_host(), l.port);
+        let listener = TcpListener::bind(&bind)
+            .await
+            .map_err(|error| StartupError::Bind {
+                listener: bind.clone(),
+                error,
+            })?;
+        local_addrs.push(listener.local_addr().map_err(|error| StartupError::Bind {
+            listener: bind.clone(),
+            error,
+        })?);
+        listeners.push(listener);
+    }
+    // Advertise what was configured, or what we bound (port 0 resolves to the real port).
+    let advertised = if config.advertised_listeners.is_empty() {
+        &config.listeners
+    } else {
+        &config.advertised_listeners
+    };
+    let endpoints = advertised
+        .iter()
+        .enumerate()
+        .map(|(i, l)| AdvertisedEndpoint {
+            name: l.name.clone(),
+            host: if l.host.is_empty() || l.host == "0.0.0.0" {
+                "127.0.0.1".into()
+            } else {
+                l.host.clone()
+            },
+            port: if l.port == 0 {
+                local_addrs.get(i).map(|a| a.port() as i32).unwrap_or(0)
+            } else {
+                l.port as i32
+            },
+        })
+        .collect();
+
+    let broker = Arc::new(Broker {
+        node_id: config.node_id,
+        cluster_id: logs.cluster_id(),
+        limits: Limits {
+            max_connections: config.max_connections.max(1) as usize,
+            max_inflight_requests_per_connection: config.max_inflight_requests_per_connection.max(1)
+                as usize,
+            socket_request_max_bytes: config.socket_request_max_bytes.max(1) as usize,
+        },
+        replicas: ReplicaManager::new(logs.clone()),
+        metadata,
+        endpoints,
+        clock,
+        config,
+    });
+
+    // Open every known partition; remove data of topics the metadata log no longer has.
+    let known: std::collections::HashSet<(String, i32)> = broker
+        .metadata
+        .topics()
+        .iter()
+        .flat_map(|t| (0..t.partitions).map(move |p| (t.name.clone(), p)))
+        .collect();
+    for log in logs.all() {
+        let tp = log.topic_partition();
+        if !known.contains(&tp) {
+            tracing::info!(topic = %tp.0, partition = tp.1, "removing data of a deleted topic");
+            let _ = logs.delete_partition(&tp.0, tp.1);
+        }
+    }
+    for t in broker.metadata.topics() {
+        broker
+            .open_partitions(&t)
+            .map_err(|e| StartupError::Storage(e.message))?;
+    }
+
+    let shutdown = CancellationToken::new();
+    let background = tokio::spawn(background_tasks(broker.clone(), shutdown.clone()));
+    let server = tokio::spawn(crate::server::serve(
+        broker.clone(),
+        listeners,
+        shutdown.clone(),
+    ));
+    tracing::info!(
+        node_id = broker.node_id,
+        cluster_id = %broker.cluster_id,
+        listeners = ?local_addrs,
+        partitions = broker.replicas.all().len(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "strata started"
+    );
+    Ok(RunningBroker {
+        broker,
+        local_addrs,
+        shutdown,
+        server,
+        background,
+    })
+}
+
+/// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
+/// (`flush.ms`), recovery-point checkpoints and producer-id expiration.
+async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
+    let retention_every =
+        Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
+    let mut retention = tokio::time::interval(retention_every);
+    let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
+    let mut flush = tokio::time::interval(Duration::from_millis(1000));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = retention.tick() => {
+                let now = broker.now_ms();
+                for p in broker.replicas.all() {
+                    if let Err(e) = p.log.apply_retention(now) {
+                        tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "retention failed");
+                    }
+                    p.expire_producers(now, broker.config.producer_id_expiration_ms as i64);
+                }
+            }
+            _ = flush.tick() => {
+                let now = broker.now_ms();
+                for p in broker.replicas.all() {
+                    if let Err(e) = p.log.flush_if_due(now) {
+                        tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "flush failed");
+                    }
+                }
+            }
+            _ = checkpoint.tick() => {
+                if let Err(e) = broker.replicas.logs().checkpoint() {
+                    tracing::warn!(error = ?e, "checkpoint failed");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Malformed and hostile input: answered with Kafka's error or a closed connection, and the
+//! broker keeps serving other clients.
+mod common;
+use common::*;
+
+use bytes::{BufMut, BytesMut};
+use tokio::io::AsyncWriteExt;
+
+async fn still_serves(b: &TestBroker) {
+    let mut c = b.client().await;
+    let r = api_call!(
+        c,
+        api_versions_request::ApiVersionsRequest,
+        api_versions_response::ApiVersionsResponse,
+        0,
+        strata::protocol::messages::api_versions_request::ApiVersionsRequest::default()
+    );
+    assert_eq!(r.error_code, 0);
+}
+
+async fn raw(b: &TestBroker, bytes: &[u8]) -> Client {
+    let mut c = b.client().await;
+    c.stream.write_all(bytes).await.unwrap();
+    c
+}
+
+#[tokio::test]
+async fn negative_and_huge_frame_sizes_close_the_connection() {
+    let b = TestBroker::start(&[("socket.request.max.bytes", "1000")]).await;
+    let mut c = raw(&b, &(-5i32).to_be_bytes()).await;
+    assert!(c.is_closed().await);
+    let mut c = raw(&b, &(i32::MAX).to_be_bytes()).await;
+    assert!(c.is_closed().await);
+    let mut c = raw(&b, &2000i32.to_be_bytes()).await;
+    assert!(c.is_closed().await, "over socket.request.max.bytes");
+    still_serves(&b).await;
+}
+
+#[tokio::test]
+async fn unknown_api_key_closes_the_connection() {
+    let b = TestBroker::start(&[]).await;
+    let mut f = BytesMut::new();
+    f.put_i32(10);
+    f.put_i16(999);
+    f.put_i16(0);
+    f.put_i32(1);
+    f.put_i16(-1);
+    let mut c = raw(&b, &f).await;
+    assert!(c.is_closed().await);
+    still_serves(&b).await;
+}
+
+#[tokio::test]
+async fn api_versions_at_an_unknown_version_gets_a_v0_answer() {
+    let b = TestBroker::start(&[]).await;
+    let mut f = BytesMut::new();
+    f.put_i32(10);
+    f.put_i16(18);
+    f.put_i16(99);
+    f.put_i32(7);
+    f.put_i16(-1);
+    let mut c = raw(&b, &f).await;
+    let mut resp = c.read_frame().await.expect("an answer, not a close");
+    use bytes::Buf;
+    assert_eq!(resp.get_i32(), 7);
+    assert_eq!(
+        resp.get_i16(),
+        strata::error::ErrorCode::UNSUPPORTED_VERSION.code()
+    );
+    assert!(resp.get_i32() > 5, "our ranges are listed");
+}
+
+#[tokio::test]
+async fn huge_array_length_inside_a_small_frame_closes_without_allocating() {
+    let b = TestBroker::start(&[]).await;
+    let mut f = BytesMut::new();
+    let mut body = BytesMut::new();
+    body.put_i16(3); // Metadata
+    body.put_i16(1);
+    body.put_i32(1);
+    body.put_i16(-1);
+    body.put_i32(i32::MAX); // topics array length
+    f.put_i32(body.len() as i32);
+    f.put_slice(&body);
+    let mut c = raw(&b, &f).await;
+    assert!(c.is_closed().await);
+    still_serves(&b).await;
+}
+
+#[tokio::test]
+async fn random_bytes_never_take_the_broker_down() {
+    let b = TestBroker::start(&[]).await;
+    let mut seed: u64 = 0x5eed;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..200 {
+        let len = (next() % 200) as usize;
+        let mut f = BytesMut::new();
+        f.put_i32(len as i32);
+        // Use real api keys and versions half of the time so bodies reach the decoders.
+        for i in 0..len {
+            let byte = next() as u8;
+            f.put_u8(match i {
+                0 if next() % 2 == 0 => 0,
+                1 => (next() % 70) as u8,
+                2 => 0,
+                3 => (next() % 13) as u8,
+                _ => byte,
+            });
+        }
+        let mut c = raw(&b, &f).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(200), c.read_frame()).await;
+    }
+    still_serves(&b).await;
+}

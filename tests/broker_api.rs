@@ -1,0 +1,500 @@
+//! The broker over real TCP: produce, fetch, offsets, topics, idempotence and restarts.
+mod common;
+use common::*;
+
+use bytes::Bytes;
+use strata::protocol::messages::*;
+
+fn produce_req(
+    topic: &str,
+    partition: i32,
+    records: Bytes,
+    acks: i16,
+) -> produce_request::ProduceRequest {
+    use produce_request::*;
+    ProduceRequest {
+        acks,
+        timeout_ms: 5000,
+        topic_data: vec![TopicProduceData {
+            name: topic.into(),
+            partition_data: vec![PartitionProduceData {
+                index: partition,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn fetch_req(
+    topic: &str,
+    partition: i32,
+    offset: i64,
+    isolation: i8,
+) -> fetch_request::FetchRequest {
+    use fetch_request::*;
+    FetchRequest {
+        max_wait_ms: 100,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        isolation_level: isolation,
+        topics: vec![FetchTopic {
+            topic: topic.into(),
+            partitions: vec![FetchPartition {
+                partition,
+                fetch_offset: offset,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+async fn create_topic(
+    c: &mut Client,
+    name: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) -> i16 {
+    use create_topics_request::*;
+    let req = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.into(),
+            num_partitions: partitions,
+            replication_factor: 1,
+            configs: configs
+                .iter()
+                .map(|(k, v)| CreatableTopicConfig {
+                    name: k.to_string(),
+                    value: Some(v.to_string()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        timeout_ms: 1000,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        7,
+        req
+    );
+    r.topics[0].error_code
+}
+
+async fn produce(
+    c: &mut Client,
+    topic: &str,
+    partition: i32,
+    records: Bytes,
+) -> produce_response::PartitionProduceResponse {
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_req(topic, partition, records, -1)
+    );
+    r.responses[0].partition_responses[0].clone()
+}
+
+async fn fetch(
+    c: &mut Client,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+) -> fetch_response::PartitionData {
+    let r = api_call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        fetch_req(topic, partition, offset, 0)
+    );
+    r.responses[0].partitions[0].clone()
+}
+
+fn values_of(records: &Bytes) -> Vec<(i64, Vec<u8>)> {
+    let mut out = vec![];
+    let mut pos = 0;
+    while pos + 61 <= records.len() {
+        let h = strata::protocol::records::batch::parse_header(&records[pos..]).unwrap();
+        let end = pos + h.total_size();
+        for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 30).unwrap() {
+            out.push((
+                h.base_offset + r.offset_delta as i64,
+                r.value.map(|v| v.to_vec()).unwrap_or_default(),
+            ));
+        }
+        pos = end;
+    }
+    out
+}
+
+#[tokio::test]
+async fn produce_then_fetch_round_trip() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    assert_eq!(create_topic(&mut c, "t1", 2, &[]).await, 0);
+    let r = produce(&mut c, "t1", 1, batch(&[b"a", b"b", b"c"], None)).await;
+    assert_eq!((r.error_code, r.base_offset), (0, 0));
+    let r = produce(&mut c, "t1", 1, batch(&[b"d"], None)).await;
+    assert_eq!((r.error_code, r.base_offset), (0, 3));
+    let p = fetch(&mut c, "t1", 1, 0).await;
+    assert_eq!(p.error_code, 0);
+    assert_eq!(p.high_watermark, 4);
+    let got = values_of(p.records.as_ref().unwrap());
+    assert_eq!(
+        got,
+        vec![
+            (0, b"a".to_vec()),
+            (1, b"b".to_vec()),
+            (2, b"c".to_vec()),
+            (3, b"d".to_vec())
+        ]
+    );
+    // A fetch in the middle of a batch returns the whole batch that contains it.
+    let p = fetch(&mut c, "t1", 1, 1).await;
+    assert_eq!(values_of(p.records.as_ref().unwrap())[0].0, 0);
+    // Past the end: OFFSET_OUT_OF_RANGE.
+    let p = fetch(&mut c, "t1", 1, 99).await;
+    assert_eq!(
+        p.error_code,
+        strata::error::ErrorCode::OFFSET_OUT_OF_RANGE.code()
+    );
+}
+
+#[tokio::test]
+async fn metadata_auto_creates_topics() {
+    let b = TestBroker::start(&[("num.partitions", "3")]).await;
+    let mut c = b.client().await;
+    use metadata_request::*;
+    let req = MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some("auto".into()),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: true,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        req
+    );
+    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(r.topics[0].partitions.len(), 3);
+    assert!(!r.topics[0].topic_id.is_zero());
+    let req = MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some("nope".into()),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: false,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        req
+    );
+    assert_eq!(
+        r.topics[0].error_code,
+        strata::error::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+    );
+}
+
+#[tokio::test]
+async fn idempotent_retries_are_not_written_twice_even_across_restart() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "idem", 1, &[]).await;
+    let r = api_call!(
+        c,
+        init_producer_id_request::InitProducerIdRequest,
+        init_producer_id_response::InitProducerIdResponse,
+        4,
+        init_producer_id_request::InitProducerIdRequest {
+            transactional_id: None,
+            transaction_timeout_ms: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, 0);
+    let pid = r.producer_id;
+    let first = batch(&[b"x", b"y"], Some((pid, 0, 0)));
+    assert_eq!(
+        produce(&mut c, "idem", 0, first.clone()).await.base_offset,
+        0
+    );
+    // The retry is acknowledged with the original offset and not appended.
+    let retry = produce(&mut c, "idem", 0, first.clone()).await;
+    assert_eq!((retry.error_code, retry.base_offset), (0, 0));
+    // A gap in sequence numbers is refused.
+    let gap = produce(&mut c, "idem", 0, batch(&[b"z"], Some((pid, 0, 5)))).await;
+    assert_eq!(
+        gap.error_code,
+        strata::error::ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER.code()
+    );
+    let next = produce(&mut c, "idem", 0, batch(&[b"z"], Some((pid, 0, 2)))).await;
+    assert_eq!((next.error_code, next.base_offset), (0, 2));
+    drop(c);
+    let b = b.restart(&[]).await;
+    let mut c = b.client().await;
+    let retry = produce(&mut c, "idem", 0, first).await;
+    assert_eq!(
+        (retry.error_code, retry.base_offset),
+        (0, 0),
+        "dedup survives a restart"
+    );
+    let p = fetch(&mut c, "idem", 0, 0).await;
+    assert_eq!(p.high_watermark, 3);
+    // A stale epoch is refused.
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_req("idem", 0, batch(&[b"q"], Some((pid, 1, 0))), -1)
+    );
+    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    let stale = produce(&mut c, "idem", 0, batch(&[b"q"], Some((pid, 0, 3)))).await;
+    assert_eq!(
+        stale.error_code,
+        strata::error::ErrorCode::INVALID_PRODUCER_EPOCH.code()
+    );
+}
+
+#[tokio::test]
+async fn produce_validation_errors() {
+    use strata::error::ErrorCode;
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "v", 1, &[("max.message.bytes", "200")]).await;
+    // Corrupt CRC.
+    let mut bad = batch(&[b"hello"], None).to_vec();
+    let n = bad.len();
+    bad[n - 1] ^= 0xff;
+    assert_eq!(
+        produce(&mut c, "v", 0, Bytes::from(bad)).await.error_code,
+        ErrorCode::CORRUPT_MESSAGE.code()
+    );
+    // Wrong magic.
+    let mut bad = batch(&[b"hello"], None).to_vec();
+    bad[16] = 1;
+    let code = produce(&mut c, "v", 0, Bytes::from(bad)).await.error_code;
+    assert!(
+        code == ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT.code()
+            || code == ErrorCode::CORRUPT_MESSAGE.code(),
+        "code {code}"
+    );
+    // Too large for max.message.bytes.
+    let big = vec![7u8; 500];
+    assert_eq!(
+        produce(&mut c, "v", 0, batch(&[&big], None))
+            .await
+            .error_code,
+        ErrorCode::MESSAGE_TOO_LARGE.code()
+    );
+    // Bad acks.
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_req("v", 0, batch(&[b"a"], None), 2)
+    );
+    assert_eq!(
+        r.responses[0].partition_responses[0].error_code,
+        ErrorCode::INVALID_REQUIRED_ACKS.code()
+    );
+    // Unknown partition.
+    assert_eq!(
+        produce(&mut c, "v", 7, batch(&[b"a"], None))
+            .await
+            .error_code,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+    );
+    // Produce v2 is advertised but refused, as Kafka 4 does.
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        2,
+        produce_req("v", 0, batch(&[b"a"], None), 1)
+    );
+    assert_eq!(
+        r.responses[0].partition_responses[0].error_code,
+        ErrorCode::UNSUPPORTED_VERSION.code()
+    );
+    // Nothing was written by any of them.
+    assert_eq!(fetch(&mut c, "v", 0, 0).await.high_watermark, 0);
+}
+
+#[tokio::test]
+async fn list_offsets_earliest_latest_and_by_time() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "lo", 1, &[]).await;
+    produce(&mut c, "lo", 0, batch(&[b"1", b"2"], None)).await;
+    let q = |ts: i64| {
+        use list_offsets_request::*;
+        ListOffsetsRequest {
+            replica_id: -1,
+            topics: vec![ListOffsetsTopic {
+                name: "lo".into(),
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: 0,
+                    timestamp: ts,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    };
+    let r = api_call!(
+        c,
+        list_offsets_request::ListOffsetsRequest,
+        list_offsets_response::ListOffsetsResponse,
+        7,
+        q(-1)
+    );
+    assert_eq!(r.topics[0].partitions[0].offset, 2);
+    let r = api_call!(
+        c,
+        list_offsets_request::ListOffsetsRequest,
+        list_offsets_response::ListOffsetsResponse,
+        7,
+        q(-2)
+    );
+    assert_eq!(r.topics[0].partitions[0].offset, 0);
+    let r = api_call!(
+        c,
+        list_offsets_request::ListOffsetsRequest,
+        list_offsets_response::ListOffsetsResponse,
+        7,
+        q(1_600_000_000_000)
+    );
+    assert_eq!(r.topics[0].partitions[0].offset, 0);
+    let r = api_call!(
+        c,
+        list_offsets_request::ListOffsetsRequest,
+        list_offsets_response::ListOffsetsResponse,
+        7,
+        q(1_800_000_000_000)
+    );
+    assert_eq!(r.topics[0].partitions[0].offset, -1);
+}
+
+#[tokio::test]
+async fn topics_create_delete_and_grow() {
+    use strata::error::ErrorCode;
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    assert_eq!(
+        create_topic(&mut c, "bad name!", 1, &[]).await,
+        ErrorCode::INVALID_TOPIC_EXCEPTION.code()
+    );
+    assert_eq!(
+        create_topic(&mut c, "g", 1, &[("retention.ms", "nope")]).await,
+        ErrorCode::INVALID_CONFIG.code()
+    );
+    assert_eq!(create_topic(&mut c, "g", 1, &[]).await, 0);
+    assert_eq!(
+        create_topic(&mut c, "g", 1, &[]).await,
+        ErrorCode::TOPIC_ALREADY_EXISTS.code()
+    );
+    let r = api_call!(
+        c,
+        create_partitions_request::CreatePartitionsRequest,
+        create_partitions_response::CreatePartitionsResponse,
+        3,
+        create_partitions_request::CreatePartitionsRequest {
+            topics: vec![create_partitions_request::CreatePartitionsTopic {
+                name: "g".into(),
+                count: 3,
+                assignments: None,
+                ..Default::default()
+            }],
+            timeout_ms: 1000,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.results[0].error_code, 0);
+    assert_eq!(
+        produce(&mut c, "g", 2, batch(&[b"a"], None))
+            .await
+            .error_code,
+        0
+    );
+    let r = api_call!(
+        c,
+        delete_topics_request::DeleteTopicsRequest,
+        delete_topics_response::DeleteTopicsResponse,
+        5,
+        delete_topics_request::DeleteTopicsRequest {
+            topic_names: vec!["g".into()],
+            timeout_ms: 1000,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.responses[0].error_code, 0);
+    assert!(!b.dir.path().join("g-0").exists(), "data removed");
+    assert_eq!(
+        produce(&mut c, "g", 0, batch(&[b"a"], None))
+            .await
+            .error_code,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+    );
+}
+
+#[tokio::test]
+async fn long_poll_fetch_wakes_on_produce() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "lp", 1, &[]).await;
+    let addr = b.addr;
+    let waiter = tokio::spawn(async move {
+        let mut c2 = Client::connect(addr).await;
+        let mut req = fetch_req("lp", 0, 0, 0);
+        req.max_wait_ms = 10_000;
+        let started = std::time::Instant::now();
+        let r = api_call!(
+            c2,
+            fetch_request::FetchRequest,
+            fetch_response::FetchResponse,
+            12,
+            req
+        );
+        (
+            started.elapsed(),
+            r.responses[0].partitions[0]
+                .records
+                .as_ref()
+                .map(|r| r.len())
+                .unwrap_or(0),
+        )
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    produce(&mut c, "lp", 0, batch(&[b"wake"], None)).await;
+    let (elapsed, n) = waiter.await.unwrap();
+    assert!(n > 0, "data returned");
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "woke on produce, not at max_wait"
+    );
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test Strata has: unit and integration tests (cargo test), then the compat-tests
+# with real Kafka clients against a freshly built release broker. Installs what it needs
+# (Rust toolchain components, Java tools from Maven Central, kcat, Python and Node clients,
+# franz-go) on first use and caches it under compat-tests/.cache.
+#
+#   tests/run-all.sh            everything
+#   tests/run-all.sh --unit     only cargo test
+#   tests/run-all.sh --compat   only the compat-tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+mode=${1:-all}
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ "$mode" = all ] || [ "$mode" = --unit ]; then
+  step "cargo test (unit and integration tests)"
+  cargo test --all-targets 2>&1 | tee /tmp/strata-cargo-test.log
+fi
+
+if [ "$mode" = all ] || [ "$mode" = --compat ]; then
+  step "compat-tests: installing clients (cached in compat-tests/.cache)"
+  bash compat-tests/setup.sh
+  step "building the release broker"
+  cargo build --release --bin strata
+  port=${STRATA_TEST_PORT:-19092}
+  data=$(mktemp -d /tmp/strata-compat.XXXXXX)
+  step "starting strata on 127.0.0.1:$port (data in $data)"
+  ./target/release/strata --override "listeners=PLAINTEXT://127.0.0.1:$port" --override "log.dirs=$data" \
+    >"$data.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+    sleep 0.1
+  done
+  step "compat-tests against strata"
+  status=0
+  BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh --only core || status=$?
+  if [ $status -ne 0 ]; then
+    echo "--- broker log (last 50 lines) ---"
+    tail -50 "$data.log" || true
+  fi
+  exit $status
+fi
