@@ -48,7 +48,9 @@ case_run() {
   t0=$(date +%s.%N)
   ( set -e; "$fn" ) >"$logf" 2>&1 </dev/null &
   local pid=$!
-  ( sleep "${CASE_TIMEOUT:-180}"; echo "TIMEOUT after ${CASE_TIMEOUT:-180}s" >>"$logf"; pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null ) &
+  # watchdog: its own stdout is /dev/null so it never holds run.sh's pipe open
+  ( sleep "${CASE_TIMEOUT:-180}" & sp=$!; trap 'kill $sp 2>/dev/null; exit 0' TERM; wait $sp
+    echo "TIMEOUT after ${CASE_TIMEOUT:-180}s" >>"$logf"; pkill -TERM -P "$pid"; kill -TERM "$pid" ) >/dev/null 2>&1 &
   local wd=$!
   wait "$pid"; rc=$?
   kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
