@@ -5,7 +5,8 @@
 # Env: KAFKA_PORT (9092) client listener, KAFKA_CONTROLLER_PORT (9093),
 #      KAFKA_REF_DIR (.cache/kafka-ref-$KAFKA_PORT) state+logs,
 #      KAFKA_HEAP (-Xmx1g -Xms1g), KAFKA_REF_FRESH=1 wipes the log dir on start,
-#      KAFKA_EXTRA_PROPS: extra server.properties lines (newline separated).
+#      KAFKA_ADVERTISED (127.0.0.1:$KAFKA_PORT) address given to clients (capture.sh
+#      points it at capture_proxy.py), KAFKA_EXTRA_PROPS: extra server.properties lines (newline separated).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 LIBS="$HERE/.cache/kafka-libs"
@@ -30,7 +31,7 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CPORT
 listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+advertised.listeners=PLAINTEXT://${KAFKA_ADVERTISED:-127.0.0.1:$PORT}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT

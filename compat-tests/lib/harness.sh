@@ -46,6 +46,8 @@ case_run() {
   if [ -n "${CASE_FILTER:-}" ] && ! grep -qE "$CASE_FILTER" <<<"$name"; then return 0; fi
   local logf="$OUT/$name.log" t0 t1 rc
   t0=$(date +%s.%N)
+  # capture.sh: tell capture_proxy.py which case opens the next connections
+  if [ -n "${CAPTURE_LABEL_FILE:-}" ]; then echo "$name" > "$CAPTURE_LABEL_FILE"; fi
   ( set -e; "$fn" ) >"$logf" 2>&1 </dev/null &
   local pid=$!
   # watchdog: its own stdout is /dev/null so it never holds run.sh's pipe open
