@@ -25,7 +25,9 @@ else
   log "kafka-libs: mvn dependency:copy-dependencies kafka_2.13/kafka-tools/kafka-clients $KAFKA_VERSION -> $LIBS"
   rm -rf "$LIBS"; mkdir -p "$LIBS"
   mvn -B -q -Dstyle.color=never -f "$HERE/maven/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
-      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS"
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^$' || true
+  ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 || { log "maven failed"; exit 1; }
   echo "$POM_SUM" > "$LIBS/.done"
   log "kafka-libs: $(ls "$LIBS"/*.jar | wc -l) jars"
 fi
