@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Idempotent installer for the compat-test clients. Everything goes into
+# compat-tests/.cache/ (git-ignored). Each step is skipped when already done.
+#   .cache/kafka-libs/   Apache Kafka broker + tools + clients jars (one classpath dir)
+#   .cache/venv/         Python venv: confluent-kafka, kafka-python (+ codecs)
+#   .cache/node_modules/ kafkajs (pinned by node/package-lock.json)
+#   .cache/bin/franz-roundtrip  franz-go test program (pinned by franz-go/go.sum)
+#   kcat                 Debian package (system-wide, apt)
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CACHE="$HERE/.cache"
+mkdir -p "$CACHE/bin"
+source "$HERE/versions.env"
+log() { printf '[setup] %s\n' "$*"; }
+T0=$(date +%s)
+
+# ---- 1. Java: Apache Kafka jars from Maven Central --------------------------
+LIBS="$CACHE/kafka-libs"
+POM_SUM=$(cat "$HERE/maven/pom.xml" "$HERE/versions.env" | sha256sum | cut -c1-16)
+if [ "$(cat "$LIBS/.done" 2>/dev/null)" = "$POM_SUM" ]; then
+  log "kafka-libs $KAFKA_VERSION: present ($(ls "$LIBS"/*.jar | wc -l) jars), skip"
+else
+  command -v java >/dev/null || { log "installing JDK 17 via apt"; apt-get update -qq; apt-get install -y -qq openjdk-17-jdk-headless; }
+  command -v mvn  >/dev/null || { log "installing maven via apt"; apt-get update -qq; apt-get install -y -qq maven; }
+  log "kafka-libs: mvn dependency:copy-dependencies kafka_2.13/kafka-tools/kafka-clients $KAFKA_VERSION -> $LIBS"
+  rm -rf "$LIBS"; mkdir -p "$LIBS"
+  mvn -B -q -Dstyle.color=never -f "$HERE/maven/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^$' || true
+  ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 || { log "maven failed"; exit 1; }
+  echo "$POM_SUM" > "$LIBS/.done"
+  log "kafka-libs: $(ls "$LIBS"/*.jar | wc -l) jars"
+fi
+
+# ---- 2. kcat / librdkafka (apt) ----------------------------------------------
+if command -v kcat >/dev/null; then
+  log "kcat: present ($(kcat -V 2>&1 | head -1)), skip"
+else
+  log "kcat: apt-get install kcat"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null
+fi
+
+# ---- 3. Python venv -----------------------------------------------------------
+VENV="$CACHE/venv"
+PYREQ="$HERE/requirements.txt"
+if [ -x "$VENV/bin/python" ] && cmp -s "$PYREQ" "$VENV/.requirements.txt"; then
+  log "python venv: present, skip"
+else
+  log "python venv: creating $VENV and installing $(tr '\n' ' ' < "$PYREQ")"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q -r "$PYREQ"
+  cp "$PYREQ" "$VENV/.requirements.txt"
+fi
+
+# ---- 4. kafkajs (npm) ---------------------------------------------------------
+NODEDIR="$CACHE/node"
+if [ -d "$NODEDIR/node_modules/kafkajs" ] && cmp -s "$HERE/node/package-lock.json" "$NODEDIR/package-lock.json"; then
+  log "kafkajs: present, skip"
+else
+  command -v npm >/dev/null || { apt-get update -qq; apt-get install -y -qq nodejs npm; }
+  log "kafkajs: npm ci into $NODEDIR"
+  mkdir -p "$NODEDIR"
+  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$NODEDIR/"
+  (cd "$NODEDIR" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# .cache/node_modules as asked; node resolves modules relative to the script, so
+# kafkajs tests run with NODE_PATH pointing here.
+ln -sfn "$NODEDIR/node_modules" "$CACHE/node_modules"
+
+# ---- 5. franz-go program --------------------------------------------------------
+FRANZ="$CACHE/bin/franz-roundtrip"
+SRC_SUM=$(cat "$HERE"/franz-go/*.go "$HERE"/franz-go/go.mod "$HERE"/franz-go/go.sum | sha256sum | cut -c1-16)
+if [ -x "$FRANZ" ] && [ "$(cat "$FRANZ.src" 2>/dev/null)" = "$SRC_SUM" ]; then
+  log "franz-go: present, skip"
+else
+  command -v go >/dev/null || { log "go toolchain missing: install Go >= 1.22"; exit 1; }
+  log "franz-go: go build -> $FRANZ"
+  (cd "$HERE/franz-go" && go build -mod=readonly -o "$FRANZ" .)
+  echo "$SRC_SUM" > "$FRANZ.src"
+fi
+
+log "done in $(( $(date +%s) - T0 ))s"

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Apache Kafka's own Java tools (kafka-topics, console producer/consumer,
+# kafka-configs, kafka-consumer-groups, producer perf) from Maven Central jars.
+source "$(dirname "$0")/../lib/harness.sh"
+T=$(topic java-admin)
+
+java_topics_create() {
+  kafka_topics --create --topic "$T" --partitions 3 --replication-factor 1
+}
+java_topics_list() {
+  kafka_topics --list > "$OUT/list.txt"; cat "$OUT/list.txt"
+  grep -qx "$T" "$OUT/list.txt" || fail "topic $T not listed"
+}
+java_topics_describe() {
+  kafka_topics --describe --topic "$T" | tee "$OUT/describe.txt"
+  grep -q "PartitionCount: 3" "$OUT/describe.txt" || fail "PartitionCount: 3 missing"
+  [ "$(grep -c 'Partition: [0-9]' "$OUT/describe.txt")" -eq 3 ] || fail "expected 3 partition lines"
+  grep 'Partition: [0-9]' "$OUT/describe.txt" | grep -q 'Leader: 1' || true
+}
+java_topics_alter() {
+  kafka_topics --alter --topic "$T" --partitions 4
+  for _ in $(seq 20); do
+    kafka_topics --describe --topic "$T" > "$OUT/describe4.txt"
+    grep -q "PartitionCount: 4" "$OUT/describe4.txt" && { cat "$OUT/describe4.txt"; return 0; }
+    sleep 0.5
+  done
+  cat "$OUT/describe4.txt"; fail "PartitionCount did not become 4"
+}
+java_topics_delete() {
+  kafka_topics --delete --topic "$T"
+  for _ in $(seq 20); do
+    kafka_topics --list | grep -qx "$T" || return 0
+    sleep 0.5
+  done
+  fail "topic $T still listed after delete"
+}
+
+java_console_roundtrip() {
+  local t; t=$(topic java-console)
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
+  seq -f 'line-%05g some payload text' 1 10000 > "$OUT/in.txt"
+  kafka_console_producer --topic "$t" --property parse.key=false < "$OUT/in.txt"
+  kafka_console_consumer --topic "$t" --partition 0 --offset earliest \
+      --max-messages 10000 --timeout-ms 30000 > "$OUT/out.txt"
+  cmp "$OUT/in.txt" "$OUT/out.txt" || fail "consumed content differs ($(wc -l < "$OUT/out.txt") lines)"
+}
+
+java_console_keys() {
+  local t; t=$(topic java-keys)
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
+  for i in $(seq 1 200); do echo "k$i:v$i"; done > "$OUT/kin.txt"
+  kafka_console_producer --topic "$t" --property parse.key=true --property key.separator=: \
+      --compression-codec gzip < "$OUT/kin.txt"
+  kafka_console_consumer --topic "$t" --partition 0 --offset earliest --max-messages 200 \
+      --timeout-ms 30000 --property print.key=true --property key.separator=: \
+      --property print.offset=false > "$OUT/kout.txt"
+  cmp "$OUT/kin.txt" "$OUT/kout.txt" || fail "keyed content differs"
+}
+
+java_configs() {
+  local t; t=$(topic java-configs)
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
+  kafka_configs --describe --entity-type topics --entity-name "$t" | tee "$OUT/cfg0.txt"
+  grep -q "retention.ms=1000" "$OUT/cfg0.txt" && fail "retention.ms already set"
+  kafka_configs --alter --entity-type topics --entity-name "$t" --add-config retention.ms=1000
+  kafka_configs --describe --entity-type topics --entity-name "$t" | tee "$OUT/cfg1.txt"
+  grep -q "retention.ms=1000" "$OUT/cfg1.txt" || fail "retention.ms=1000 not shown after alter"
+  kafka_configs --alter --entity-type topics --entity-name "$t" --delete-config retention.ms
+  kafka_configs --describe --entity-type topics --entity-name "$t" | tee "$OUT/cfg2.txt"
+  if grep -q "retention.ms=1000" "$OUT/cfg2.txt"; then fail "retention.ms still set after delete-config"; fi
+  # broker-level describe (DescribeConfigs on the broker resource)
+  kafka_configs --describe --entity-type brokers --entity-name 1 --all | grep -q "log.retention" \
+    || fail "broker configs missing log.retention*"
+}
+
+PERF_T=$(topic java-perf)
+java_producer_perf() {
+  kafka_topics --create --topic "$PERF_T" --partitions 1 --replication-factor 1
+  jk org.apache.kafka.tools.ProducerPerformance --topic "$PERF_T" --num-records 50000 --record-size 100 \
+    --throughput -1 --producer-props bootstrap.servers="$BOOTSTRAP" acks=all | tee "$OUT/perf.txt"
+  grep -q "50000 records sent" "$OUT/perf.txt" || fail "perf did not send 50000"
+}
+
+# ---- groups (need the classic group coordinator) ---------------------------
+groups_console_share() {
+  local t g; t=$(topic grp-share); g="compat-$RUN_ID-share"
+  kafka_topics --create --topic "$t" --partitions 4 --replication-factor 1
+  for c in a b; do
+    kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 20000 \
+      --property print.key=true --property key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
+    echo $! > "$OUT/cons-$c.pid"
+  done
+  # wait for a stable group with both members
+  local ok=0
+  for _ in $(seq 60); do
+    kafka_consumer_groups --describe --group "$g" --members > "$OUT/members.txt" 2>&1 || true
+    if [ "$(grep -c "console-consumer" "$OUT/members.txt")" -ge 2 ] && ! grep -q "rebalancing" "$OUT/members.txt"; then ok=1; break; fi
+    sleep 1
+  done
+  cat "$OUT/members.txt"
+  [ $ok = 1 ] || fail "group $g did not get 2 members"
+  for i in $(seq 1 2000); do echo "key$i:msg$i"; done > "$OUT/in.txt"
+  kafka_console_producer --topic "$t" --property parse.key=true --property key.separator=: < "$OUT/in.txt"
+  wait "$(cat "$OUT/cons-a.pid")" || true; wait "$(cat "$OUT/cons-b.pid")" || true
+  local na nb; na=$(wc -l < "$OUT/cons-a.txt"); nb=$(wc -l < "$OUT/cons-b.txt")
+  echo "consumer a: $na, consumer b: $nb"
+  [ "$na" -gt 0 ] && [ "$nb" -gt 0 ] || fail "partitions not shared (a=$na b=$nb)"
+  sort "$OUT/cons-a.txt" "$OUT/cons-b.txt" > "$OUT/all.txt"
+  [ -z "$(uniq -d "$OUT/all.txt")" ] || fail "duplicates: $(uniq -d "$OUT/all.txt" | head -3)"
+  sort "$OUT/in.txt" | cmp - "$OUT/all.txt" || fail "lost or unexpected messages ($(wc -l < "$OUT/all.txt") of 2000)"
+}
+
+# ConsumerPerformance always subscribe()s, so it needs the group coordinator.
+groups_consumer_perf() {
+  jk org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$BOOTSTRAP" --topic "$PERF_T" \
+    --messages 50000 --timeout 30000 | tee "$OUT/cperf.txt"
+  # data line: start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, ...
+  tail -1 "$OUT/cperf.txt" | awk -F', *' '{ exit !($5 == 50000) }' || fail "consumer perf did not read 50000"
+}
+
+groups_describe_lag() {
+  local t g; t=$(topic grp-lag); g="compat-$RUN_ID-lag"
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
+  seq 1 100 | kafka_console_producer --topic "$t"
+  kafka_console_consumer --topic "$t" --group "$g" --from-beginning --max-messages 40 \
+    --consumer-property max.poll.records=10 --timeout-ms 30000 > "$OUT/c.txt"
+  [ "$(wc -l < "$OUT/c.txt")" -eq 40 ] || fail "consumed $(wc -l < "$OUT/c.txt") not 40"
+  kafka_consumer_groups --list | tee "$OUT/list.txt"
+  grep -qx "$g" "$OUT/list.txt" || fail "group not listed"
+  kafka_consumer_groups --describe --group "$g" | tee "$OUT/desc.txt"
+  # GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+  awk -v t="$t" '$2==t && $3==0 {print $4, $5, $6}' "$OUT/desc.txt" | grep -qx "40 100 60" \
+    || fail "expected CURRENT-OFFSET 40, LOG-END-OFFSET 100, LAG 60"
+}
+
+case_run core java.topics.create java_topics_create
+case_run core java.topics.list java_topics_list
+case_run core java.topics.describe java_topics_describe
+case_run core java.topics.alter-partitions java_topics_alter
+case_run core java.topics.delete java_topics_delete
+case_run core java.console.roundtrip-10k java_console_roundtrip
+case_run core java.console.keys-gzip java_console_keys
+case_run core java.configs.alter-describe java_configs
+case_run core java.perf.producer java_producer_perf
+case_run groups java.groups.console-share groups_console_share
+case_run groups java.groups.describe-lag groups_describe_lag
+case_run groups java.groups.consumer-perf groups_consumer_perf
+case_summary
