@@ -2,6 +2,7 @@
 //! overrides (keys not named are removed). Broker configs are static in Strata: altering them
 //! is refused with INVALID_REQUEST, naming the reason.
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{is_this_broker, RESOURCE_BROKER, RESOURCE_TOPIC};
@@ -99,6 +100,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterConfigsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

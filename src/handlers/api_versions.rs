@@ -1,6 +1,7 @@
 //! ApiVersions (key 18), versions 0-4: the advertised ranges come from the API table, so they
 //! always match what dispatch serves. A request at a version we do not know gets a v0 answer
 //! with UNSUPPORTED_VERSION and our ranges, so the client retries at a version we know (KIP-511).
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture, SUPPORTED_APIS};
@@ -53,6 +54,7 @@ pub async fn start(
     _broker: Arc<Broker>,
     header: RequestHeader,
     request: ApiVersionsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&request, header.api_version);
     ready(header, Some(response))

@@ -1,5 +1,6 @@
 //! CreatePartitions (key 37), versions 0-3: grows a topic's partition count; shrinking or
 //! keeping the count is INVALID_PARTITIONS, as Kafka.
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -79,6 +80,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreatePartitionsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, request);
     ready(header, Some(response))

@@ -2,6 +2,7 @@
 //! replica assignments, validate-only, invalid names refused, duplicates in one request
 //! refused with INVALID_REQUEST as Kafka does.
 use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -135,6 +136,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreateTopicsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, request);
     ready(header, Some(response))

@@ -1,5 +1,6 @@
 //! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
 //! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -47,6 +48,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteRecordsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, request);
     ready(header, Some(response))

@@ -1,5 +1,6 @@
 //! DeleteTopics (key 20), versions 1-6 (by id from 6): removes the topic from metadata and its
 //! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED.
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -65,6 +66,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteTopicsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, request);
     ready(header, Some(response))

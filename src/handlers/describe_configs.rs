@@ -2,6 +2,7 @@
 //! value, source, read-only and sensitive flags, synonyms (v1+, in Kafka's precedence order)
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -122,6 +123,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeConfigsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, &request);
     ready(header, Some(response))

@@ -1,6 +1,7 @@
 //! DescribeLogDirs (key 35), versions 1-4: each log dir with the partitions it holds, their
 //! sizes, and (v4) the file system's total and usable bytes.
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -95,6 +96,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeLogDirsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

@@ -6,6 +6,7 @@
 //!
 //! Incremental fetch sessions (KIP-227) are declined the way Kafka declines them when its
 //! session cache is full: a session id of 0, after which clients send full fetches.
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -123,6 +124,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: FetchRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let version = header.api_version;
     later(header, async move {

@@ -2,6 +2,7 @@
 //! on topic overrides, validated as a whole before anything is written. Broker configs are
 //! static in Strata and refused with INVALID_REQUEST.
 use std::collections::{BTreeMap, HashSet};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{
@@ -129,6 +130,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: IncrementalAlterConfigsRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

@@ -2,6 +2,7 @@
 //! id at epoch 0 from blocks reserved in the metadata log, so ids are never reused. A request
 //! with a transactional id needs the transaction coordinator; until it exists it is refused
 //! with NOT_COORDINATOR.
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -42,6 +43,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: InitProducerIdRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

@@ -1,6 +1,7 @@
 //! Metadata (key 3), versions 0-12: brokers, topics with ids and leader epochs, and topic
 //! auto-creation (`auto.create.topics.enable`, `num.partitions`) when the client allows it (v4+;
 //! always for older versions, as Kafka).
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -134,6 +135,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: MetadataRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, request);
     ready(header, Some(response))

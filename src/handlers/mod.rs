@@ -64,12 +64,12 @@ macro_rules! api_table {
             }
         }
 
-        async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes) -> Result<ResponseFuture, DecodeError> {
+        async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes, peer: SocketAddr) -> Result<ResponseFuture, DecodeError> {
             let version = header.api_version;
             match header.api_key {
                 $( $key => {
                     let request = <$req>::decode(&mut body, version)?;
-                    Ok($module::start(broker, header, request).await)
+                    Ok($module::start(broker, header, request, peer).await)
                 } )*
                 other => Err(DecodeError::UnknownApiKey(other)),
             }
@@ -141,7 +141,7 @@ where
 /// Reads a frame's header and starts its handler. Unknown keys, unadvertised versions and
 /// malformed requests close the connection (as Kafka does), except ApiVersions at an unknown
 /// version, which gets a v0 answer so the client can downgrade (KIP-511).
-pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, _peer: SocketAddr) -> Outcome {
+pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> Outcome {
     if frame.len() < 8 {
         return Outcome::Close("frame shorter than a request header".into());
     }
@@ -171,7 +171,7 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, _peer: SocketAddr) ->
         Ok(h) => h,
         Err(e) => return Outcome::Close(format!("bad header: {e}")),
     };
-    match dispatch(broker.clone(), header, frame).await {
+    match dispatch(broker.clone(), header, frame, peer).await {
         Ok(fut) => Outcome::Respond(fut),
         Err(e) => Outcome::Close(format!(
             "malformed request (api {api_key} v{api_version}): {e}"

@@ -3,6 +3,7 @@
 //!
 //! Two stages: the appends run before the next request of the connection is read (so appends
 //! keep connection order), and the response future is what waits for acknowledgement.
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -91,6 +92,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ProduceRequest,
+    _peer: SocketAddr,
 ) -> ResponseFuture {
     let acks = request.acks;
     let response = handle(&broker, header.api_version, request);
