@@ -13,6 +13,7 @@
 //! protocol.
 pub mod clock;
 pub mod config;
+pub mod coordinator;
 pub mod error;
 pub mod protocol;
 pub mod storage;
