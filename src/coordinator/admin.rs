@@ -14,14 +14,22 @@ pub const CLASSIC_GROUP_TYPE: &str = "classic";
 impl GroupCoordinatorShard {
     /// The groups matching the filters (empty filter = all; matched case-insensitively).
     pub fn list_groups(&self, states: &[String], types: &[String]) -> Vec<ListedGroup> {
-        let type_ok = types.is_empty() || types.iter().any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
+        let type_ok = types.is_empty()
+            || types
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
         if !type_ok {
             return Vec::new();
         }
         self.groups
             .values()
             .filter(|g| !g.is_in(ClassicGroupState::Dead))
-            .filter(|g| states.is_empty() || states.iter().any(|s| s.eq_ignore_ascii_case(g.state.as_str())))
+            .filter(|g| {
+                states.is_empty()
+                    || states
+                        .iter()
+                        .any(|s| s.eq_ignore_ascii_case(g.state.as_str()))
+            })
             .map(|g| ListedGroup {
                 group_id: g.group_id.clone(),
                 protocol_type: g.protocol_type.clone().unwrap_or_default(),
@@ -49,7 +57,11 @@ impl GroupCoordinatorShard {
             group_id: group_id.to_string(),
             group_state: g.state.as_str().to_string(),
             protocol_type: g.protocol_type.clone().unwrap_or_default(),
-            protocol_data: if stable { protocol.clone() } else { String::new() },
+            protocol_data: if stable {
+                protocol.clone()
+            } else {
+                String::new()
+            },
             members: g
                 .members
                 .values()
@@ -58,8 +70,16 @@ impl GroupCoordinatorShard {
                     group_instance_id: m.group_instance_id.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
-                    member_metadata: if stable { m.metadata(&protocol).cloned().unwrap_or_default() } else { Default::default() },
-                    member_assignment: if stable { m.assignment.clone() } else { Default::default() },
+                    member_metadata: if stable {
+                        m.metadata(&protocol).cloned().unwrap_or_default()
+                    } else {
+                        Default::default()
+                    },
+                    member_assignment: if stable {
+                        m.assignment.clone()
+                    } else {
+                        Default::default()
+                    },
                     ..Default::default()
                 })
                 .collect(),

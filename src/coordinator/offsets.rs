@@ -42,7 +42,11 @@ fn validate_commit(
     let Some(group) = group else {
         // An unknown group takes only simple commits; otherwise the member is from an older,
         // deleted incarnation of the group.
-        return if generation < 0 { Ok(()) } else { Err(CoordinatorError::IllegalGeneration) };
+        return if generation < 0 {
+            Ok(())
+        } else {
+            Err(CoordinatorError::IllegalGeneration)
+        };
     };
     if group.is_in(ClassicGroupState::Dead) {
         return Err(CoordinatorError::CoordinatorNotAvailable);
@@ -98,9 +102,21 @@ impl GroupCoordinatorShard {
             return all(ErrorCode::INVALID_GROUP_ID);
         }
         let group_id = request.group_id.as_str();
-        let instance = request.group_instance_id.as_deref().filter(|_| ctx.api_version >= 7);
-        let generation = if ctx.api_version >= 1 { request.generation_id_or_member_epoch } else { -1 };
-        if let Err(e) = validate_commit(self.groups.get(group_id), &request.member_id, instance, generation) {
+        let instance = request
+            .group_instance_id
+            .as_deref()
+            .filter(|_| ctx.api_version >= 7);
+        let generation = if ctx.api_version >= 1 {
+            request.generation_id_or_member_epoch
+        } else {
+            -1
+        };
+        if let Err(e) = validate_commit(
+            self.groups.get(group_id),
+            &request.member_id,
+            instance,
+            generation,
+        ) {
             return all(e.code());
         }
         if let Some(m) = self
@@ -112,27 +128,38 @@ impl GroupCoordinatorShard {
             m.heartbeat_deadline_ms = Some(now_ms + m.session_timeout_ms as i64);
         }
         // v2-4 may ask for an explicit retention (written as an expire timestamp, value v1).
-        let expire = (ctx.api_version >= 2 && ctx.api_version <= 4 && request.retention_time_ms >= 0)
-            .then(|| now_ms.saturating_add(request.retention_time_ms));
+        let expire =
+            (ctx.api_version >= 2 && ctx.api_version <= 4 && request.retention_time_ms >= 0)
+                .then(|| now_ms.saturating_add(request.retention_time_ms));
         let mut response = all(ErrorCode::NONE);
         let mut recs = Vec::new();
         for (ti, topic) in request.topics.iter().enumerate() {
             for (pi, p) in topic.partitions.iter().enumerate() {
                 let metadata = p.committed_metadata.clone().unwrap_or_default();
                 if metadata.len() > self.config.offset_metadata_max_bytes {
-                    if let Some(r) = response.topics.get_mut(ti).and_then(|t| t.partitions.get_mut(pi)) {
+                    if let Some(r) = response
+                        .topics
+                        .get_mut(ti)
+                        .and_then(|t| t.partitions.get_mut(pi))
+                    {
                         r.error_code = ErrorCode::OFFSET_METADATA_TOO_LARGE.code();
                     }
                     continue;
                 }
                 let offset = OffsetAndMetadata {
                     committed_offset: p.committed_offset,
-                    leader_epoch: (p.committed_leader_epoch >= 0).then_some(p.committed_leader_epoch),
+                    leader_epoch: (p.committed_leader_epoch >= 0)
+                        .then_some(p.committed_leader_epoch),
                     metadata,
                     commit_timestamp_ms: now_ms,
                     expire_timestamp_ms: expire,
                 };
-                recs.push(records::offset_commit_record(group_id, &topic.name, p.partition_index, &offset));
+                recs.push(records::offset_commit_record(
+                    group_id,
+                    &topic.name,
+                    p.partition_index,
+                    &offset,
+                ));
             }
         }
         if let Err(e) = self.write(recs) {
@@ -179,7 +206,10 @@ impl GroupCoordinatorShard {
                 .iter()
                 .map(|(name, partitions)| {
                     let t = committed.and_then(|c| c.get(name));
-                    let ps = partitions.iter().map(|p| to_fetched(*p, t.and_then(|t| t.get(p)))).collect();
+                    let ps = partitions
+                        .iter()
+                        .map(|p| to_fetched(*p, t.and_then(|t| t.get(p))))
+                        .collect();
                     (name.clone(), ps)
                 })
                 .collect(),
@@ -187,7 +217,10 @@ impl GroupCoordinatorShard {
                 .map(|c| {
                     c.iter()
                         .map(|(name, ps)| {
-                            (name.clone(), ps.iter().map(|(p, o)| to_fetched(*p, Some(o))).collect())
+                            (
+                                name.clone(),
+                                ps.iter().map(|(p, o)| to_fetched(*p, Some(o))).collect(),
+                            )
                         })
                         .collect()
                 })
@@ -197,7 +230,10 @@ impl GroupCoordinatorShard {
 
     /// Handles an OffsetDelete.
     pub fn offset_delete(&mut self, request: &OffsetDeleteRequest) -> OffsetDeleteResponse {
-        let top = |code: ErrorCode| OffsetDeleteResponse { error_code: code.code(), ..Default::default() };
+        let top = |code: ErrorCode| OffsetDeleteResponse {
+            error_code: code.code(),
+            ..Default::default()
+        };
         if request.group_id.is_empty() {
             return top(ErrorCode::INVALID_GROUP_ID);
         }
@@ -205,7 +241,8 @@ impl GroupCoordinatorShard {
         let Some(group) = self.groups.get(group_id) else {
             return top(ErrorCode::GROUP_ID_NOT_FOUND);
         };
-        let consumer = group.protocol_type.as_deref() == Some(crate::coordinator::group::CONSUMER_PROTOCOL_TYPE);
+        let consumer = group.protocol_type.as_deref()
+            == Some(crate::coordinator::group::CONSUMER_PROTOCOL_TYPE);
         match group.state {
             ClassicGroupState::Dead => return top(ErrorCode::GROUP_ID_NOT_FOUND),
             ClassicGroupState::Empty => {}
@@ -228,7 +265,11 @@ impl GroupCoordinatorShard {
                         .map(|ps| ps.contains_key(&p.partition_index))
                         .unwrap_or(false);
                     if has {
-                        recs.push(records::offset_commit_tombstone(group_id, &t.name, p.partition_index));
+                        recs.push(records::offset_commit_tombstone(
+                            group_id,
+                            &t.name,
+                            p.partition_index,
+                        ));
                     }
                     ErrorCode::NONE
                 };
@@ -238,7 +279,11 @@ impl GroupCoordinatorShard {
                     ..Default::default()
                 });
             }
-            response.topics.push(OffsetDeleteResponseTopic { name: t.name.clone(), partitions, ..Default::default() });
+            response.topics.push(OffsetDeleteResponseTopic {
+                name: t.name.clone(),
+                partitions,
+                ..Default::default()
+            });
         }
         if let Err(e) = self.write(recs) {
             return top(e.code());
@@ -252,16 +297,21 @@ impl GroupCoordinatorShard {
         let retention = self.config.offsets_retention_ms;
         let ids: Vec<String> = self.groups.keys().cloned().collect();
         for id in ids {
-            let Some(group) = self.groups.get(&id) else { continue };
-            // Which offsets may expire and from when their retention counts.
-            let base: Option<Box<dyn Fn(&OffsetAndMetadata) -> i64>> = match (&group.protocol_type, group.state) {
-                (Some(_), ClassicGroupState::Empty) => {
-                    let since = group.current_state_timestamp_ms;
-                    Some(Box::new(move |o: &OffsetAndMetadata| since.unwrap_or(o.commit_timestamp_ms)))
-                }
-                (None, _) => Some(Box::new(|o: &OffsetAndMetadata| o.commit_timestamp_ms)),
-                _ => None,
+            let Some(group) = self.groups.get(&id) else {
+                continue;
             };
+            // Which offsets may expire and from when their retention counts.
+            let base: Option<Box<dyn Fn(&OffsetAndMetadata) -> i64>> =
+                match (&group.protocol_type, group.state) {
+                    (Some(_), ClassicGroupState::Empty) => {
+                        let since = group.current_state_timestamp_ms;
+                        Some(Box::new(move |o: &OffsetAndMetadata| {
+                            since.unwrap_or(o.commit_timestamp_ms)
+                        }))
+                    }
+                    (None, _) => Some(Box::new(|o: &OffsetAndMetadata| o.commit_timestamp_ms)),
+                    _ => None,
+                };
             let Some(base) = base else { continue };
             let mut recs = Vec::new();
             let mut remaining = 0usize;
@@ -297,7 +347,10 @@ impl GroupCoordinatorShard {
     }
 
     /// All committed offsets of a group, for DeleteGroups.
-    pub(crate) fn offset_tombstones(&self, group_id: &str) -> Vec<crate::coordinator::CoordinatorRecord> {
+    pub(crate) fn offset_tombstones(
+        &self,
+        group_id: &str,
+    ) -> Vec<crate::coordinator::CoordinatorRecord> {
         let mut out = Vec::new();
         if let Some(c) = self.offsets.get(group_id) {
             for (topic, ps) in c {

@@ -37,8 +37,14 @@ pub struct OffsetAndMetadata {
 /// A decoded `__consumer_offsets` record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GroupRecord {
-    OffsetCommit { key: OffsetCommitKey, value: Option<OffsetCommitValue> },
-    GroupMetadata { key: GroupMetadataKey, value: Option<GroupMetadataValue> },
+    OffsetCommit {
+        key: OffsetCommitKey,
+        value: Option<OffsetCommitValue>,
+    },
+    GroupMetadata {
+        key: GroupMetadataKey,
+        value: Option<GroupMetadataValue>,
+    },
     /// A record type this coordinator does not handle (KIP-848, share or streams groups).
     Other { key_type: i16 },
 }
@@ -57,7 +63,11 @@ pub fn offset_commit_record(
     partition: i32,
     offset: &OffsetAndMetadata,
 ) -> CoordinatorRecord {
-    let version = if offset.expire_timestamp_ms.is_some() { 1 } else { 3 };
+    let version = if offset.expire_timestamp_ms.is_some() {
+        1
+    } else {
+        3
+    };
     let value = OffsetCommitValue {
         offset: offset.committed_offset,
         leader_epoch: offset.leader_epoch.unwrap_or(-1),
@@ -74,7 +84,10 @@ pub fn offset_commit_record(
 
 /// An offset commit tombstone.
 pub fn offset_commit_tombstone(group: &str, topic: &str, partition: i32) -> CoordinatorRecord {
-    CoordinatorRecord { key: offset_commit_key(group, topic, partition), value: None }
+    CoordinatorRecord {
+        key: offset_commit_key(group, topic, partition),
+        value: None,
+    }
 }
 
 fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Bytes {
@@ -88,7 +101,10 @@ fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Bytes {
 }
 
 fn group_metadata_key(group: &str) -> Bytes {
-    let key = GroupMetadataKey { group: group.to_string(), ..Default::default() };
+    let key = GroupMetadataKey {
+        group: group.to_string(),
+        ..Default::default()
+    };
     prefixed(GROUP_METADATA_KEY_TYPE, &key, GROUP_METADATA_KEY_TYPE)
 }
 
@@ -96,13 +112,20 @@ fn group_metadata_key(group: &str) -> Bytes {
 pub fn group_metadata_record(group: &str, value: &GroupMetadataValue) -> CoordinatorRecord {
     CoordinatorRecord {
         key: group_metadata_key(group),
-        value: Some(prefixed(GROUP_METADATA_VALUE_VERSION, value, GROUP_METADATA_VALUE_VERSION)),
+        value: Some(prefixed(
+            GROUP_METADATA_VALUE_VERSION,
+            value,
+            GROUP_METADATA_VALUE_VERSION,
+        )),
     }
 }
 
 /// A group metadata tombstone: the group is deleted.
 pub fn group_metadata_tombstone(group: &str) -> CoordinatorRecord {
-    CoordinatorRecord { key: group_metadata_key(group), value: None }
+    CoordinatorRecord {
+        key: group_metadata_key(group),
+        value: None,
+    }
 }
 
 fn read_prefix(buf: &mut Bytes) -> Result<i16, DecodeError> {
@@ -117,7 +140,10 @@ fn decode_value<T: Decode>(value: &Option<Bytes>, max: i16) -> Result<Option<T>,
     let mut buf = v.clone();
     let version = read_prefix(&mut buf)?;
     if !(0..=max).contains(&version) {
-        return Err(DecodeError::UnsupportedVersion { api_key: -1, version });
+        return Err(DecodeError::UnsupportedVersion {
+            api_key: -1,
+            version,
+        });
     }
     T::decode(&mut buf, version).map(Some)
 }

@@ -38,8 +38,11 @@ pub enum CoordinatorLogError {
 /// Where coordinator records go. The broker implements it over the `__consumer_offsets`
 /// partitions; an append returns once the records are committed (all or none of them).
 pub trait CoordinatorLog: Send + Sync {
-    fn append(&self, partition: i32, records: Vec<CoordinatorRecord>)
-        -> Result<(), CoordinatorLogError>;
+    fn append(
+        &self,
+        partition: i32,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError>;
 }
 
 /// A [`CoordinatorLog`] kept in memory, for tests and tools. `fail_with` makes the next
@@ -57,7 +60,11 @@ impl InMemoryCoordinatorLog {
 
     /// Every record appended to `partition`, in order.
     pub fn records(&self, partition: i32) -> Vec<CoordinatorRecord> {
-        self.partitions.lock().get(&partition).cloned().unwrap_or_default()
+        self.partitions
+            .lock()
+            .get(&partition)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Makes appends fail with `error` until called again with `None`.
@@ -75,7 +82,11 @@ impl CoordinatorLog for InMemoryCoordinatorLog {
         if let Some(e) = self.failure.lock().clone() {
             return Err(e);
         }
-        self.partitions.lock().entry(partition).or_default().extend(records);
+        self.partitions
+            .lock()
+            .entry(partition)
+            .or_default()
+            .extend(records);
         Ok(())
     }
 }
@@ -89,8 +100,14 @@ pub struct ResponseId(pub u64);
 /// through completions, whether at once or when the rebalance reaches the right point.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Completion {
-    Join { id: ResponseId, response: JoinGroupResponse },
-    Sync { id: ResponseId, response: SyncGroupResponse },
+    Join {
+        id: ResponseId,
+        response: JoinGroupResponse,
+    },
+    Sync {
+        id: ResponseId,
+        response: SyncGroupResponse,
+    },
 }
 
 impl Completion {

@@ -23,7 +23,9 @@ use crate::coordinator::shard::{GroupCoordinatorShard, LoadSummary};
 use crate::coordinator::{partition_for, GroupConfig};
 use crate::error::ErrorCode;
 use crate::protocol::messages::delete_groups_request::DeleteGroupsRequest;
-use crate::protocol::messages::delete_groups_response::{DeletableGroupResult, DeleteGroupsResponse};
+use crate::protocol::messages::delete_groups_response::{
+    DeletableGroupResult, DeleteGroupsResponse,
+};
 use crate::protocol::messages::describe_groups_request::DescribeGroupsRequest;
 use crate::protocol::messages::describe_groups_response::{DescribeGroupsResponse, DescribedGroup};
 use crate::protocol::messages::heartbeat_request::HeartbeatRequest;
@@ -99,7 +101,10 @@ fn join_unavailable() -> JoinGroupResponse {
 }
 
 fn sync_unavailable() -> SyncGroupResponse {
-    SyncGroupResponse { error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(), ..Default::default() }
+    SyncGroupResponse {
+        error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+        ..Default::default()
+    }
 }
 
 #[derive(Default)]
@@ -112,7 +117,9 @@ struct Slot {
 impl Slot {
     /// Hands the shard's completed responses to their waiters.
     fn deliver(&mut self) {
-        let Some(shard) = self.shard.as_mut() else { return };
+        let Some(shard) = self.shard.as_mut() else {
+            return;
+        };
         for c in shard.take_completions() {
             match c {
                 Completion::Join { id, response } => {
@@ -162,11 +169,19 @@ impl GroupCoordinator {
 
     /// Becomes the coordinator of `partition`, replaying its records. Out-of-range
     /// partitions are ignored.
-    pub fn load(&self, partition: i32, records: impl IntoIterator<Item = CoordinatorRecord>) -> LoadSummary {
-        let Some(slot) = usize::try_from(partition).ok().and_then(|p| self.slots.get(p)) else {
+    pub fn load(
+        &self,
+        partition: i32,
+        records: impl IntoIterator<Item = CoordinatorRecord>,
+    ) -> LoadSummary {
+        let Some(slot) = usize::try_from(partition)
+            .ok()
+            .and_then(|p| self.slots.get(p))
+        else {
             return LoadSummary::default();
         };
-        let mut shard = GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
+        let mut shard =
+            GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
         let summary = shard.load(records, self.clock.now_ms());
         let mut slot = slot.lock();
         slot.shard = Some(shard);
@@ -176,13 +191,20 @@ impl GroupCoordinator {
     /// Stops coordinating `partition`; its waiting requests resolve to
     /// COORDINATOR_NOT_AVAILABLE.
     pub fn unload(&self, partition: i32) {
-        if let Some(slot) = usize::try_from(partition).ok().and_then(|p| self.slots.get(p)) {
+        if let Some(slot) = usize::try_from(partition)
+            .ok()
+            .and_then(|p| self.slots.get(p))
+        {
             *slot.lock() = Slot::default();
         }
     }
 
     /// Runs `f` on the shard of `group_id`, or returns `None` if it is not loaded here.
-    fn with_shard<R>(&self, group_id: &str, f: impl FnOnce(&mut GroupCoordinatorShard, i64) -> R) -> Option<R> {
+    fn with_shard<R>(
+        &self,
+        group_id: &str,
+        f: impl FnOnce(&mut GroupCoordinatorShard, i64) -> R,
+    ) -> Option<R> {
         let slot = self.slots.get(self.partition_for(group_id) as usize)?;
         let mut slot = slot.lock();
         let now = self.clock.now_ms();
@@ -196,10 +218,17 @@ impl GroupCoordinator {
     }
 
     /// JoinGroup v0-9. The returned future resolves when the join phase completes.
-    pub fn join_group(&self, ctx: &RequestContext, request: &JoinGroupRequest) -> PendingResponse<JoinGroupResponse> {
+    pub fn join_group(
+        &self,
+        ctx: &RequestContext,
+        request: &JoinGroupRequest,
+    ) -> PendingResponse<JoinGroupResponse> {
         let (tx, rx) = oneshot::channel();
         let id = self.next_response_id();
-        let pending = PendingResponse { rx, fallback: join_unavailable };
+        let pending = PendingResponse {
+            rx,
+            fallback: join_unavailable,
+        };
         let slot = &self.slots[self.partition_for(&request.group_id) as usize % self.slots.len()];
         let mut slot = slot.lock();
         let now = self.clock.now_ms();
@@ -210,7 +239,10 @@ impl GroupCoordinator {
                 slot.deliver();
             }
             None => {
-                let mut r = crate::coordinator::shard::join_error(ErrorCode::NOT_COORDINATOR, &request.member_id);
+                let mut r = crate::coordinator::shard::join_error(
+                    ErrorCode::NOT_COORDINATOR,
+                    &request.member_id,
+                );
                 r.protocol_name = Some(String::new());
                 let _ = tx.send(r);
             }
@@ -219,10 +251,17 @@ impl GroupCoordinator {
     }
 
     /// SyncGroup v0-5. The returned future resolves when the leader's assignment is stored.
-    pub fn sync_group(&self, ctx: &RequestContext, request: &SyncGroupRequest) -> PendingResponse<SyncGroupResponse> {
+    pub fn sync_group(
+        &self,
+        ctx: &RequestContext,
+        request: &SyncGroupRequest,
+    ) -> PendingResponse<SyncGroupResponse> {
         let (tx, rx) = oneshot::channel();
         let id = self.next_response_id();
-        let pending = PendingResponse { rx, fallback: sync_unavailable };
+        let pending = PendingResponse {
+            rx,
+            fallback: sync_unavailable,
+        };
         let slot = &self.slots[self.partition_for(&request.group_id) as usize % self.slots.len()];
         let mut slot = slot.lock();
         let now = self.clock.now_ms();
@@ -233,7 +272,9 @@ impl GroupCoordinator {
                 slot.deliver();
             }
             None => {
-                let _ = tx.send(crate::coordinator::shard::sync_error(ErrorCode::NOT_COORDINATOR));
+                let _ = tx.send(crate::coordinator::shard::sync_error(
+                    ErrorCode::NOT_COORDINATOR,
+                ));
             }
         }
         pending
@@ -242,55 +283,83 @@ impl GroupCoordinator {
     /// Heartbeat v0-4.
     pub fn heartbeat(&self, ctx: &RequestContext, request: &HeartbeatRequest) -> HeartbeatResponse {
         self.with_shard(&request.group_id, |s, now| s.heartbeat(now, ctx, request))
-            .unwrap_or(HeartbeatResponse { error_code: ErrorCode::NOT_COORDINATOR.code(), ..Default::default() })
-    }
-
-    /// LeaveGroup v0-5.
-    pub fn leave_group(&self, ctx: &RequestContext, request: &LeaveGroupRequest) -> LeaveGroupResponse {
-        self.with_shard(&request.group_id, |s, now| s.leave_group(now, ctx, request))
-            .unwrap_or(LeaveGroupResponse { error_code: ErrorCode::NOT_COORDINATOR.code(), ..Default::default() })
-    }
-
-    /// OffsetCommit v2-9. Topic existence is the handler's check (UNKNOWN_TOPIC_OR_PARTITION).
-    pub fn offset_commit(&self, ctx: &RequestContext, request: &OffsetCommitRequest) -> OffsetCommitResponse {
-        self.with_shard(&request.group_id, |s, now| s.offset_commit(now, ctx, request))
-            .unwrap_or_else(|| OffsetCommitResponse {
-                topics: request
-                    .topics
-                    .iter()
-                    .map(|t| OffsetCommitResponseTopic {
-                        name: t.name.clone(),
-                        partitions: t
-                            .partitions
-                            .iter()
-                            .map(|p| OffsetCommitResponsePartition {
-                                partition_index: p.partition_index,
-                                error_code: ErrorCode::NOT_COORDINATOR.code(),
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
+            .unwrap_or(HeartbeatResponse {
+                error_code: ErrorCode::NOT_COORDINATOR.code(),
                 ..Default::default()
             })
     }
 
-    fn fetch_group(&self, group_id: &str, topics: Option<Vec<(String, Vec<i32>)>>) -> crate::coordinator::offsets::FetchedOffsets {
-        self.with_shard(group_id, |s, _| s.fetch_offsets(group_id, topics.as_deref()))
-            .unwrap_or(Err(ErrorCode::NOT_COORDINATOR))
+    /// LeaveGroup v0-5.
+    pub fn leave_group(
+        &self,
+        ctx: &RequestContext,
+        request: &LeaveGroupRequest,
+    ) -> LeaveGroupResponse {
+        self.with_shard(&request.group_id, |s, now| s.leave_group(now, ctx, request))
+            .unwrap_or(LeaveGroupResponse {
+                error_code: ErrorCode::NOT_COORDINATOR.code(),
+                ..Default::default()
+            })
+    }
+
+    /// OffsetCommit v2-9. Topic existence is the handler's check (UNKNOWN_TOPIC_OR_PARTITION).
+    pub fn offset_commit(
+        &self,
+        ctx: &RequestContext,
+        request: &OffsetCommitRequest,
+    ) -> OffsetCommitResponse {
+        self.with_shard(&request.group_id, |s, now| {
+            s.offset_commit(now, ctx, request)
+        })
+        .unwrap_or_else(|| OffsetCommitResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| OffsetCommitResponseTopic {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| OffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: ErrorCode::NOT_COORDINATOR.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    fn fetch_group(
+        &self,
+        group_id: &str,
+        topics: Option<Vec<(String, Vec<i32>)>>,
+    ) -> crate::coordinator::offsets::FetchedOffsets {
+        self.with_shard(group_id, |s, _| {
+            s.fetch_offsets(group_id, topics.as_deref())
+        })
+        .unwrap_or(Err(ErrorCode::NOT_COORDINATOR))
     }
 
     /// OffsetFetch v1-9: one group (v1-7) or several (v8+). `require_stable` is answered
     /// normally: there are no pending transactional offsets yet.
-    pub fn offset_fetch(&self, ctx: &RequestContext, request: &OffsetFetchRequest) -> OffsetFetchResponse {
+    pub fn offset_fetch(
+        &self,
+        ctx: &RequestContext,
+        request: &OffsetFetchRequest,
+    ) -> OffsetFetchResponse {
         if ctx.api_version >= 8 {
             let groups = request
                 .groups
                 .iter()
                 .map(|g| {
                     let topics = g.topics.as_ref().map(|ts| {
-                        ts.iter().map(|t| (t.name.clone(), t.partition_indexes.clone())).collect()
+                        ts.iter()
+                            .map(|t| (t.name.clone(), t.partition_indexes.clone()))
+                            .collect()
                     });
                     match self.fetch_group(&g.group_id, topics) {
                         Ok(ts) => OffsetFetchResponseGroup {
@@ -324,12 +393,16 @@ impl GroupCoordinator {
                     }
                 })
                 .collect();
-            return OffsetFetchResponse { groups, ..Default::default() };
+            return OffsetFetchResponse {
+                groups,
+                ..Default::default()
+            };
         }
-        let topics = request
-            .topics
-            .as_ref()
-            .map(|ts| ts.iter().map(|t| (t.name.clone(), t.partition_indexes.clone())).collect());
+        let topics = request.topics.as_ref().map(|ts| {
+            ts.iter()
+                .map(|t| (t.name.clone(), t.partition_indexes.clone()))
+                .collect()
+        });
         match self.fetch_group(&request.group_id, topics) {
             Ok(ts) => OffsetFetchResponse {
                 topics: ts
@@ -353,31 +426,60 @@ impl GroupCoordinator {
                 ..Default::default()
             },
             // v0-1 have no top-level error: the handler copies it to every partition.
-            Err(code) => OffsetFetchResponse { error_code: code.code(), ..Default::default() },
+            Err(code) => OffsetFetchResponse {
+                error_code: code.code(),
+                ..Default::default()
+            },
         }
     }
 
     /// OffsetDelete v0.
-    pub fn offset_delete(&self, _ctx: &RequestContext, request: &OffsetDeleteRequest) -> OffsetDeleteResponse {
+    pub fn offset_delete(
+        &self,
+        _ctx: &RequestContext,
+        request: &OffsetDeleteRequest,
+    ) -> OffsetDeleteResponse {
         self.with_shard(&request.group_id, |s, _| s.offset_delete(request))
-            .unwrap_or(OffsetDeleteResponse { error_code: ErrorCode::NOT_COORDINATOR.code(), ..Default::default() })
+            .unwrap_or(OffsetDeleteResponse {
+                error_code: ErrorCode::NOT_COORDINATOR.code(),
+                ..Default::default()
+            })
     }
 
     /// ListGroups v0-5 over every loaded shard (filters apply from v4 and v5).
-    pub fn list_groups(&self, ctx: &RequestContext, request: &ListGroupsRequest) -> ListGroupsResponse {
-        let states: &[String] = if ctx.api_version >= 4 { &request.states_filter } else { &[] };
-        let types: &[String] = if ctx.api_version >= 5 { &request.types_filter } else { &[] };
+    pub fn list_groups(
+        &self,
+        ctx: &RequestContext,
+        request: &ListGroupsRequest,
+    ) -> ListGroupsResponse {
+        let states: &[String] = if ctx.api_version >= 4 {
+            &request.states_filter
+        } else {
+            &[]
+        };
+        let types: &[String] = if ctx.api_version >= 5 {
+            &request.types_filter
+        } else {
+            &[]
+        };
         let mut groups = Vec::new();
         for slot in &self.slots {
             if let Some(shard) = slot.lock().shard.as_ref() {
                 groups.extend(shard.list_groups(states, types));
             }
         }
-        ListGroupsResponse { groups, ..Default::default() }
+        ListGroupsResponse {
+            groups,
+            ..Default::default()
+        }
     }
 
     /// DescribeGroups v0-5.
-    pub fn describe_groups(&self, _ctx: &RequestContext, request: &DescribeGroupsRequest) -> DescribeGroupsResponse {
+    pub fn describe_groups(
+        &self,
+        _ctx: &RequestContext,
+        request: &DescribeGroupsRequest,
+    ) -> DescribeGroupsResponse {
         let groups = request
             .groups
             .iter()
@@ -389,18 +491,26 @@ impl GroupCoordinator {
                         ..Default::default()
                     };
                 }
-                self.with_shard(id, |s, _| s.describe_group(id)).unwrap_or_else(|| DescribedGroup {
-                    error_code: ErrorCode::NOT_COORDINATOR.code(),
-                    group_id: id.clone(),
-                    ..Default::default()
-                })
+                self.with_shard(id, |s, _| s.describe_group(id))
+                    .unwrap_or_else(|| DescribedGroup {
+                        error_code: ErrorCode::NOT_COORDINATOR.code(),
+                        group_id: id.clone(),
+                        ..Default::default()
+                    })
             })
             .collect();
-        DescribeGroupsResponse { groups, ..Default::default() }
+        DescribeGroupsResponse {
+            groups,
+            ..Default::default()
+        }
     }
 
     /// DeleteGroups v0-2.
-    pub fn delete_groups(&self, _ctx: &RequestContext, request: &DeleteGroupsRequest) -> DeleteGroupsResponse {
+    pub fn delete_groups(
+        &self,
+        _ctx: &RequestContext,
+        request: &DeleteGroupsRequest,
+    ) -> DeleteGroupsResponse {
         let results = request
             .groups_names
             .iter()
@@ -413,7 +523,10 @@ impl GroupCoordinator {
                 ..Default::default()
             })
             .collect();
-        DeleteGroupsResponse { results, ..Default::default() }
+        DeleteGroupsResponse {
+            results,
+            ..Default::default()
+        }
     }
 
     /// Fires due timers on every shard and delivers the responses they complete. Call every

@@ -109,7 +109,10 @@ impl GroupCoordinatorShard {
     }
 
     /// Appends `records` to the partition and, once they are committed, replays them.
-    pub(crate) fn write(&mut self, records: Vec<CoordinatorRecord>) -> Result<(), CoordinatorError> {
+    pub(crate) fn write(
+        &mut self,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorError> {
         if records.is_empty() {
             return Ok(());
         }
@@ -166,7 +169,11 @@ impl GroupCoordinatorShard {
                         let waiters: Vec<_> = group.members.keys().cloned().collect();
                         for id in waiters {
                             if let Some(m) = group.members.get_mut(&id) {
-                                fail_waiters(&mut self.completions, m, ErrorCode::COORDINATOR_NOT_AVAILABLE);
+                                fail_waiters(
+                                    &mut self.completions,
+                                    m,
+                                    ErrorCode::COORDINATOR_NOT_AVAILABLE,
+                                );
                             }
                         }
                     }
@@ -239,7 +246,10 @@ impl GroupCoordinatorShard {
                 (id.clone(), snap)
             })
             .collect();
-        ShardSnapshot { groups, offsets: self.offsets.clone() }
+        ShardSnapshot {
+            groups,
+            offsets: self.offsets.clone(),
+        }
     }
 
     /// Fires every timer due at `now_ms`: initial and rebalance join timeouts, pending sync
@@ -249,7 +259,10 @@ impl GroupCoordinatorShard {
         for id in ids {
             self.fire_group_timers(&id, now_ms);
         }
-        let due = self.next_offsets_cleanup_ms.map(|t| t <= now_ms).unwrap_or(true);
+        let due = self
+            .next_offsets_cleanup_ms
+            .map(|t| t <= now_ms)
+            .unwrap_or(true);
         if due {
             self.cleanup_group_metadata(now_ms);
             self.next_offsets_cleanup_ms =
@@ -259,12 +272,19 @@ impl GroupCoordinatorShard {
 }
 
 /// Pushes a JoinGroup response for `waiter`, fixing fields older versions cannot carry.
-pub(crate) fn push_join(out: &mut Vec<Completion>, waiter: Waiter, mut response: JoinGroupResponse) {
+pub(crate) fn push_join(
+    out: &mut Vec<Completion>,
+    waiter: Waiter,
+    mut response: JoinGroupResponse,
+) {
     // Before v7 the protocol name is not nullable (Kafka's JoinGroupResponse constructor).
     if waiter.api_version < 7 && response.protocol_name.is_none() {
         response.protocol_name = Some(String::new());
     }
-    out.push(Completion::Join { id: waiter.id, response });
+    out.push(Completion::Join {
+        id: waiter.id,
+        response,
+    });
 }
 
 /// A JoinGroup error response (no generation, no members).
@@ -279,11 +299,17 @@ pub(crate) fn join_error(code: ErrorCode, member_id: &str) -> JoinGroupResponse 
 }
 
 pub(crate) fn push_sync(out: &mut Vec<Completion>, waiter: Waiter, response: SyncGroupResponse) {
-    out.push(Completion::Sync { id: waiter.id, response });
+    out.push(Completion::Sync {
+        id: waiter.id,
+        response,
+    });
 }
 
 pub(crate) fn sync_error(code: ErrorCode) -> SyncGroupResponse {
-    SyncGroupResponse { error_code: code.code(), ..Default::default() }
+    SyncGroupResponse {
+        error_code: code.code(),
+        ..Default::default()
+    }
 }
 
 /// Answers a member's outstanding JoinGroup and SyncGroup with `code`.

@@ -42,7 +42,10 @@ impl GroupCoordinatorShard {
         request: &JoinGroupRequest,
         id: ResponseId,
     ) {
-        let waiter = Waiter { id, api_version: ctx.api_version };
+        let waiter = Waiter {
+            id,
+            api_version: ctx.api_version,
+        };
         let fail = |out: &mut Vec<_>, code: ErrorCode| {
             push_join(out, waiter, join_error(code, &request.member_id))
         };
@@ -58,7 +61,10 @@ impl GroupCoordinatorShard {
         let join = Join {
             ctx,
             waiter,
-            instance: request.group_instance_id.clone().filter(|_| ctx.api_version >= 5),
+            instance: request
+                .group_instance_id
+                .clone()
+                .filter(|_| ctx.api_version >= 5),
             protocol_type: request.protocol_type.clone(),
             protocols: request
                 .protocols
@@ -72,7 +78,10 @@ impl GroupCoordinatorShard {
             } else {
                 request.rebalance_timeout_ms
             },
-            reason: request.reason.clone().unwrap_or_else(|| "not provided".to_string()),
+            reason: request
+                .reason
+                .clone()
+                .unwrap_or_else(|| "not provided".to_string()),
         };
         let group_id = request.group_id.as_str();
         let member_id = request.member_id.as_str();
@@ -94,15 +103,26 @@ impl GroupCoordinatorShard {
         };
         if !accept_joining_member(group, member_id, self.config.group_max_size) {
             if let Some(mut m) = group.remove(member_id) {
-                fail_waiters(&mut self.completions, &mut m, ErrorCode::GROUP_MAX_SIZE_REACHED);
+                fail_waiters(
+                    &mut self.completions,
+                    &mut m,
+                    ErrorCode::GROUP_MAX_SIZE_REACHED,
+                );
             }
-            return push_join(&mut self.completions, waiter, join_error(ErrorCode::GROUP_MAX_SIZE_REACHED, ""));
+            return push_join(
+                &mut self.completions,
+                waiter,
+                join_error(ErrorCode::GROUP_MAX_SIZE_REACHED, ""),
+            );
         }
         if group.is_in(ClassicGroupState::Dead) {
             return fail(&mut self.completions, ErrorCode::COORDINATOR_NOT_AVAILABLE);
         }
         if !group.supports_protocols(&join.protocol_type, &join.protocols) {
-            return fail(&mut self.completions, ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+            return fail(
+                &mut self.completions,
+                ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
+            );
         }
         if unknown {
             self.join_new_member(group_id, join, now_ms);
@@ -113,7 +133,9 @@ impl GroupCoordinatorShard {
 
     fn join_new_member(&mut self, group_id: &str, join: Join<'_>, now_ms: i64) {
         let new_id = format!("{}-{}", join.ctx.client_id, uuid::Uuid::new_v4());
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         if let Some(instance) = join.instance.clone() {
             if group.static_member_id(&instance).is_some() {
                 return self.update_static_member(group_id, &instance, new_id, join, now_ms);
@@ -130,8 +152,16 @@ impl GroupCoordinatorShard {
         self.add_member_then_rebalance(group_id, new_id, join, now_ms);
     }
 
-    fn join_existing_member(&mut self, group_id: &str, member_id: &str, join: Join<'_>, now_ms: i64) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+    fn join_existing_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        join: Join<'_>,
+        now_ms: i64,
+    ) {
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         if group.pending_members.remove(member_id).is_some() {
             return self.add_member_then_rebalance(group_id, member_id.to_string(), join, now_ms);
         }
@@ -139,7 +169,9 @@ impl GroupCoordinatorShard {
             let response = join_error(e.code(), member_id);
             return push_join(&mut self.completions, join.waiter, response);
         }
-        let Some(member) = group.members.get(member_id) else { return };
+        let Some(member) = group.members.get(member_id) else {
+            return;
+        };
         let matches = member.matches(&join.protocols);
         match group.state {
             ClassicGroupState::PreparingRebalance => {
@@ -167,9 +199,17 @@ impl GroupCoordinatorShard {
     }
 
     /// Kafka's `addMemberThenRebalanceOrCompleteJoin`.
-    fn add_member_then_rebalance(&mut self, group_id: &str, member_id: String, join: Join<'_>, now_ms: i64) {
+    fn add_member_then_rebalance(
+        &mut self,
+        group_id: &str,
+        member_id: String,
+        join: Join<'_>,
+        now_ms: i64,
+    ) {
         let new_member_timeout = self.config.group_new_member_join_timeout_ms;
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         let member = ClassicGroupMember {
             member_id: member_id.clone(),
             group_instance_id: join.instance.clone(),
@@ -198,17 +238,34 @@ impl GroupCoordinatorShard {
     }
 
     /// Kafka's `updateMemberThenRebalanceOrCompleteJoin`.
-    fn update_member_then_rebalance(&mut self, group_id: &str, member_id: &str, join: Join<'_>, now_ms: i64) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
-        let Some(member) = group.members.get_mut(member_id) else { return };
+    fn update_member_then_rebalance(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        join: Join<'_>,
+        now_ms: i64,
+    ) {
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
+        let Some(member) = group.members.get_mut(member_id) else {
+            return;
+        };
         member.protocols = join.protocols.clone();
         member.rebalance_timeout_ms = join.rebalance_timeout_ms;
         member.session_timeout_ms = join.session_timeout_ms;
         if let Some(old) = member.awaiting_join.replace(join.waiter) {
             // A duplicate JoinGroup: the earlier one will never be answered otherwise.
-            push_join(&mut self.completions, old, join_error(ErrorCode::REBALANCE_IN_PROGRESS, member_id));
+            push_join(
+                &mut self.completions,
+                old,
+                join_error(ErrorCode::REBALANCE_IN_PROGRESS, member_id),
+            );
         }
-        let reason = format!("updating metadata of member {member_id} with reason: {}", join.reason);
+        let reason = format!(
+            "updating metadata of member {member_id} with reason: {}",
+            join.reason
+        );
         self.maybe_prepare_rebalance_or_complete_join(group_id, now_ms, &reason);
     }
 
@@ -222,17 +279,29 @@ impl GroupCoordinatorShard {
         join: Join<'_>,
         now_ms: i64,
     ) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
-        let Some(old_id) = group.static_member_id(instance).cloned() else { return };
-        let Some(mut old) = group.members.remove(&old_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
+        let Some(old_id) = group.static_member_id(instance).cloned() else {
+            return;
+        };
+        let Some(mut old) = group.members.remove(&old_id) else {
+            return;
+        };
         // Whoever still waits under the old id is a zombie of the restarted instance.
-        fail_waiters(&mut self.completions, &mut old, ErrorCode::FENCED_INSTANCE_ID);
+        fail_waiters(
+            &mut self.completions,
+            &mut old,
+            ErrorCode::FENCED_INSTANCE_ID,
+        );
         let was_leader = group.is_leader(&old_id);
         let was_pending_sync = group.pending_sync_members.remove(&old_id);
         let mut replaced = old.clone();
         replaced.member_id = new_id.clone();
         group.members.insert(new_id.clone(), replaced);
-        group.static_members.insert(instance.to_string(), new_id.clone());
+        group
+            .static_members
+            .insert(instance.to_string(), new_id.clone());
         if was_leader {
             group.leader_id = Some(new_id.clone());
         }
@@ -269,7 +338,9 @@ impl GroupCoordinatorShard {
         let value = group.to_metadata_value(&assignment, now_ms);
         match self.write(vec![records::group_metadata_record(group_id, &value)]) {
             Ok(()) => {
-                let Some(group) = self.groups.get(group_id) else { return };
+                let Some(group) = self.groups.get(group_id) else {
+                    return;
+                };
                 let is_leader = group.is_leader(&new_id);
                 let mut response = current_join_response(group, &new_id);
                 // KIP-814: a restarted static leader gets the members but must not reassign.
@@ -281,7 +352,9 @@ impl GroupCoordinatorShard {
                 if let Some(group) = self.groups.get_mut(group_id) {
                     group.members.remove(&new_id);
                     group.members.insert(old_id.clone(), old);
-                    group.static_members.insert(instance.to_string(), old_id.clone());
+                    group
+                        .static_members
+                        .insert(instance.to_string(), old_id.clone());
                     if was_leader {
                         group.leader_id = Some(old_id);
                     }
@@ -299,7 +372,11 @@ fn accept_joining_member(group: &super::ClassicGroup, member_id: &str, max_size:
     match group.state {
         ClassicGroupState::Empty | ClassicGroupState::Dead => true,
         ClassicGroupState::PreparingRebalance => {
-            group.members.get(member_id).map(|m| m.awaiting_join.is_some()).unwrap_or(false)
+            group
+                .members
+                .get(member_id)
+                .map(|m| m.awaiting_join.is_some())
+                .unwrap_or(false)
                 || group.num_awaiting_join() < max
         }
         ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
@@ -320,7 +397,11 @@ fn current_join_response(group: &super::ClassicGroup, member_id: &str) -> JoinGr
         leader: group.leader_id.clone().unwrap_or_default(),
         skip_assignment: false,
         member_id: member_id.to_string(),
-        members: if is_leader { group.current_member_metadata() } else { Vec::new() },
+        members: if is_leader {
+            group.current_member_metadata()
+        } else {
+            Vec::new()
+        },
         ..Default::default()
     }
 }

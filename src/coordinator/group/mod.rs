@@ -86,7 +86,10 @@ pub struct ClassicGroupMember {
 impl ClassicGroupMember {
     /// The metadata this member sent for `protocol`.
     pub fn metadata(&self, protocol: &str) -> Option<&Bytes> {
-        self.protocols.iter().find(|(n, _)| n == protocol).map(|(_, m)| m)
+        self.protocols
+            .iter()
+            .find(|(n, _)| n == protocol)
+            .map(|(_, m)| m)
     }
 
     /// Whether `protocols` equals what the member last sent (`ClassicGroupMember.matches`).
@@ -172,7 +175,10 @@ impl ClassicGroup {
     }
 
     pub fn num_awaiting_join(&self) -> usize {
-        self.members.values().filter(|m| m.awaiting_join.is_some()).count()
+        self.members
+            .values()
+            .filter(|m| m.awaiting_join.is_some())
+            .count()
     }
 
     /// All members have rejoined and no KIP-394 member is still to come.
@@ -182,7 +188,11 @@ impl ClassicGroup {
 
     /// The largest rebalance timeout of the members (`ClassicGroup.rebalanceTimeoutMs`).
     pub fn rebalance_timeout_ms(&self) -> i64 {
-        self.members.values().map(|m| m.rebalance_timeout_ms as i64).max().unwrap_or(0)
+        self.members
+            .values()
+            .map(|m| m.rebalance_timeout_ms as i64)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn can_rebalance(&self) -> bool {
@@ -203,7 +213,8 @@ impl ClassicGroup {
             self.leader_id = Some(member.member_id.clone());
         }
         if let Some(instance) = &member.group_instance_id {
-            self.static_members.insert(instance.clone(), member.member_id.clone());
+            self.static_members
+                .insert(instance.clone(), member.member_id.clone());
         }
         self.members.insert(member.member_id.clone(), member);
     }
@@ -241,9 +252,7 @@ impl ClassicGroup {
                 Some(id) if id != member_id => Err(CoordinatorError::FencedInstanceId),
                 Some(_) => Ok(()),
             },
-            None if !self.members.contains_key(member_id) => {
-                Err(CoordinatorError::UnknownMemberId)
-            }
+            None if !self.members.contains_key(member_id) => Err(CoordinatorError::UnknownMemberId),
             None => Ok(()),
         }
     }
@@ -256,7 +265,9 @@ impl ClassicGroup {
         }
         self.protocol_type.as_deref() == Some(protocol_type)
             && protocols.iter().any(|(name, _)| {
-                self.members.values().all(|m| m.protocols.iter().any(|(n, _)| n == name))
+                self.members
+                    .values()
+                    .all(|m| m.protocols.iter().any(|(n, _)| n == name))
             })
     }
 
@@ -271,17 +282,27 @@ impl ClassicGroup {
             .protocols
             .iter()
             .map(|(n, _)| n.as_str())
-            .filter(|n| self.members.values().all(|m| m.protocols.iter().any(|(p, _)| p == n)))
+            .filter(|n| {
+                self.members
+                    .values()
+                    .all(|m| m.protocols.iter().any(|(p, _)| p == n))
+            })
             .collect();
         let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
         for m in self.members.values() {
-            if let Some((name, _)) = m.protocols.iter().find(|(n, _)| candidates.contains(n.as_str()))
+            if let Some((name, _)) = m
+                .protocols
+                .iter()
+                .find(|(n, _)| candidates.contains(n.as_str()))
             {
                 *votes.entry(name.as_str()).or_default() += 1;
             }
         }
         let best = votes.values().copied().max()?;
-        votes.into_iter().find(|(_, v)| *v == best).map(|(n, _)| n.to_string())
+        votes
+            .into_iter()
+            .find(|(_, v)| *v == best)
+            .map(|(n, _)| n.to_string())
     }
 
     /// The members' metadata for the selected protocol, as the leader's JoinGroup response
@@ -328,7 +349,9 @@ impl ClassicGroup {
         if self.members.is_empty() {
             return false;
         }
-        self.subscribed_topics().map(|t| t.contains(topic)).unwrap_or(true)
+        self.subscribed_topics()
+            .map(|t| t.contains(topic))
+            .unwrap_or(true)
     }
 
     /// The durable projection of the group as a `GroupMetadataValue`, with `assignment` for
@@ -387,7 +410,9 @@ impl ClassicGroup {
                     live.assignment = mm.assignment.clone();
                     match live.protocols.iter_mut().find(|(n, _)| *n == protocol) {
                         Some(p) => p.1 = mm.subscription.clone(),
-                        None => live.protocols.push((protocol.clone(), mm.subscription.clone())),
+                        None => live
+                            .protocols
+                            .push((protocol.clone(), mm.subscription.clone())),
                     }
                     live
                 }
@@ -419,9 +444,14 @@ impl ClassicGroup {
         self.static_members = self
             .members
             .values()
-            .filter_map(|m| m.group_instance_id.clone().map(|i| (i, m.member_id.clone())))
+            .filter_map(|m| {
+                m.group_instance_id
+                    .clone()
+                    .map(|i| (i, m.member_id.clone()))
+            })
             .collect();
-        self.pending_sync_members.retain(|id| self.members.contains_key(id));
+        self.pending_sync_members
+            .retain(|id| self.members.contains_key(id));
         let state = if self.members.is_empty() {
             ClassicGroupState::Empty
         } else {

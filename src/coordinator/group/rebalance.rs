@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use crate::coordinator::group::{ClassicGroupState, JoinTimer};
 use crate::coordinator::records;
-use crate::coordinator::shard::{fail_waiters, push_join, push_sync, sync_error, GroupCoordinatorShard};
+use crate::coordinator::shard::{
+    fail_waiters, push_join, push_sync, sync_error, GroupCoordinatorShard,
+};
 use crate::error::ErrorCode;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
 
@@ -19,7 +21,9 @@ impl GroupCoordinatorShard {
     /// Starts a rebalance (Kafka's `prepareRebalance`).
     pub(crate) fn prepare_rebalance(&mut self, group_id: &str, now_ms: i64, reason: &str) {
         let initial_delay = self.config.group_initial_rebalance_delay_ms;
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         tracing::debug!(group = group_id, reason, "preparing rebalance");
         if group.is_in(ClassicGroupState::CompletingRebalance) {
             // Followers waiting for the old generation's assignment must rejoin.
@@ -57,7 +61,9 @@ impl GroupCoordinatorShard {
         now_ms: i64,
         reason: &str,
     ) {
-        let Some(group) = self.groups.get(group_id) else { return };
+        let Some(group) = self.groups.get(group_id) else {
+            return;
+        };
         if group.can_rebalance() {
             self.prepare_rebalance(group_id, now_ms, reason);
         } else {
@@ -68,7 +74,9 @@ impl GroupCoordinatorShard {
     /// Completes the join phase early once everyone has rejoined, except during the initial
     /// delay, which always runs its course (Kafka's `maybeCompleteJoinPhase`).
     pub(crate) fn maybe_complete_join_phase(&mut self, group_id: &str, now_ms: i64) {
-        let Some(group) = self.groups.get(group_id) else { return };
+        let Some(group) = self.groups.get(group_id) else {
+            return;
+        };
         if group.is_in(ClassicGroupState::PreparingRebalance)
             && group.has_all_members_joined()
             && group.previous_state != ClassicGroupState::Empty
@@ -79,7 +87,9 @@ impl GroupCoordinatorShard {
 
     /// Ends the join phase (Kafka's `completeClassicGroupJoin`).
     pub(crate) fn complete_join(&mut self, group_id: &str, now_ms: i64) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         if !group.is_in(ClassicGroupState::PreparingRebalance) {
             return;
         }
@@ -96,7 +106,12 @@ impl GroupCoordinatorShard {
                 fail_waiters(&mut self.completions, &mut m, ErrorCode::UNKNOWN_MEMBER_ID);
             }
         }
-        if group.leader_id.as_ref().map(|l| !group.members.contains_key(l)).unwrap_or(true) {
+        if group
+            .leader_id
+            .as_ref()
+            .map(|l| !group.members.contains_key(l))
+            .unwrap_or(true)
+        {
             group.leader_id = group.members.keys().next().cloned();
         }
         group.generation_id += 1;
@@ -123,7 +138,9 @@ impl GroupCoordinatorShard {
         for m in group.members.values_mut() {
             m.is_new = false;
             m.heartbeat_deadline_ms = Some(now_ms + m.session_timeout_ms as i64);
-            let Some(w) = m.awaiting_join.take() else { continue };
+            let Some(w) = m.awaiting_join.take() else {
+                continue;
+            };
             let is_leader = m.member_id == leader;
             let response = JoinGroupResponse {
                 error_code: 0,
@@ -133,7 +150,11 @@ impl GroupCoordinatorShard {
                 leader: leader.clone(),
                 skip_assignment: false,
                 member_id: m.member_id.clone(),
-                members: if is_leader { leader_members.clone() } else { Vec::new() },
+                members: if is_leader {
+                    leader_members.clone()
+                } else {
+                    Vec::new()
+                },
                 ..Default::default()
             };
             push_join(&mut self.completions, w, response);
@@ -151,14 +172,24 @@ impl GroupCoordinatorShard {
         now_ms: i64,
         reason: &str,
     ) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
-        let Some(mut member) = group.remove(member_id) else { return };
-        fail_waiters(&mut self.completions, &mut member, ErrorCode::UNKNOWN_MEMBER_ID);
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
+        let Some(mut member) = group.remove(member_id) else {
+            return;
+        };
+        fail_waiters(
+            &mut self.completions,
+            &mut member,
+            ErrorCode::UNKNOWN_MEMBER_ID,
+        );
         match group.state {
             ClassicGroupState::Stable | ClassicGroupState::CompletingRebalance => {
                 self.prepare_rebalance(group_id, now_ms, reason)
             }
-            ClassicGroupState::PreparingRebalance => self.maybe_complete_join_phase(group_id, now_ms),
+            ClassicGroupState::PreparingRebalance => {
+                self.maybe_complete_join_phase(group_id, now_ms)
+            }
             ClassicGroupState::Empty | ClassicGroupState::Dead => {}
         }
     }
@@ -187,7 +218,11 @@ impl GroupCoordinatorShard {
             Some(g) => g
                 .members
                 .values()
-                .filter(|m| m.heartbeat_deadline_ms.map(|d| d <= now_ms).unwrap_or(false))
+                .filter(|m| {
+                    m.heartbeat_deadline_ms
+                        .map(|d| d <= now_ms)
+                        .unwrap_or(false)
+                })
                 .map(|m| (m.member_id.clone(), m.has_satisfied_heartbeat()))
                 .collect(),
             None => return,
@@ -196,7 +231,11 @@ impl GroupCoordinatorShard {
             if satisfied {
                 // Waiting on a rebalance: the rebalance timeout governs it; the session timer
                 // restarts when the join completes.
-                if let Some(m) = self.groups.get_mut(group_id).and_then(|g| g.members.get_mut(&id)) {
+                if let Some(m) = self
+                    .groups
+                    .get_mut(group_id)
+                    .and_then(|g| g.members.get_mut(&id))
+                {
                     m.heartbeat_deadline_ms = None;
                 }
             } else {
@@ -208,7 +247,9 @@ impl GroupCoordinatorShard {
         let timer = self.groups.get(group_id).and_then(|g| g.join_timer);
         if let Some(t) = timer.filter(|t| t.deadline_ms <= now_ms) {
             let initial_delay = self.config.group_initial_rebalance_delay_ms;
-            let Some(group) = self.groups.get_mut(group_id) else { return };
+            let Some(group) = self.groups.get_mut(group_id) else {
+                return;
+            };
             match t.initial {
                 Some((delay, remaining)) if group.new_member_added && remaining != 0 => {
                     // New members arrived during the delay: wait again, within the budget.
@@ -238,7 +279,9 @@ impl GroupCoordinatorShard {
     /// Members that got their JoinGroup response but never sent SyncGroup within the rebalance
     /// timeout are removed and the group rebalances.
     fn expire_pending_sync(&mut self, group_id: &str, now_ms: i64) {
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         group.sync_deadline_ms = None;
         if !matches!(
             group.state,
@@ -247,7 +290,9 @@ impl GroupCoordinatorShard {
         {
             return;
         }
-        let pending: Vec<String> = std::mem::take(&mut group.pending_sync_members).into_iter().collect();
+        let pending: Vec<String> = std::mem::take(&mut group.pending_sync_members)
+            .into_iter()
+            .collect();
         for id in &pending {
             tracing::info!(group = group_id, member = %id, "member never synced, removing it");
             if let Some(mut m) = group.remove(id) {

@@ -37,7 +37,10 @@ impl GroupCoordinatorShard {
         request: &SyncGroupRequest,
         id: ResponseId,
     ) {
-        let waiter = Waiter { id, api_version: ctx.api_version };
+        let waiter = Waiter {
+            id,
+            api_version: ctx.api_version,
+        };
         let out = &mut self.completions;
         if request.group_id.is_empty() {
             return push_sync(out, waiter, sync_error(ErrorCode::INVALID_GROUP_ID));
@@ -46,19 +49,34 @@ impl GroupCoordinatorShard {
             return push_sync(out, waiter, sync_error(ErrorCode::UNKNOWN_MEMBER_ID));
         };
         if group.is_in(ClassicGroupState::Dead) {
-            return push_sync(out, waiter, sync_error(ErrorCode::COORDINATOR_NOT_AVAILABLE));
+            return push_sync(
+                out,
+                waiter,
+                sync_error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+            );
         }
-        let instance = request.group_instance_id.as_deref().filter(|_| ctx.api_version >= 3);
+        let instance = request
+            .group_instance_id
+            .as_deref()
+            .filter(|_| ctx.api_version >= 3);
         if let Err(e) = group.validate_member(&request.member_id, instance) {
             return push_sync(out, waiter, sync_error(e.code()));
         }
         if request.generation_id != group.generation_id {
             return push_sync(out, waiter, sync_error(ErrorCode::ILLEGAL_GENERATION));
         }
-        if inconsistent(request.protocol_type.as_deref(), group.protocol_type.as_deref())
-            || inconsistent(request.protocol_name.as_deref(), group.protocol_name.as_deref())
-        {
-            return push_sync(out, waiter, sync_error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL));
+        if inconsistent(
+            request.protocol_type.as_deref(),
+            group.protocol_type.as_deref(),
+        ) || inconsistent(
+            request.protocol_name.as_deref(),
+            group.protocol_name.as_deref(),
+        ) {
+            return push_sync(
+                out,
+                waiter,
+                sync_error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL),
+            );
         }
         match group.state {
             ClassicGroupState::PreparingRebalance => {
@@ -70,7 +88,9 @@ impl GroupCoordinatorShard {
                     group.sync_deadline_ms = None;
                 }
                 let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
-                let Some(member) = group.members.get_mut(&request.member_id) else { return };
+                let Some(member) = group.members.get_mut(&request.member_id) else {
+                    return;
+                };
                 member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
                 let response = SyncGroupResponse {
                     protocol_type: pt,
@@ -85,7 +105,9 @@ impl GroupCoordinatorShard {
                 if group.pending_sync_members.is_empty() {
                     group.sync_deadline_ms = None;
                 }
-                let Some(member) = group.members.get_mut(&request.member_id) else { return };
+                let Some(member) = group.members.get_mut(&request.member_id) else {
+                    return;
+                };
                 member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
                 if let Some(old) = member.awaiting_sync.replace(waiter) {
                     push_sync(out, old, sync_error(ErrorCode::REBALANCE_IN_PROGRESS));
@@ -100,7 +122,15 @@ impl GroupCoordinatorShard {
                     let assignment: BTreeMap<String, Bytes> = group
                         .members
                         .keys()
-                        .map(|id| (id.clone(), given.get(id.as_str()).map(|b| (*b).clone()).unwrap_or_default()))
+                        .map(|id| {
+                            (
+                                id.clone(),
+                                given
+                                    .get(id.as_str())
+                                    .map(|b| (*b).clone())
+                                    .unwrap_or_default(),
+                            )
+                        })
                         .collect();
                     let value = group.to_metadata_value(&assignment, now_ms);
                     let group_id = request.group_id.clone();
@@ -123,7 +153,9 @@ impl GroupCoordinatorShard {
         now_ms: i64,
     ) {
         let result = self.write(vec![records::group_metadata_record(group_id, &value)]);
-        let Some(group) = self.groups.get_mut(group_id) else { return };
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return;
+        };
         match result {
             Ok(()) => {
                 let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
@@ -154,10 +186,18 @@ impl GroupCoordinatorShard {
         request: &HeartbeatRequest,
     ) -> HeartbeatResponse {
         let code = self.heartbeat_code(now_ms, ctx, request);
-        HeartbeatResponse { error_code: code.code(), ..Default::default() }
+        HeartbeatResponse {
+            error_code: code.code(),
+            ..Default::default()
+        }
     }
 
-    fn heartbeat_code(&mut self, now_ms: i64, ctx: &RequestContext, request: &HeartbeatRequest) -> ErrorCode {
+    fn heartbeat_code(
+        &mut self,
+        now_ms: i64,
+        ctx: &RequestContext,
+        request: &HeartbeatRequest,
+    ) -> ErrorCode {
         if request.group_id.is_empty() {
             return ErrorCode::INVALID_GROUP_ID;
         }
@@ -167,7 +207,10 @@ impl GroupCoordinatorShard {
         if group.is_in(ClassicGroupState::Dead) {
             return ErrorCode::COORDINATOR_NOT_AVAILABLE;
         }
-        let instance = request.group_instance_id.as_deref().filter(|_| ctx.api_version >= 3);
+        let instance = request
+            .group_instance_id
+            .as_deref()
+            .filter(|_| ctx.api_version >= 3);
         if let Err(e) = group.validate_member(&request.member_id, instance) {
             return e.code();
         }
@@ -202,9 +245,15 @@ impl GroupCoordinatorShard {
         let identities: Vec<MemberIdentity> = if ctx.api_version >= 3 {
             request.members.clone()
         } else {
-            vec![MemberIdentity { member_id: request.member_id.clone(), ..Default::default() }]
+            vec![MemberIdentity {
+                member_id: request.member_id.clone(),
+                ..Default::default()
+            }]
         };
-        let top = |code: ErrorCode| LeaveGroupResponse { error_code: code.code(), ..Default::default() };
+        let top = |code: ErrorCode| LeaveGroupResponse {
+            error_code: code.code(),
+            ..Default::default()
+        };
         if request.group_id.is_empty() {
             return top(ErrorCode::INVALID_GROUP_ID);
         }
@@ -220,7 +269,11 @@ impl GroupCoordinatorShard {
         for ident in &identities {
             let code = if ident.member_id.is_empty() {
                 // Administrative removal by group.instance.id.
-                match ident.group_instance_id.as_deref().and_then(|i| group.static_member_id(i)) {
+                match ident
+                    .group_instance_id
+                    .as_deref()
+                    .and_then(|i| group.static_member_id(i))
+                {
                     Some(id) => {
                         to_remove.push(id.clone());
                         ErrorCode::NONE
@@ -260,16 +313,25 @@ impl GroupCoordinatorShard {
                 ClassicGroupState::Stable | ClassicGroupState::CompletingRebalance => {
                     self.prepare_rebalance(group_id, now_ms, "members left the group")
                 }
-                ClassicGroupState::PreparingRebalance => self.maybe_complete_join_phase(group_id, now_ms),
+                ClassicGroupState::PreparingRebalance => {
+                    self.maybe_complete_join_phase(group_id, now_ms)
+                }
                 ClassicGroupState::Empty | ClassicGroupState::Dead => {}
             }
         }
         if ctx.api_version >= 3 {
-            LeaveGroupResponse { error_code: 0, members: responses, ..Default::default() }
+            LeaveGroupResponse {
+                error_code: 0,
+                members: responses,
+                ..Default::default()
+            }
         } else {
             // v0-2 carry the single member's error at the top level.
             let code = responses.first().map(|r| r.error_code).unwrap_or(0);
-            LeaveGroupResponse { error_code: code, ..Default::default() }
+            LeaveGroupResponse {
+                error_code: code,
+                ..Default::default()
+            }
         }
     }
 }

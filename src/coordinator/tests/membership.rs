@@ -34,29 +34,66 @@ fn leave_v0_triggers_rebalance_and_last_leave_empties_the_group() {
 #[test]
 fn batch_leave_reports_each_member() {
     let mut h = Harness::new();
-    let a = h.join_full(5, GROUP, "", Some("i-a"), "consumer", &[("range", subscription(&["t"]))], SESSION);
-    let b = h.join_full(5, GROUP, "", Some("i-b"), "consumer", &[("range", subscription(&["t"]))], SESSION);
+    let a = h.join_full(
+        5,
+        GROUP,
+        "",
+        Some("i-a"),
+        "consumer",
+        &[("range", subscription(&["t"]))],
+        SESSION,
+    );
+    let b = h.join_full(
+        5,
+        GROUP,
+        "",
+        Some("i-b"),
+        "consumer",
+        &[("range", subscription(&["t"]))],
+        SESSION,
+    );
     h.advance(200);
     let (ra, rb) = (h.join_resp(a).unwrap(), h.join_resp(b).unwrap());
     let (_pending, _) = (h.join(5, "", None), ());
     let r = h.leave(
         3,
-        &[(&ra.member_id, Some("i-a")), ("", Some("i-b")), ("nobody", None), ("", Some("i-zz")), (&rb.member_id, Some("i-a"))],
+        &[
+            (&ra.member_id, Some("i-a")),
+            ("", Some("i-b")),
+            ("nobody", None),
+            ("", Some("i-zz")),
+            (&rb.member_id, Some("i-a")),
+        ],
     );
     let codes: Vec<i16> = r.members.iter().map(|m| m.error_code).collect();
     assert_eq!(
         codes,
-        vec![0, 0, code(ErrorCode::UNKNOWN_MEMBER_ID), code(ErrorCode::UNKNOWN_MEMBER_ID), code(ErrorCode::FENCED_INSTANCE_ID)]
+        vec![
+            0,
+            0,
+            code(ErrorCode::UNKNOWN_MEMBER_ID),
+            code(ErrorCode::UNKNOWN_MEMBER_ID),
+            code(ErrorCode::FENCED_INSTANCE_ID)
+        ]
     );
     assert_eq!(r.members[1].group_instance_id.as_deref(), Some("i-b"));
     assert!(h.shard.group(GROUP).unwrap().members.is_empty());
     // Unknown group, invalid group id.
-    let mut req = crate::protocol::messages::leave_group_request::LeaveGroupRequest { group_id: "none".into(), ..Default::default() };
+    let mut req = crate::protocol::messages::leave_group_request::LeaveGroupRequest {
+        group_id: "none".into(),
+        ..Default::default()
+    };
     let now = h.now();
     let ctx = RequestContext::new(3, "c", "h");
-    assert_eq!(h.shard.leave_group(now, &ctx, &req).error_code, code(ErrorCode::UNKNOWN_MEMBER_ID));
+    assert_eq!(
+        h.shard.leave_group(now, &ctx, &req).error_code,
+        code(ErrorCode::UNKNOWN_MEMBER_ID)
+    );
     req.group_id.clear();
-    assert_eq!(h.shard.leave_group(now, &ctx, &req).error_code, code(ErrorCode::INVALID_GROUP_ID));
+    assert_eq!(
+        h.shard.leave_group(now, &ctx, &req).error_code,
+        code(ErrorCode::INVALID_GROUP_ID)
+    );
 }
 
 #[test]
@@ -70,7 +107,10 @@ fn a_pending_member_may_leave_or_expires() {
     let pending = h.join_resp(j).unwrap().member_id;
     h.advance(SESSION as i64 + 100);
     let j = h.join(5, &pending, None);
-    assert_eq!(h.join_resp(j).unwrap().error_code, code(ErrorCode::UNKNOWN_MEMBER_ID));
+    assert_eq!(
+        h.join_resp(j).unwrap().error_code,
+        code(ErrorCode::UNKNOWN_MEMBER_ID)
+    );
 }
 
 #[test]
@@ -84,7 +124,10 @@ fn session_expiry_removes_member_and_rebalances() {
     h.advance(4_000);
     // ids[1] never heartbeated: it is gone and the group rebalances.
     assert!(!h.shard.group(GROUP).unwrap().members.contains_key(&ids[1]));
-    assert_eq!(h.heartbeat(&ids[0], g1), code(ErrorCode::REBALANCE_IN_PROGRESS));
+    assert_eq!(
+        h.heartbeat(&ids[0], g1),
+        code(ErrorCode::REBALANCE_IN_PROGRESS)
+    );
     assert_eq!(h.heartbeat(&ids[1], g1), code(ErrorCode::UNKNOWN_MEMBER_ID));
     let j = h.join(5, &ids[0], None);
     assert_eq!(h.join_resp(j).unwrap().generation_id, g1 + 1);
@@ -100,11 +143,16 @@ fn rebalance_timeout_removes_member_that_does_not_rejoin() {
         h.advance(1_000);
         elapsed += 1_000;
         // Heartbeats keep ids[1] alive, but it never rejoins.
-        assert_eq!(h.heartbeat(&ids[1], g1), code(ErrorCode::REBALANCE_IN_PROGRESS));
+        assert_eq!(
+            h.heartbeat(&ids[1], g1),
+            code(ErrorCode::REBALANCE_IN_PROGRESS)
+        );
         assert!(h.join_resp(j).is_none());
     }
     h.advance(1_000);
-    let r = h.join_resp(j).expect("rebalance timeout completed the join");
+    let r = h
+        .join_resp(j)
+        .expect("rebalance timeout completed the join");
     assert_eq!((r.generation_id, r.members.len()), (g1 + 1, 1));
     assert_eq!(h.heartbeat(&ids[1], g1), code(ErrorCode::UNKNOWN_MEMBER_ID));
 }
@@ -126,12 +174,21 @@ fn member_that_never_syncs_is_expired() {
         assert!(h.sync_resp(sf).is_none());
     }
     h.advance(5_000);
-    assert_eq!(h.sync_resp(sf).unwrap().error_code, code(ErrorCode::REBALANCE_IN_PROGRESS));
+    assert_eq!(
+        h.sync_resp(sf).unwrap().error_code,
+        code(ErrorCode::REBALANCE_IN_PROGRESS)
+    );
     assert!(!h.shard.group(GROUP).unwrap().members.contains_key(&leader));
-    assert_eq!(h.heartbeat(&leader, generation), code(ErrorCode::UNKNOWN_MEMBER_ID));
+    assert_eq!(
+        h.heartbeat(&leader, generation),
+        code(ErrorCode::UNKNOWN_MEMBER_ID)
+    );
     let j = h.join(5, &follower, None);
     let r = h.join_resp(j).unwrap();
-    assert_eq!((r.leader.as_str(), r.generation_id), (follower.as_str(), generation + 1));
+    assert_eq!(
+        (r.leader.as_str(), r.generation_id),
+        (follower.as_str(), generation + 1)
+    );
 }
 
 #[test]
@@ -161,34 +218,80 @@ fn static_member_restart_without_rebalance() {
     assert_eq!(ra.leader, ra.member_id);
     let g1 = ra.generation_id;
     let sb = h.sync_full(5, &rb.member_id, Some("i-b"), g1, &[], None);
-    let sa = h.sync_full(5, &ra.member_id, Some("i-a"), g1, &[(&ra.member_id, b"A"), (&rb.member_id, b"B")], None);
+    let sa = h.sync_full(
+        5,
+        &ra.member_id,
+        Some("i-a"),
+        g1,
+        &[(&ra.member_id, b"A"), (&rb.member_id, b"B")],
+        None,
+    );
     assert_eq!(h.sync_resp(sa).unwrap().assignment.as_ref(), b"A");
     assert_eq!(h.sync_resp(sb).unwrap().assignment.as_ref(), b"B");
     // i-b restarts: new member id, same generation, same assignment, no rebalance.
     let j = h.join_full(5, GROUP, "", Some("i-b"), "consumer", &p, SESSION);
     let r = h.join_resp(j).expect("answered at once");
-    assert_eq!((r.error_code, r.generation_id, r.skip_assignment), (0, g1, false));
+    assert_eq!(
+        (r.error_code, r.generation_id, r.skip_assignment),
+        (0, g1, false)
+    );
     assert_ne!(r.member_id, rb.member_id);
     assert_eq!(state(&h), ClassicGroupState::Stable);
     let s = h.sync_full(5, &r.member_id, Some("i-b"), g1, &[], None);
     assert_eq!(h.sync_resp(s).unwrap().assignment.as_ref(), b"B");
     // The old incarnation is fenced.
-    assert_eq!(h.heartbeat_full(4, GROUP, &rb.member_id, Some("i-b"), g1), code(ErrorCode::FENCED_INSTANCE_ID));
+    assert_eq!(
+        h.heartbeat_full(4, GROUP, &rb.member_id, Some("i-b"), g1),
+        code(ErrorCode::FENCED_INSTANCE_ID)
+    );
     let s = h.sync_full(5, &rb.member_id, Some("i-b"), g1, &[], None);
-    assert_eq!(h.sync_resp(s).unwrap().error_code, code(ErrorCode::FENCED_INSTANCE_ID));
-    let j = h.join_full(5, GROUP, &rb.member_id, Some("i-b"), "consumer", &p, SESSION);
-    assert_eq!(h.join_resp(j).unwrap().error_code, code(ErrorCode::FENCED_INSTANCE_ID));
-    assert_eq!(h.heartbeat_full(4, GROUP, "x", Some("i-unknown"), g1), code(ErrorCode::UNKNOWN_MEMBER_ID));
+    assert_eq!(
+        h.sync_resp(s).unwrap().error_code,
+        code(ErrorCode::FENCED_INSTANCE_ID)
+    );
+    let j = h.join_full(
+        5,
+        GROUP,
+        &rb.member_id,
+        Some("i-b"),
+        "consumer",
+        &p,
+        SESSION,
+    );
+    assert_eq!(
+        h.join_resp(j).unwrap().error_code,
+        code(ErrorCode::FENCED_INSTANCE_ID)
+    );
+    assert_eq!(
+        h.heartbeat_full(4, GROUP, "x", Some("i-unknown"), g1),
+        code(ErrorCode::UNKNOWN_MEMBER_ID)
+    );
     h.assert_replay_matches();
     // The static leader restarts: it gets the members but must not reassign (KIP-814).
     let j = h.join_full(9, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
     let r = h.join_resp(j).unwrap();
-    assert_eq!((r.error_code, r.generation_id, r.skip_assignment, r.members.len()), (0, g1, true, 2));
+    assert_eq!(
+        (
+            r.error_code,
+            r.generation_id,
+            r.skip_assignment,
+            r.members.len()
+        ),
+        (0, g1, true, 2)
+    );
     assert_eq!(r.leader, r.member_id);
     h.assert_replay_matches();
     // A restart with a changed subscription that keeps the selected protocol still does not
     // rebalance (Kafka leaves that to the leader).
-    let j = h.join_full(5, GROUP, "", Some("i-b"), "consumer", &[("range", subscription(&["t", "u"]))], SESSION);
+    let j = h.join_full(
+        5,
+        GROUP,
+        "",
+        Some("i-b"),
+        "consumer",
+        &[("range", subscription(&["t", "u"]))],
+        SESSION,
+    );
     assert_eq!(h.join_resp(j).unwrap().error_code, 0);
     assert_eq!(state(&h), ClassicGroupState::Stable);
     h.assert_replay_matches();
@@ -201,14 +304,28 @@ fn static_restart_fails_cleanly_when_the_log_fails() {
     let a = h.join_full(5, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
     h.advance(200);
     let ra = h.join_resp(a).unwrap();
-    let s = h.sync_full(5, &ra.member_id, Some("i-a"), ra.generation_id, &[(&ra.member_id, b"A")], None);
+    let s = h.sync_full(
+        5,
+        &ra.member_id,
+        Some("i-a"),
+        ra.generation_id,
+        &[(&ra.member_id, b"A")],
+        None,
+    );
     assert_eq!(h.sync_resp(s).unwrap().error_code, 0);
-    h.log.fail_with(Some(CoordinatorLogError::Storage("disk".into())));
+    h.log
+        .fail_with(Some(CoordinatorLogError::Storage("disk".into())));
     let j = h.join_full(5, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
-    assert_eq!(h.join_resp(j).unwrap().error_code, code(ErrorCode::NOT_COORDINATOR));
+    assert_eq!(
+        h.join_resp(j).unwrap().error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
     h.log.fail_with(None);
     // The old member id is still valid.
-    assert_eq!(h.heartbeat_full(4, GROUP, &ra.member_id, Some("i-a"), ra.generation_id), 0);
+    assert_eq!(
+        h.heartbeat_full(4, GROUP, &ra.member_id, Some("i-a"), ra.generation_id),
+        0
+    );
     h.assert_replay_matches();
 }
 
@@ -223,8 +340,14 @@ fn failed_assignment_write_fails_syncs_and_rebalances() {
     let sf = h.sync(&follower, 1, &[]);
     h.log.fail_with(Some(CoordinatorLogError::RecordTooLarge));
     let sl = h.sync(&leader, 1, &[(&leader, b"x"), (&follower, b"y")]);
-    assert_eq!(h.sync_resp(sl).unwrap().error_code, code(ErrorCode::UNKNOWN_SERVER_ERROR));
-    assert_eq!(h.sync_resp(sf).unwrap().error_code, code(ErrorCode::UNKNOWN_SERVER_ERROR));
+    assert_eq!(
+        h.sync_resp(sl).unwrap().error_code,
+        code(ErrorCode::UNKNOWN_SERVER_ERROR)
+    );
+    assert_eq!(
+        h.sync_resp(sf).unwrap().error_code,
+        code(ErrorCode::UNKNOWN_SERVER_ERROR)
+    );
     assert_eq!(state(&h), ClassicGroupState::PreparingRebalance);
     h.log.fail_with(None);
 }

@@ -57,7 +57,10 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub fn new() -> Self {
-        Self::with_config(GroupConfig { group_initial_rebalance_delay_ms: 0, ..Default::default() })
+        Self::with_config(GroupConfig {
+            group_initial_rebalance_delay_ms: 0,
+            ..Default::default()
+        })
     }
 
     pub fn with_config(config: GroupConfig) -> Self {
@@ -65,7 +68,14 @@ impl Harness {
         let config = Arc::new(config);
         let shard = GroupCoordinatorShard::new(0, config.clone(), log.clone());
         let clock = ManualClock::new(1_000_000);
-        let mut h = Harness { shard, log, clock, config, next: 1, done: HashMap::new() };
+        let mut h = Harness {
+            shard,
+            log,
+            clock,
+            config,
+            next: 1,
+            done: HashMap::new(),
+        };
         h.collect();
         h
     }
@@ -76,7 +86,10 @@ impl Harness {
 
     fn collect(&mut self) {
         for c in self.shard.take_completions() {
-            assert!(self.done.insert(c.id(), c).is_none(), "a response completed twice");
+            assert!(
+                self.done.insert(c.id(), c).is_none(),
+                "a response completed twice"
+            );
         }
     }
 
@@ -136,7 +149,15 @@ impl Harness {
 
     /// A consumer-protocol JoinGroup with the "range" protocol.
     pub fn join(&mut self, version: i16, member_id: &str, instance: Option<&str>) -> ResponseId {
-        self.join_full(version, GROUP, member_id, instance, "consumer", &[("range", subscription(&["t"]))], SESSION)
+        self.join_full(
+            version,
+            GROUP,
+            member_id,
+            instance,
+            "consumer",
+            &[("range", subscription(&["t"]))],
+            SESSION,
+        )
     }
 
     pub fn join_resp(&mut self, id: ResponseId) -> Option<JoinGroupResponse> {
@@ -181,8 +202,20 @@ impl Harness {
         id
     }
 
-    pub fn sync(&mut self, member_id: &str, generation: i32, assignments: &[(&str, &[u8])]) -> ResponseId {
-        self.sync_full(5, member_id, None, generation, assignments, Some(("consumer", "range")))
+    pub fn sync(
+        &mut self,
+        member_id: &str,
+        generation: i32,
+        assignments: &[(&str, &[u8])],
+    ) -> ResponseId {
+        self.sync_full(
+            5,
+            member_id,
+            None,
+            generation,
+            assignments,
+            Some(("consumer", "range")),
+        )
     }
 
     pub fn sync_resp(&mut self, id: ResponseId) -> Option<SyncGroupResponse> {
@@ -197,7 +230,14 @@ impl Harness {
         self.heartbeat_full(4, GROUP, member_id, None, generation)
     }
 
-    pub fn heartbeat_full(&mut self, v: i16, group: &str, member_id: &str, instance: Option<&str>, generation: i32) -> i16 {
+    pub fn heartbeat_full(
+        &mut self,
+        v: i16,
+        group: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> i16 {
         let req = HeartbeatRequest {
             group_id: group.to_string(),
             generation_id: generation,
@@ -206,7 +246,10 @@ impl Harness {
             ..Default::default()
         };
         let now = self.now();
-        let r = self.shard.heartbeat(now, &RequestContext::new(v, "client", "/127.0.0.1"), &req).error_code;
+        let r = self
+            .shard
+            .heartbeat(now, &RequestContext::new(v, "client", "/127.0.0.1"), &req)
+            .error_code;
         self.collect();
         r
     }
@@ -226,7 +269,11 @@ impl Harness {
             ..Default::default()
         };
         let now = self.now();
-        let r = self.shard.leave_group(now, &RequestContext::new(version, "client", "/127.0.0.1"), &req);
+        let r = self.shard.leave_group(
+            now,
+            &RequestContext::new(version, "client", "/127.0.0.1"),
+            &req,
+        );
         self.collect();
         r
     }
@@ -235,7 +282,9 @@ impl Harness {
     /// the id of its pending (second) JoinGroup.
     pub fn join_two_step(&mut self) -> (String, ResponseId) {
         let first = self.join(5, "", None);
-        let r = self.join_resp(first).expect("MEMBER_ID_REQUIRED is immediate");
+        let r = self
+            .join_resp(first)
+            .expect("MEMBER_ID_REQUIRED is immediate");
         assert_eq!(r.error_code, code(ErrorCode::MEMBER_ID_REQUIRED));
         assert!(r.member_id.starts_with("client-"), "{}", r.member_id);
         let second = self.join(5, &r.member_id, None);
@@ -259,9 +308,15 @@ impl Harness {
         let leader = responses[0].1.leader.clone();
         responses.sort_by_key(|(m, _)| *m != leader);
         let ids: Vec<String> = responses.iter().map(|(m, _)| m.clone()).collect();
-        let assignments: Vec<(String, Vec<u8>)> =
-            ids.iter().enumerate().map(|(i, m)| (m.clone(), vec![i as u8; 3])).collect();
-        let refs: Vec<(&str, &[u8])> = assignments.iter().map(|(m, a)| (m.as_str(), a.as_slice())).collect();
+        let assignments: Vec<(String, Vec<u8>)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.clone(), vec![i as u8; 3]))
+            .collect();
+        let refs: Vec<(&str, &[u8])> = assignments
+            .iter()
+            .map(|(m, a)| (m.as_str(), a.as_slice()))
+            .collect();
         let mut syncs = Vec::new();
         for (i, m) in ids.iter().enumerate() {
             let a = if i == 0 { refs.clone() } else { Vec::new() };
@@ -290,9 +345,15 @@ fn partition_for_matches_java_hash_code() {
     assert_eq!(crate::coordinator::java_string_hash(""), 0);
     assert_eq!(crate::coordinator::java_string_hash("a"), 97);
     assert_eq!(crate::coordinator::java_string_hash("hello"), 99162322);
-    assert_eq!(crate::coordinator::java_string_hash("polygenelubricants"), i32::MIN);
+    assert_eq!(
+        crate::coordinator::java_string_hash("polygenelubricants"),
+        i32::MIN
+    );
     // Surrogate pairs count as two UTF-16 code units: "😀" is \uD83D\uDE00.
-    assert_eq!(crate::coordinator::java_string_hash("😀"), 0xD83D * 31 + 0xDE00);
+    assert_eq!(
+        crate::coordinator::java_string_hash("😀"),
+        0xD83D * 31 + 0xDE00
+    );
     assert_eq!(partition_for("polygenelubricants", 50), 0);
     assert_eq!(partition_for("hello", 50), 99162322 % 50);
     // "Aa" and "BB" collide in Java.
@@ -319,12 +380,18 @@ fn records_use_kafka_formats() {
     assert_eq!(&r.value.as_ref().unwrap()[..2], &[0, 3]);
     match decode(&r).unwrap() {
         GroupRecord::OffsetCommit { key, value } => {
-            assert_eq!((key.group.as_str(), key.topic.as_str(), key.partition), ("g", "t", 1));
+            assert_eq!(
+                (key.group.as_str(), key.topic.as_str(), key.partition),
+                ("g", "t", 1)
+            );
             assert_eq!(OffsetAndMetadata::from(&value.unwrap()), o);
         }
         other => panic!("{other:?}"),
     }
-    let with_expiry = OffsetAndMetadata { expire_timestamp_ms: Some(99), ..o };
+    let with_expiry = OffsetAndMetadata {
+        expire_timestamp_ms: Some(99),
+        ..o
+    };
     let r = offset_commit_record("g", "t", 1, &with_expiry);
     assert_eq!(&r.value.as_ref().unwrap()[..2], &[0, 1]);
     let t = group_metadata_tombstone("g");
@@ -332,9 +399,15 @@ fn records_use_kafka_formats() {
     assert!(t.value.is_none());
     // Garbage never panics.
     for bad in [&b""[..], &[0][..], &[0, 2, 0, 9][..], &[0, 1, 255, 255][..]] {
-        let rec = crate::coordinator::CoordinatorRecord { key: Bytes::copy_from_slice(bad), value: None };
+        let rec = crate::coordinator::CoordinatorRecord {
+            key: Bytes::copy_from_slice(bad),
+            value: None,
+        };
         assert!(decode(&rec).is_err(), "{bad:?}");
     }
-    let rec = crate::coordinator::CoordinatorRecord { key: group_metadata_tombstone("g").key, value: Some(Bytes::from_static(&[0, 9, 1])) };
+    let rec = crate::coordinator::CoordinatorRecord {
+        key: group_metadata_tombstone("g").key,
+        value: Some(Bytes::from_static(&[0, 9, 1])),
+    };
     assert!(decode(&rec).is_err());
 }
