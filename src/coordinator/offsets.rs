@@ -125,7 +125,7 @@ impl GroupCoordinatorShard {
             .and_then(|g| g.members.get_mut(&request.member_id))
         {
             // A commit is as good as a heartbeat.
-            m.heartbeat_deadline_ms = Some(now_ms + m.session_timeout_ms as i64);
+            m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
         }
         // v2-4 may ask for an explicit retention (written as an expire timestamp, value v1).
         let expire =
@@ -320,7 +320,7 @@ impl GroupCoordinatorShard {
                     for (p, o) in ps {
                         let expired = match o.expire_timestamp_ms {
                             Some(t) => now_ms >= t,
-                            None => now_ms - base(o) >= retention,
+                            None => now_ms.saturating_sub(base(o)) >= retention,
                         };
                         if expired {
                             recs.push(records::offset_commit_tombstone(&id, topic, *p));

@@ -203,7 +203,7 @@ impl GroupCoordinatorShard {
         }
         for group in self.groups.values_mut() {
             for m in group.members.values_mut() {
-                m.heartbeat_deadline_ms = Some(now_ms + m.session_timeout_ms as i64);
+                m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
             }
         }
         summary
@@ -266,7 +266,7 @@ impl GroupCoordinatorShard {
         if due {
             self.cleanup_group_metadata(now_ms);
             self.next_offsets_cleanup_ms =
-                Some(now_ms + self.config.offsets_retention_check_interval_ms.max(1));
+                Some(now_ms.saturating_add(self.config.offsets_retention_check_interval_ms.max(1)));
         }
     }
 }

@@ -144,7 +144,7 @@ impl GroupCoordinatorShard {
         }
         if join.ctx.api_version >= 4 {
             // KIP-394: hand out the id and wait for the member to come back with it.
-            let deadline = now_ms + join.session_timeout_ms as i64;
+            let deadline = now_ms.saturating_add(join.session_timeout_ms as i64);
             group.pending_members.insert(new_id.clone(), deadline);
             let response = join_error(ErrorCode::MEMBER_ID_REQUIRED, &new_id);
             return push_join(&mut self.completions, join.waiter, response);
@@ -224,7 +224,7 @@ impl GroupCoordinatorShard {
             awaiting_sync: None,
             // New members cannot heartbeat yet; they get the new-member join timeout instead.
             is_new: true,
-            heartbeat_deadline_ms: Some(now_ms + new_member_timeout),
+            heartbeat_deadline_ms: Some(now_ms.saturating_add(new_member_timeout)),
         };
         if group.is_in(ClassicGroupState::PreparingRebalance)
             && group.previous_state == ClassicGroupState::Empty
@@ -328,7 +328,7 @@ impl GroupCoordinatorShard {
         if let Some(m) = group.members.get_mut(&new_id) {
             m.rebalance_timeout_ms = join.rebalance_timeout_ms;
             m.session_timeout_ms = join.session_timeout_ms;
-            m.heartbeat_deadline_ms = Some(now_ms + join.session_timeout_ms as i64);
+            m.heartbeat_deadline_ms = Some(now_ms.saturating_add(join.session_timeout_ms as i64));
         }
         let assignment = group
             .members

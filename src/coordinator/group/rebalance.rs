@@ -31,6 +31,7 @@ impl GroupCoordinatorShard {
                 &mut self.completions,
                 group,
                 ErrorCode::REBALANCE_IN_PROGRESS,
+                now_ms,
             );
         }
         group.sync_deadline_ms = None;
@@ -38,17 +39,20 @@ impl GroupCoordinatorShard {
         let initial = group.is_in(ClassicGroupState::Empty);
         group.transition_to(ClassicGroupState::PreparingRebalance);
         if initial {
-            let remaining = (group.rebalance_timeout_ms() - initial_delay).max(0);
+            let remaining = group
+                .rebalance_timeout_ms()
+                .saturating_sub(initial_delay)
+                .max(0);
             group.new_member_added = false;
             group.join_timer = Some(JoinTimer {
-                deadline_ms: now_ms + initial_delay,
+                deadline_ms: now_ms.saturating_add(initial_delay),
                 initial: Some((initial_delay, remaining)),
             });
         } else if group.has_all_members_joined() {
             self.complete_join(group_id, now_ms);
         } else {
             group.join_timer = Some(JoinTimer {
-                deadline_ms: now_ms + group.rebalance_timeout_ms(),
+                deadline_ms: now_ms.saturating_add(group.rebalance_timeout_ms()),
                 initial: None,
             });
         }
@@ -137,7 +141,7 @@ impl GroupCoordinatorShard {
         );
         for m in group.members.values_mut() {
             m.is_new = false;
-            m.heartbeat_deadline_ms = Some(now_ms + m.session_timeout_ms as i64);
+            m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
             let Some(w) = m.awaiting_join.take() else {
                 continue;
             };
@@ -160,7 +164,7 @@ impl GroupCoordinatorShard {
             push_join(&mut self.completions, w, response);
         }
         group.pending_sync_members = group.members.keys().cloned().collect();
-        group.sync_deadline_ms = Some(now_ms + rebalance_timeout);
+        group.sync_deadline_ms = Some(now_ms.saturating_add(rebalance_timeout));
     }
 
     /// Removes a member that left or failed and moves the group on (Kafka's
@@ -255,9 +259,9 @@ impl GroupCoordinatorShard {
                     // New members arrived during the delay: wait again, within the budget.
                     group.new_member_added = false;
                     let new_delay = initial_delay.min(remaining);
-                    let new_remaining = (remaining - delay).max(0);
+                    let new_remaining = remaining.saturating_sub(delay).max(0);
                     group.join_timer = Some(JoinTimer {
-                        deadline_ms: now_ms + new_delay,
+                        deadline_ms: now_ms.saturating_add(new_delay),
                         initial: Some((new_delay, new_remaining)),
                     });
                 }
@@ -309,10 +313,12 @@ pub(crate) fn reset_and_propagate_assignment_with_error(
     out: &mut Vec<crate::coordinator::runtime::Completion>,
     group: &mut crate::coordinator::group::ClassicGroup,
     code: ErrorCode,
+    now_ms: i64,
 ) {
     for m in group.members.values_mut() {
         m.assignment = bytes::Bytes::new();
         if let Some(w) = m.awaiting_sync.take() {
+            m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
             push_sync(out, w, sync_error(code));
         }
     }

@@ -91,7 +91,8 @@ impl GroupCoordinatorShard {
                 let Some(member) = group.members.get_mut(&request.member_id) else {
                     return;
                 };
-                member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
+                member.heartbeat_deadline_ms =
+                    Some(now_ms.saturating_add(member.session_timeout_ms as i64));
                 let response = SyncGroupResponse {
                     protocol_type: pt,
                     protocol_name: pn,
@@ -108,7 +109,8 @@ impl GroupCoordinatorShard {
                 let Some(member) = group.members.get_mut(&request.member_id) else {
                     return;
                 };
-                member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
+                member.heartbeat_deadline_ms =
+                    Some(now_ms.saturating_add(member.session_timeout_ms as i64));
                 if let Some(old) = member.awaiting_sync.replace(waiter) {
                     push_sync(out, old, sync_error(ErrorCode::REBALANCE_IN_PROGRESS));
                 }
@@ -161,6 +163,9 @@ impl GroupCoordinatorShard {
                 let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
                 for m in group.members.values_mut() {
                     if let Some(w) = m.awaiting_sync.take() {
+                        // A session that ran out while waiting was ignored; start it again.
+                        m.heartbeat_deadline_ms =
+                            Some(now_ms.saturating_add(m.session_timeout_ms as i64));
                         let response = SyncGroupResponse {
                             protocol_type: pt.clone(),
                             protocol_name: pn.clone(),
@@ -172,7 +177,12 @@ impl GroupCoordinatorShard {
                 }
             }
             Err(e) => {
-                reset_and_propagate_assignment_with_error(&mut self.completions, group, e.code());
+                reset_and_propagate_assignment_with_error(
+                    &mut self.completions,
+                    group,
+                    e.code(),
+                    now_ms,
+                );
                 self.prepare_rebalance(group_id, now_ms, "failed to store the assignment");
             }
         }
@@ -225,11 +235,13 @@ impl GroupCoordinatorShard {
             ClassicGroupState::Empty | ClassicGroupState::Dead => ErrorCode::UNKNOWN_MEMBER_ID,
             ClassicGroupState::PreparingRebalance => {
                 // Tells the member to rejoin.
-                member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
+                member.heartbeat_deadline_ms =
+                    Some(now_ms.saturating_add(member.session_timeout_ms as i64));
                 ErrorCode::REBALANCE_IN_PROGRESS
             }
             ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
-                member.heartbeat_deadline_ms = Some(now_ms + member.session_timeout_ms as i64);
+                member.heartbeat_deadline_ms =
+                    Some(now_ms.saturating_add(member.session_timeout_ms as i64));
                 ErrorCode::NONE
             }
         }

@@ -351,3 +351,90 @@ fn failed_assignment_write_fails_syncs_and_rebalances() {
     assert_eq!(state(&h), ClassicGroupState::PreparingRebalance);
     h.log.fail_with(None);
 }
+
+#[test]
+fn a_duplicate_join_supersedes_the_first() {
+    let mut h = Harness::new();
+    let (ids, _) = h.stable_group(2);
+    let first = h.join(5, &ids[0], None);
+    let second = h.join(5, &ids[0], None);
+    assert_eq!(
+        h.join_resp(first).unwrap().error_code,
+        code(ErrorCode::REBALANCE_IN_PROGRESS)
+    );
+    assert!(h.join_resp(second).is_none());
+    let j1 = h.join(5, &ids[1], None);
+    assert_eq!(h.join_resp(second).unwrap().error_code, 0);
+    assert_eq!(h.join_resp(j1).unwrap().error_code, 0);
+}
+
+#[test]
+fn session_restarts_after_waiting_for_the_assignment() {
+    let mut h = Harness::new();
+    let (a, ja) = h.join_two_step();
+    let (b, jb) = h.join_two_step();
+    h.advance(200);
+    let (ra, _) = (h.join_resp(ja).unwrap(), h.join_resp(jb).unwrap());
+    let (leader, follower) = if ra.leader == a { (a, b) } else { (b, a) };
+    let sf = h.sync(&follower, 1, &[]);
+    // The follower waits longer than its session for a slow leader: that is fine.
+    for _ in 0..3 {
+        h.advance(5_000);
+        assert_eq!(h.heartbeat(&leader, 1), 0);
+    }
+    let sl = h.sync(&leader, 1, &[(&follower, b"f")]);
+    assert_eq!(h.sync_resp(sf).unwrap().assignment.as_ref(), b"f");
+    assert_eq!(h.sync_resp(sl).unwrap().error_code, 0);
+    // But once it has its assignment, its session runs again: silence expires it.
+    for _ in 0..3 {
+        h.advance(4_000);
+        h.heartbeat(&leader, 1);
+    }
+    assert!(!h
+        .shard
+        .group(GROUP)
+        .unwrap()
+        .members
+        .contains_key(&follower));
+    assert_eq!(state(&h), ClassicGroupState::PreparingRebalance);
+}
+
+#[test]
+fn static_member_commits_are_fenced() {
+    let mut h = Harness::new();
+    let p = [("range", subscription(&["t"]))];
+    let a = h.join_full(5, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
+    h.advance(200);
+    let ra = h.join_resp(a).unwrap();
+    let s = h.sync_full(
+        5,
+        &ra.member_id,
+        Some("i-a"),
+        1,
+        &[(&ra.member_id, b"A")],
+        None,
+    );
+    assert_eq!(h.sync_resp(s).unwrap().error_code, 0);
+    let req = crate::protocol::messages::offset_commit_request::OffsetCommitRequest {
+        group_id: GROUP.into(),
+        generation_id_or_member_epoch: 1,
+        member_id: "stale-id".into(),
+        group_instance_id: Some("i-a".into()),
+        topics: vec![
+            crate::protocol::messages::offset_commit_request::OffsetCommitRequestTopic {
+                name: "t".into(),
+                partitions: vec![Default::default()],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let now = h.now();
+    let r = h
+        .shard
+        .offset_commit(now, &RequestContext::new(7, "c", "h"), &req);
+    assert_eq!(
+        r.topics[0].partitions[0].error_code,
+        code(ErrorCode::FENCED_INSTANCE_ID)
+    );
+}

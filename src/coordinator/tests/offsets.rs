@@ -602,6 +602,60 @@ fn facade_delivers_delayed_responses() {
     };
     let r = gc.offset_fetch(&RequestContext::new(7, "c", "h"), &v7);
     assert_eq!(r.topics[0].partitions[0].committed_offset, 9);
+    // Groups of partitions that are not loaded here, and invalid ids.
+    let unloaded = (0..50)
+        .map(|i| format!("g{i}"))
+        .find(|g| gc.partition_for(g) != other_partition && gc.partition_for(g) != partition)
+        .unwrap();
+    gc.unload(gc.partition_for(&unloaded));
+    let hb = crate::protocol::messages::heartbeat_request::HeartbeatRequest {
+        group_id: unloaded.clone(),
+        ..Default::default()
+    };
+    assert_eq!(
+        gc.heartbeat(&ctx, &hb).error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
+    let fetch = OffsetFetchRequest {
+        groups: vec![OffsetFetchRequestGroup {
+            group_id: unloaded.clone(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    assert_eq!(
+        gc.offset_fetch(&ctx, &fetch).groups[0].error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
+    let describe = crate::protocol::messages::describe_groups_request::DescribeGroupsRequest {
+        groups: vec!["".into(), unloaded.clone(), "other".into()],
+        ..Default::default()
+    };
+    let d = gc.describe_groups(&ctx, &describe);
+    let codes: Vec<i16> = d.groups.iter().map(|g| g.error_code).collect();
+    assert_eq!(
+        codes,
+        vec![
+            code(ErrorCode::INVALID_GROUP_ID),
+            code(ErrorCode::NOT_COORDINATOR),
+            0
+        ]
+    );
+    assert_eq!(d.groups[2].group_state, "Empty");
+    let delete = crate::protocol::messages::delete_groups_request::DeleteGroupsRequest {
+        groups_names: vec!["other".into(), unloaded],
+        ..Default::default()
+    };
+    let codes: Vec<i16> = gc
+        .delete_groups(&ctx, &delete)
+        .results
+        .iter()
+        .map(|r| r.error_code)
+        .collect();
+    assert_eq!(codes, vec![0, code(ErrorCode::NOT_COORDINATOR)]);
     let listed = gc.list_groups(&RequestContext::new(5, "c", "h"), &Default::default());
-    assert!(listed.groups.iter().any(|g| g.group_id == "other"));
+    assert!(
+        !listed.groups.iter().any(|g| g.group_id == "other"),
+        "deleted"
+    );
 }
