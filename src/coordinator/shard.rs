@@ -158,11 +158,16 @@ impl GroupCoordinatorShard {
                 }
             },
             GroupRecord::GroupMetadata { key, value } => match value {
-                Some(v) => self
-                    .groups
-                    .entry(key.group.clone())
-                    .or_insert_with(|| ClassicGroup::new(&key.group))
-                    .replay_metadata(&v),
+                Some(v) => {
+                    let dropped = self
+                        .groups
+                        .entry(key.group.clone())
+                        .or_insert_with(|| ClassicGroup::new(&key.group))
+                        .replay_metadata(&v);
+                    for mut m in dropped {
+                        fail_waiters(&mut self.completions, &mut m, ErrorCode::UNKNOWN_MEMBER_ID);
+                    }
+                }
                 None => {
                     if let Some(mut group) = self.groups.remove(&key.group) {
                         // Only empty groups are deleted, but never leave a waiter hanging.

@@ -333,11 +333,10 @@ impl ClassicGroup {
             if buf.len() < 2 {
                 return None;
             }
-            let version = i16::from_be_bytes([buf[0], buf[1]]);
-            let _ = bytes::Buf::get_i16(&mut buf);
-            // Newer subscription versions only append fields; read them as the newest we know.
-            let version = version.clamp(0, ConsumerProtocolSubscription::MAX_VERSION);
-            let sub = ConsumerProtocolSubscription::decode(&mut buf, version).ok()?;
+            // Every version starts with the v0 fields, so read v0 whatever the version (as
+            // Kafka does), ignoring what follows.
+            let _version = bytes::Buf::get_i16(&mut buf);
+            let sub = ConsumerProtocolSubscription::decode(&mut buf, 0).ok()?;
             topics.extend(sub.topics);
         }
         Some(topics)
@@ -389,8 +388,9 @@ impl ClassicGroup {
 
     /// Applies a replayed `GroupMetadataValue`: the durable fields and the membership become
     /// the record's; rebalance bookkeeping of members that stay is kept. A group with members
-    /// is Stable, one without is Empty.
-    pub fn replay_metadata(&mut self, value: &GroupMetadataValue) {
+    /// is Stable, one without is Empty. Returns the members the record drops, so their waiters
+    /// can be answered.
+    pub fn replay_metadata(&mut self, value: &GroupMetadataValue) -> Vec<ClassicGroupMember> {
         self.protocol_type = (!value.protocol_type.is_empty()).then(|| value.protocol_type.clone());
         self.generation_id = value.generation;
         self.protocol_name = value.protocol.clone();
@@ -439,8 +439,10 @@ impl ClassicGroup {
             };
             members.insert(mm.member_id.clone(), member);
         }
-        // Members the record does not list are gone (their waiters were answered before).
-        self.members = members;
+        // Members the record does not list are gone.
+        let dropped = std::mem::replace(&mut self.members, members)
+            .into_values()
+            .collect();
         self.static_members = self
             .members
             .values()
@@ -460,5 +462,6 @@ impl ClassicGroup {
         if self.state != state {
             self.transition_to(state);
         }
+        dropped
     }
 }
