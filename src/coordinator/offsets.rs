@@ -20,6 +20,9 @@ use crate::protocol::messages::offset_delete_response::{
     OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 
+/// From when an offset's retention counts (Kafka's `OffsetExpirationCondition` base).
+type RetentionBase = dyn Fn(&OffsetAndMetadata) -> i64;
+
 /// A committed offset as OffsetFetch reports it: -1 everywhere when nothing is committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchedOffset {
@@ -276,13 +279,11 @@ impl GroupCoordinatorShard {
                 partitions.push(OffsetDeleteResponsePartition {
                     partition_index: p.partition_index,
                     error_code: code.code(),
-                    ..Default::default()
                 });
             }
             response.topics.push(OffsetDeleteResponseTopic {
                 name: t.name.clone(),
                 partitions,
-                ..Default::default()
             });
         }
         if let Err(e) = self.write(recs) {
@@ -301,17 +302,16 @@ impl GroupCoordinatorShard {
                 continue;
             };
             // Which offsets may expire and from when their retention counts.
-            let base: Option<Box<dyn Fn(&OffsetAndMetadata) -> i64>> =
-                match (&group.protocol_type, group.state) {
-                    (Some(_), ClassicGroupState::Empty) => {
-                        let since = group.current_state_timestamp_ms;
-                        Some(Box::new(move |o: &OffsetAndMetadata| {
-                            since.unwrap_or(o.commit_timestamp_ms)
-                        }))
-                    }
-                    (None, _) => Some(Box::new(|o: &OffsetAndMetadata| o.commit_timestamp_ms)),
-                    _ => None,
-                };
+            let base: Option<Box<RetentionBase>> = match (&group.protocol_type, group.state) {
+                (Some(_), ClassicGroupState::Empty) => {
+                    let since = group.current_state_timestamp_ms;
+                    Some(Box::new(move |o: &OffsetAndMetadata| {
+                        since.unwrap_or(o.commit_timestamp_ms)
+                    }))
+                }
+                (None, _) => Some(Box::new(|o: &OffsetAndMetadata| o.commit_timestamp_ms)),
+                _ => None,
+            };
             let Some(base) = base else { continue };
             let mut recs = Vec::new();
             let mut remaining = 0usize;

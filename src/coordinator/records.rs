@@ -95,7 +95,6 @@ fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Bytes {
         group: group.to_string(),
         topic: topic.to_string(),
         partition,
-        ..Default::default()
     };
     prefixed(OFFSET_COMMIT_KEY_TYPE, &key, OFFSET_COMMIT_KEY_TYPE)
 }
@@ -103,7 +102,6 @@ fn offset_commit_key(group: &str, topic: &str, partition: i32) -> Bytes {
 fn group_metadata_key(group: &str) -> Bytes {
     let key = GroupMetadataKey {
         group: group.to_string(),
-        ..Default::default()
     };
     prefixed(GROUP_METADATA_KEY_TYPE, &key, GROUP_METADATA_KEY_TYPE)
 }

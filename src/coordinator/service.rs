@@ -183,8 +183,11 @@ impl GroupCoordinator {
         let mut shard =
             GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
         let summary = shard.load(records, self.clock.now_ms());
-        let mut slot = slot.lock();
-        slot.shard = Some(shard);
+        // Requests waiting on a previous incarnation resolve to COORDINATOR_NOT_AVAILABLE.
+        *slot.lock() = Slot {
+            shard: Some(shard),
+            ..Default::default()
+        };
         summary
     }
 

@@ -63,13 +63,8 @@ impl Harness {
             group_id: group.to_string(),
             topics: vec![OffsetDeleteRequestTopic {
                 name: topic.to_string(),
-                partitions: vec![OffsetDeleteRequestPartition {
-                    partition_index: 0,
-                    ..Default::default()
-                }],
-                ..Default::default()
+                partitions: vec![OffsetDeleteRequestPartition { partition_index: 0 }],
             }],
-            ..Default::default()
         };
         let r = self.shard.offset_delete(&req);
         (
