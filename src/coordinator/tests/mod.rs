@@ -3,6 +3,7 @@
 mod join_sync;
 mod membership;
 mod offsets;
+mod simulation;
 
 use std::collections::HashMap;
 use std::sync::Arc;
