@@ -32,6 +32,7 @@ enum Phase {
 
 struct Consumer {
     member_id: String,
+    instance: Option<String>,
     phase: Phase,
     last_heartbeat: i64,
 }
@@ -42,7 +43,7 @@ fn step(h: &mut Harness, c: &mut Consumer, rng: &mut Rng, chaos: bool) {
     let now = h.now();
     match c.phase.clone() {
         Phase::Idle => {
-            let id = h.join(5, &c.member_id, None);
+            let id = h.join(5, &c.member_id, c.instance.as_deref());
             c.phase = Phase::Joining(id, now);
         }
         Phase::Crashed(until) => {
@@ -67,7 +68,15 @@ fn step(h: &mut Harness, c: &mut Consumer, rng: &mut Rng, chaos: bool) {
                 let assignments: Vec<(String, Vec<u8>)> = r
                     .members
                     .iter()
-                    .map(|m| (m.member_id.clone(), m.member_id.as_bytes().to_vec()))
+                    .map(|m| {
+                        // Static members are assigned their instance id, dynamic ones their
+                        // member id, so assignments survive static restarts.
+                        let tag = m
+                            .group_instance_id
+                            .clone()
+                            .unwrap_or_else(|| m.member_id.clone());
+                        (m.member_id.clone(), tag.into_bytes())
+                    })
                     .collect();
                 let refs: Vec<(&str, &[u8])> = assignments
                     .iter()
@@ -91,9 +100,10 @@ fn step(h: &mut Harness, c: &mut Consumer, rng: &mut Rng, chaos: bool) {
                 now - since
             ),
             Some(r) if r.error_code == 0 => {
+                let tag = c.instance.clone().unwrap_or_else(|| c.member_id.clone());
                 assert_eq!(
                     r.assignment.as_ref(),
-                    c.member_id.as_bytes(),
+                    tag.as_bytes(),
                     "assignment bytes as sent"
                 );
                 c.phase = Phase::Stable(generation);
@@ -151,15 +161,16 @@ fn step(h: &mut Harness, c: &mut Consumer, rng: &mut Rng, chaos: bool) {
     }
 }
 
-fn run(seed: u64) {
+fn run(seed: u64, statics: usize) {
     let mut h = Harness::with_config(GroupConfig {
         group_initial_rebalance_delay_ms: 500,
         ..Default::default()
     });
     let mut rng = Rng(seed | 1);
     let mut consumers: Vec<Consumer> = (0..4)
-        .map(|_| Consumer {
+        .map(|i| Consumer {
             member_id: String::new(),
+            instance: (i < statics).then(|| format!("instance-{i}")),
             phase: Phase::Idle,
             last_heartbeat: 0,
         })
@@ -215,6 +226,13 @@ fn run(seed: u64) {
 #[test]
 fn random_membership_churn_converges() {
     for seed in [1, 2, 3, 42, 1234, 0xdead_beef] {
-        run(seed);
+        run(seed, 0);
+    }
+}
+
+#[test]
+fn random_churn_with_static_members_converges() {
+    for seed in [5, 6, 7, 99, 4321] {
+        run(seed, 2);
     }
 }
