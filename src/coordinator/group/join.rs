@@ -132,7 +132,9 @@ impl GroupCoordinatorShard {
     }
 
     fn join_new_member(&mut self, group_id: &str, join: Join<'_>, now_ms: i64) {
-        let new_id = format!("{}-{}", join.ctx.client_id, uuid::Uuid::new_v4());
+        // Kafka's `generateMemberId`: static members are named after their instance.
+        let prefix = join.instance.as_deref().unwrap_or(&join.ctx.client_id);
+        let new_id = format!("{prefix}-{}", uuid::Uuid::new_v4());
         let Some(group) = self.groups.get_mut(group_id) else {
             return;
         };
@@ -341,10 +343,15 @@ impl GroupCoordinatorShard {
                 let Some(group) = self.groups.get(group_id) else {
                     return;
                 };
-                let is_leader = group.is_leader(&new_id);
                 let mut response = current_join_response(group, &new_id);
-                // KIP-814: a restarted static leader gets the members but must not reassign.
-                response.skip_assignment = is_leader;
+                if join.ctx.api_version >= 9 {
+                    // KIP-814: a restarted static leader gets the members but must not
+                    // reassign.
+                    response.skip_assignment = group.is_leader(&new_id);
+                } else {
+                    // Older leaders would reassign: answer them as a follower.
+                    response.members.clear();
+                }
                 push_join(&mut self.completions, join.waiter, response);
             }
             Err(e) => {

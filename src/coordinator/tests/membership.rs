@@ -267,7 +267,19 @@ fn static_member_restart_without_rebalance() {
         code(ErrorCode::UNKNOWN_MEMBER_ID)
     );
     h.assert_replay_matches();
-    // The static leader restarts: it gets the members but must not reassign (KIP-814).
+    assert!(
+        r.member_id.starts_with("i-b-"),
+        "static member ids start with the instance id"
+    );
+    // Before v9 a restarted static leader is answered like a follower.
+    let j = h.join_full(8, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
+    let r = h.join_resp(j).unwrap();
+    assert_eq!(
+        (r.error_code, r.skip_assignment, r.members.len()),
+        (0, false, 0)
+    );
+    assert_eq!(r.leader, r.member_id);
+    // From v9 it gets the members but must not reassign (KIP-814).
     let j = h.join_full(9, GROUP, "", Some("i-a"), "consumer", &p, SESSION);
     let r = h.join_resp(j).unwrap();
     assert_eq!(
