@@ -337,7 +337,9 @@ impl GroupCoordinatorShard {
             .values()
             .map(|m| (m.member_id.clone(), m.assignment.clone()))
             .collect();
-        let value = group.to_metadata_value(&assignment, now_ms);
+        // The group stays Stable, so it keeps the time it became Stable.
+        let since = group.current_state_timestamp_ms.unwrap_or(now_ms);
+        let value = group.to_metadata_value(&assignment, since);
         match self.write(vec![records::group_metadata_record(group_id, &value)]) {
             Ok(()) => {
                 let Some(group) = self.groups.get(group_id) else {

@@ -354,11 +354,12 @@ impl ClassicGroup {
     }
 
     /// The durable projection of the group as a `GroupMetadataValue`, with `assignment` for
-    /// each member (Kafka's `newGroupMetadataRecord`).
+    /// each member (Kafka's `newGroupMetadataRecord`); `state_since_ms` is when the group
+    /// entered the state the record describes.
     pub fn to_metadata_value(
         &self,
         assignment: &BTreeMap<String, Bytes>,
-        now_ms: i64,
+        state_since_ms: i64,
     ) -> GroupMetadataValue {
         let protocol = self.protocol_name.clone().unwrap_or_default();
         GroupMetadataValue {
@@ -366,7 +367,7 @@ impl ClassicGroup {
             generation: self.generation_id,
             protocol: self.protocol_name.clone(),
             leader: self.leader_id.clone(),
-            current_state_timestamp: now_ms,
+            current_state_timestamp: state_since_ms,
             members: self
                 .members
                 .values()
