@@ -1,10 +1,10 @@
 //! ListGroups v0-5, DescribeGroups v0-5 and DeleteGroups v0-2 for one shard (Kafka's
 //! `GroupMetadataManager.listGroups`, `describeGroups`, `deleteGroups`). The facade merges the
 //! shards' answers.
+use crate::coordinator::error::CoordinatorError;
 use crate::coordinator::group::ClassicGroupState;
 use crate::coordinator::records;
 use crate::coordinator::shard::GroupCoordinatorShard;
-use crate::error::ErrorCode;
 use crate::protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use crate::protocol::messages::list_groups_response::ListedGroup;
 
@@ -88,23 +88,20 @@ impl GroupCoordinatorShard {
     }
 
     /// Deletes an empty group with its offsets: offset tombstones, then the group tombstone.
-    pub fn delete_group(&mut self, group_id: &str) -> ErrorCode {
+    pub fn delete_group(&mut self, group_id: &str) -> Result<(), CoordinatorError> {
         if group_id.is_empty() {
-            return ErrorCode::INVALID_GROUP_ID;
+            return Err(CoordinatorError::InvalidGroupId);
         }
         let Some(g) = self.groups.get(group_id) else {
-            return ErrorCode::GROUP_ID_NOT_FOUND;
+            return Err(CoordinatorError::GroupIdNotFound);
         };
         match g.state {
-            ClassicGroupState::Dead => return ErrorCode::GROUP_ID_NOT_FOUND,
+            ClassicGroupState::Dead => return Err(CoordinatorError::GroupIdNotFound),
             ClassicGroupState::Empty => {}
-            _ => return ErrorCode::NON_EMPTY_GROUP,
+            _ => return Err(CoordinatorError::NonEmptyGroup),
         }
         let mut recs = self.offset_tombstones(group_id);
         recs.push(records::group_metadata_tombstone(group_id));
-        match self.write(recs) {
-            Ok(()) => ErrorCode::NONE,
-            Err(e) => e.code(),
-        }
+        self.write(recs)
     }
 }

@@ -52,6 +52,19 @@ impl CoordinatorError {
         }
     }
 
+    /// The code as it goes on the wire.
+    pub fn wire(&self) -> i16 {
+        self.code().code()
+    }
+
+    /// The wire code of an outcome: 0 (NONE) for success.
+    pub fn wire_result<T>(result: &Result<T, CoordinatorError>) -> i16 {
+        match result {
+            Ok(_) => ErrorCode::NONE.code(),
+            Err(e) => e.wire(),
+        }
+    }
+
     /// The Kafka error code for OffsetCommit, where a batch too large is the client's fault
     /// (`OffsetMetadataManager`: INVALID_COMMIT_OFFSET_SIZE).
     pub fn offset_commit_code(&self) -> ErrorCode {

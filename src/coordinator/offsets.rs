@@ -10,7 +10,6 @@ use crate::coordinator::group::{ClassicGroup, ClassicGroupState};
 use crate::coordinator::records::{self, OffsetAndMetadata};
 use crate::coordinator::service::RequestContext;
 use crate::coordinator::shard::GroupCoordinatorShard;
-use crate::error::ErrorCode;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
 use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -33,7 +32,7 @@ pub struct FetchedOffset {
 }
 
 /// One group's OffsetFetch result: topic -> partitions, or a group-level error.
-pub type FetchedOffsets = Result<Vec<(String, Vec<FetchedOffset>)>, ErrorCode>;
+pub type FetchedOffsets = Result<Vec<(String, Vec<FetchedOffset>)>, CoordinatorError>;
 
 /// Kafka's `ClassicGroup.validateOffsetCommit`.
 fn validate_commit(
@@ -81,7 +80,7 @@ impl GroupCoordinatorShard {
         ctx: &RequestContext,
         request: &OffsetCommitRequest,
     ) -> OffsetCommitResponse {
-        let all = |code: ErrorCode| OffsetCommitResponse {
+        let all = |code: i16| OffsetCommitResponse {
             topics: request
                 .topics
                 .iter()
@@ -92,7 +91,7 @@ impl GroupCoordinatorShard {
                         .iter()
                         .map(|p| OffsetCommitResponsePartition {
                             partition_index: p.partition_index,
-                            error_code: code.code(),
+                            error_code: code,
                             ..Default::default()
                         })
                         .collect(),
@@ -102,7 +101,7 @@ impl GroupCoordinatorShard {
             ..Default::default()
         };
         if request.group_id.is_empty() {
-            return all(ErrorCode::INVALID_GROUP_ID);
+            return all(CoordinatorError::InvalidGroupId.wire());
         }
         let group_id = request.group_id.as_str();
         let instance = request
@@ -120,7 +119,7 @@ impl GroupCoordinatorShard {
             instance,
             generation,
         ) {
-            return all(e.code());
+            return all(e.wire());
         }
         if let Some(m) = self
             .groups
@@ -134,7 +133,7 @@ impl GroupCoordinatorShard {
         let expire =
             (ctx.api_version >= 2 && ctx.api_version <= 4 && request.retention_time_ms >= 0)
                 .then(|| now_ms.saturating_add(request.retention_time_ms));
-        let mut response = all(ErrorCode::NONE);
+        let mut response = all(0);
         let mut recs = Vec::new();
         for (ti, topic) in request.topics.iter().enumerate() {
             for (pi, p) in topic.partitions.iter().enumerate() {
@@ -145,7 +144,7 @@ impl GroupCoordinatorShard {
                         .get_mut(ti)
                         .and_then(|t| t.partitions.get_mut(pi))
                     {
-                        r.error_code = ErrorCode::OFFSET_METADATA_TOO_LARGE.code();
+                        r.error_code = CoordinatorError::OffsetMetadataTooLarge.wire();
                     }
                     continue;
                 }
@@ -186,7 +185,7 @@ impl GroupCoordinatorShard {
     ) -> FetchedOffsets {
         if let Some(g) = self.groups.get(group_id) {
             if g.is_in(ClassicGroupState::Dead) {
-                return Err(ErrorCode::GROUP_ID_NOT_FOUND);
+                return Err(CoordinatorError::GroupIdNotFound);
             }
         }
         let committed = self.offsets.get(group_id);
@@ -233,35 +232,35 @@ impl GroupCoordinatorShard {
 
     /// Handles an OffsetDelete.
     pub fn offset_delete(&mut self, request: &OffsetDeleteRequest) -> OffsetDeleteResponse {
-        let top = |code: ErrorCode| OffsetDeleteResponse {
-            error_code: code.code(),
+        let top = |code: i16| OffsetDeleteResponse {
+            error_code: code,
             ..Default::default()
         };
         if request.group_id.is_empty() {
-            return top(ErrorCode::INVALID_GROUP_ID);
+            return top(CoordinatorError::InvalidGroupId.wire());
         }
         let group_id = request.group_id.as_str();
         let Some(group) = self.groups.get(group_id) else {
-            return top(ErrorCode::GROUP_ID_NOT_FOUND);
+            return top(CoordinatorError::GroupIdNotFound.wire());
         };
         let consumer = group.protocol_type.as_deref()
             == Some(crate::coordinator::group::CONSUMER_PROTOCOL_TYPE);
         match group.state {
-            ClassicGroupState::Dead => return top(ErrorCode::GROUP_ID_NOT_FOUND),
+            ClassicGroupState::Dead => return top(CoordinatorError::GroupIdNotFound.wire()),
             ClassicGroupState::Empty => {}
             // A live non-consumer group's subscriptions are opaque: refuse.
-            _ if !consumer => return top(ErrorCode::NON_EMPTY_GROUP),
+            _ if !consumer => return top(CoordinatorError::NonEmptyGroup.wire()),
             _ => {}
         }
         let committed = self.offsets.get(group_id);
         let mut recs = Vec::new();
-        let mut response = top(ErrorCode::NONE);
+        let mut response = top(0);
         for t in &request.topics {
             let subscribed = group.is_subscribed_to_topic(&t.name);
             let mut partitions = Vec::new();
             for p in &t.partitions {
-                let code = if subscribed {
-                    ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC
+                let result = if subscribed {
+                    Err(CoordinatorError::GroupSubscribedToTopic)
                 } else {
                     let has = committed
                         .and_then(|c| c.get(&t.name))
@@ -274,11 +273,11 @@ impl GroupCoordinatorShard {
                             p.partition_index,
                         ));
                     }
-                    ErrorCode::NONE
+                    Ok(())
                 };
                 partitions.push(OffsetDeleteResponsePartition {
                     partition_index: p.partition_index,
-                    error_code: code.code(),
+                    error_code: CoordinatorError::wire_result(&result),
                 });
             }
             response.topics.push(OffsetDeleteResponseTopic {
@@ -287,7 +286,7 @@ impl GroupCoordinatorShard {
             });
         }
         if let Err(e) = self.write(recs) {
-            return top(e.code());
+            return top(e.wire());
         }
         response
     }

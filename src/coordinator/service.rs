@@ -7,6 +7,7 @@
 //! resolves when the shard completes the response (immediately, on another member's request,
 //! or from [`GroupCoordinator::tick`]). The broker must call `tick` periodically (every
 //! ~100 ms): it fires rebalance, session and sync timeouts and expires offsets.
+use crate::coordinator::error::CoordinatorError;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -21,7 +22,6 @@ use crate::clock::SharedClock;
 use crate::coordinator::runtime::{Completion, CoordinatorLog, CoordinatorRecord, ResponseId};
 use crate::coordinator::shard::{GroupCoordinatorShard, LoadSummary};
 use crate::coordinator::{partition_for, GroupConfig};
-use crate::error::ErrorCode;
 use crate::protocol::messages::delete_groups_request::DeleteGroupsRequest;
 use crate::protocol::messages::delete_groups_response::{
     DeletableGroupResult, DeleteGroupsResponse,
@@ -93,7 +93,7 @@ impl<T> PendingResponse<T> {
 
 fn join_unavailable() -> JoinGroupResponse {
     JoinGroupResponse {
-        error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+        error_code: CoordinatorError::CoordinatorNotAvailable.wire(),
         generation_id: -1,
         protocol_name: Some(String::new()),
         ..Default::default()
@@ -102,7 +102,7 @@ fn join_unavailable() -> JoinGroupResponse {
 
 fn sync_unavailable() -> SyncGroupResponse {
     SyncGroupResponse {
-        error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+        error_code: CoordinatorError::CoordinatorNotAvailable.wire(),
         ..Default::default()
     }
 }
@@ -243,7 +243,7 @@ impl GroupCoordinator {
             }
             None => {
                 let mut r = crate::coordinator::shard::join_error(
-                    ErrorCode::NOT_COORDINATOR,
+                    CoordinatorError::NotCoordinator,
                     &request.member_id,
                 );
                 r.protocol_name = Some(String::new());
@@ -276,7 +276,7 @@ impl GroupCoordinator {
             }
             None => {
                 let _ = tx.send(crate::coordinator::shard::sync_error(
-                    ErrorCode::NOT_COORDINATOR,
+                    CoordinatorError::NotCoordinator,
                 ));
             }
         }
@@ -287,7 +287,7 @@ impl GroupCoordinator {
     pub fn heartbeat(&self, ctx: &RequestContext, request: &HeartbeatRequest) -> HeartbeatResponse {
         self.with_shard(&request.group_id, |s, now| s.heartbeat(now, ctx, request))
             .unwrap_or(HeartbeatResponse {
-                error_code: ErrorCode::NOT_COORDINATOR.code(),
+                error_code: CoordinatorError::NotCoordinator.wire(),
                 ..Default::default()
             })
     }
@@ -300,7 +300,7 @@ impl GroupCoordinator {
     ) -> LeaveGroupResponse {
         self.with_shard(&request.group_id, |s, now| s.leave_group(now, ctx, request))
             .unwrap_or(LeaveGroupResponse {
-                error_code: ErrorCode::NOT_COORDINATOR.code(),
+                error_code: CoordinatorError::NotCoordinator.wire(),
                 ..Default::default()
             })
     }
@@ -325,7 +325,7 @@ impl GroupCoordinator {
                         .iter()
                         .map(|p| OffsetCommitResponsePartition {
                             partition_index: p.partition_index,
-                            error_code: ErrorCode::NOT_COORDINATOR.code(),
+                            error_code: CoordinatorError::NotCoordinator.wire(),
                             ..Default::default()
                         })
                         .collect(),
@@ -344,7 +344,7 @@ impl GroupCoordinator {
         self.with_shard(group_id, |s, _| {
             s.fetch_offsets(group_id, topics.as_deref())
         })
-        .unwrap_or(Err(ErrorCode::NOT_COORDINATOR))
+        .unwrap_or(Err(CoordinatorError::NotCoordinator))
     }
 
     /// OffsetFetch v1-9: one group (v1-7) or several (v8+). `require_stable` is answered
@@ -390,7 +390,7 @@ impl GroupCoordinator {
                         },
                         Err(code) => OffsetFetchResponseGroup {
                             group_id: g.group_id.clone(),
-                            error_code: code.code(),
+                            error_code: code.wire(),
                             ..Default::default()
                         },
                     }
@@ -430,7 +430,7 @@ impl GroupCoordinator {
             },
             // v0-1 have no top-level error: the handler copies it to every partition.
             Err(code) => OffsetFetchResponse {
-                error_code: code.code(),
+                error_code: code.wire(),
                 ..Default::default()
             },
         }
@@ -444,7 +444,7 @@ impl GroupCoordinator {
     ) -> OffsetDeleteResponse {
         self.with_shard(&request.group_id, |s, _| s.offset_delete(request))
             .unwrap_or(OffsetDeleteResponse {
-                error_code: ErrorCode::NOT_COORDINATOR.code(),
+                error_code: CoordinatorError::NotCoordinator.wire(),
                 ..Default::default()
             })
     }
@@ -489,14 +489,14 @@ impl GroupCoordinator {
             .map(|id| {
                 if id.is_empty() {
                     return DescribedGroup {
-                        error_code: ErrorCode::INVALID_GROUP_ID.code(),
+                        error_code: CoordinatorError::InvalidGroupId.wire(),
                         group_id: id.clone(),
                         ..Default::default()
                     };
                 }
                 self.with_shard(id, |s, _| s.describe_group(id))
                     .unwrap_or_else(|| DescribedGroup {
-                        error_code: ErrorCode::NOT_COORDINATOR.code(),
+                        error_code: CoordinatorError::NotCoordinator.wire(),
                         group_id: id.clone(),
                         ..Default::default()
                     })
@@ -519,10 +519,11 @@ impl GroupCoordinator {
             .iter()
             .map(|id| DeletableGroupResult {
                 group_id: id.clone(),
-                error_code: self
-                    .with_shard(id, |s, _| s.delete_group(id))
-                    .unwrap_or(ErrorCode::NOT_COORDINATOR)
-                    .code(),
+                error_code: CoordinatorError::wire_result(
+                    &self
+                        .with_shard(id, |s, _| s.delete_group(id))
+                        .unwrap_or(Err(CoordinatorError::NotCoordinator)),
+                ),
                 ..Default::default()
             })
             .collect();

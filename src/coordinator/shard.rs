@@ -15,7 +15,6 @@ use crate::coordinator::group::{ClassicGroup, ClassicGroupState, Waiter};
 use crate::coordinator::records::{self, GroupRecord, OffsetAndMetadata};
 use crate::coordinator::runtime::{Completion, CoordinatorLog, CoordinatorRecord};
 use crate::coordinator::GroupConfig;
-use crate::error::ErrorCode;
 use crate::protocol::codec::DecodeError;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
 use crate::protocol::messages::sync_group_response::SyncGroupResponse;
@@ -165,7 +164,11 @@ impl GroupCoordinatorShard {
                         .or_insert_with(|| ClassicGroup::new(&key.group))
                         .replay_metadata(&v);
                     for mut m in dropped {
-                        fail_waiters(&mut self.completions, &mut m, ErrorCode::UNKNOWN_MEMBER_ID);
+                        fail_waiters(
+                            &mut self.completions,
+                            &mut m,
+                            CoordinatorError::UnknownMemberId,
+                        );
                     }
                 }
                 None => {
@@ -177,7 +180,7 @@ impl GroupCoordinatorShard {
                                 fail_waiters(
                                     &mut self.completions,
                                     m,
-                                    ErrorCode::COORDINATOR_NOT_AVAILABLE,
+                                    CoordinatorError::CoordinatorNotAvailable,
                                 );
                             }
                         }
@@ -293,9 +296,9 @@ pub(crate) fn push_join(
 }
 
 /// A JoinGroup error response (no generation, no members).
-pub(crate) fn join_error(code: ErrorCode, member_id: &str) -> JoinGroupResponse {
+pub(crate) fn join_error(error: CoordinatorError, member_id: &str) -> JoinGroupResponse {
     JoinGroupResponse {
-        error_code: code.code(),
+        error_code: error.wire(),
         generation_id: -1,
         protocol_name: None,
         member_id: member_id.to_string(),
@@ -310,9 +313,9 @@ pub(crate) fn push_sync(out: &mut Vec<Completion>, waiter: Waiter, response: Syn
     });
 }
 
-pub(crate) fn sync_error(code: ErrorCode) -> SyncGroupResponse {
+pub(crate) fn sync_error(error: CoordinatorError) -> SyncGroupResponse {
     SyncGroupResponse {
-        error_code: code.code(),
+        error_code: error.wire(),
         ..Default::default()
     }
 }
@@ -321,12 +324,12 @@ pub(crate) fn sync_error(code: ErrorCode) -> SyncGroupResponse {
 pub(crate) fn fail_waiters(
     out: &mut Vec<Completion>,
     member: &mut crate::coordinator::group::ClassicGroupMember,
-    code: ErrorCode,
+    error: CoordinatorError,
 ) {
     if let Some(w) = member.awaiting_join.take() {
-        push_join(out, w, join_error(code, &member.member_id));
+        push_join(out, w, join_error(error.clone(), &member.member_id));
     }
     if let Some(w) = member.awaiting_sync.take() {
-        push_sync(out, w, sync_error(code));
+        push_sync(out, w, sync_error(error));
     }
 }

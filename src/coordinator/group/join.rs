@@ -16,7 +16,6 @@ use crate::coordinator::records;
 use crate::coordinator::runtime::ResponseId;
 use crate::coordinator::service::RequestContext;
 use crate::coordinator::shard::{fail_waiters, join_error, push_join, GroupCoordinatorShard};
-use crate::error::ErrorCode;
 use crate::protocol::messages::join_group_request::JoinGroupRequest;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
 
@@ -46,17 +45,20 @@ impl GroupCoordinatorShard {
             id,
             api_version: ctx.api_version,
         };
-        let fail = |out: &mut Vec<_>, code: ErrorCode| {
-            push_join(out, waiter, join_error(code, &request.member_id))
+        let fail = |out: &mut Vec<_>, error: CoordinatorError| {
+            push_join(out, waiter, join_error(error, &request.member_id))
         };
         if request.group_id.is_empty() {
-            return fail(&mut self.completions, ErrorCode::INVALID_GROUP_ID);
+            return fail(&mut self.completions, CoordinatorError::InvalidGroupId);
         }
         let session = request.session_timeout_ms;
         if session < self.config.group_min_session_timeout_ms
             || session > self.config.group_max_session_timeout_ms
         {
-            return fail(&mut self.completions, ErrorCode::INVALID_SESSION_TIMEOUT);
+            return fail(
+                &mut self.completions,
+                CoordinatorError::InvalidSessionTimeout,
+            );
         }
         let join = Join {
             ctx,
@@ -88,40 +90,46 @@ impl GroupCoordinatorShard {
         let unknown = member_id.is_empty();
         if !self.groups.contains_key(group_id) {
             if !unknown {
-                return fail(&mut self.completions, ErrorCode::UNKNOWN_MEMBER_ID);
+                return fail(&mut self.completions, CoordinatorError::UnknownMemberId);
             }
             // Persist the new, empty group before anyone joins it.
             let mut g = crate::coordinator::group::ClassicGroup::new(group_id);
             g.protocol_type = None;
             let value = g.to_metadata_value(&Default::default(), now_ms);
             if let Err(e) = self.write(vec![records::group_metadata_record(group_id, &value)]) {
-                return fail(&mut self.completions, e.code());
+                return fail(&mut self.completions, e);
             }
         }
         let Some(group) = self.groups.get_mut(group_id) else {
-            return fail(&mut self.completions, ErrorCode::COORDINATOR_NOT_AVAILABLE);
+            return fail(
+                &mut self.completions,
+                CoordinatorError::CoordinatorNotAvailable,
+            );
         };
         if !accept_joining_member(group, member_id, self.config.group_max_size) {
             if let Some(mut m) = group.remove(member_id) {
                 fail_waiters(
                     &mut self.completions,
                     &mut m,
-                    ErrorCode::GROUP_MAX_SIZE_REACHED,
+                    CoordinatorError::GroupMaxSizeReached,
                 );
             }
             return push_join(
                 &mut self.completions,
                 waiter,
-                join_error(ErrorCode::GROUP_MAX_SIZE_REACHED, ""),
+                join_error(CoordinatorError::GroupMaxSizeReached, ""),
             );
         }
         if group.is_in(ClassicGroupState::Dead) {
-            return fail(&mut self.completions, ErrorCode::COORDINATOR_NOT_AVAILABLE);
+            return fail(
+                &mut self.completions,
+                CoordinatorError::CoordinatorNotAvailable,
+            );
         }
         if !group.supports_protocols(&join.protocol_type, &join.protocols) {
             return fail(
                 &mut self.completions,
-                ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
+                CoordinatorError::InconsistentGroupProtocol,
             );
         }
         if unknown {
@@ -148,7 +156,7 @@ impl GroupCoordinatorShard {
             // KIP-394: hand out the id and wait for the member to come back with it.
             let deadline = now_ms.saturating_add(join.session_timeout_ms as i64);
             group.pending_members.insert(new_id.clone(), deadline);
-            let response = join_error(ErrorCode::MEMBER_ID_REQUIRED, &new_id);
+            let response = join_error(CoordinatorError::MemberIdRequired, &new_id);
             return push_join(&mut self.completions, join.waiter, response);
         }
         self.add_member_then_rebalance(group_id, new_id, join, now_ms);
@@ -168,7 +176,7 @@ impl GroupCoordinatorShard {
             return self.add_member_then_rebalance(group_id, member_id.to_string(), join, now_ms);
         }
         if let Err(e) = group.validate_member(member_id, join.instance.as_deref()) {
-            let response = join_error(e.code(), member_id);
+            let response = join_error(e, member_id);
             return push_join(&mut self.completions, join.waiter, response);
         }
         let Some(member) = group.members.get(member_id) else {
@@ -194,7 +202,7 @@ impl GroupCoordinatorShard {
                 self.update_member_then_rebalance(group_id, member_id, join, now_ms)
             }
             ClassicGroupState::Empty | ClassicGroupState::Dead => {
-                let response = join_error(ErrorCode::UNKNOWN_MEMBER_ID, member_id);
+                let response = join_error(CoordinatorError::UnknownMemberId, member_id);
                 push_join(&mut self.completions, join.waiter, response);
             }
         }
@@ -261,7 +269,7 @@ impl GroupCoordinatorShard {
             push_join(
                 &mut self.completions,
                 old,
-                join_error(ErrorCode::REBALANCE_IN_PROGRESS, member_id),
+                join_error(CoordinatorError::RebalanceInProgress, member_id),
             );
         }
         let reason = format!(
@@ -294,7 +302,7 @@ impl GroupCoordinatorShard {
         fail_waiters(
             &mut self.completions,
             &mut old,
-            ErrorCode::FENCED_INSTANCE_ID,
+            CoordinatorError::FencedInstanceId,
         );
         let was_leader = group.is_leader(&old_id);
         let was_pending_sync = group.pending_sync_members.remove(&old_id);
@@ -368,7 +376,7 @@ impl GroupCoordinatorShard {
                         group.leader_id = Some(old_id);
                     }
                 }
-                push_join(&mut self.completions, join.waiter, join_error(e.code(), ""));
+                push_join(&mut self.completions, join.waiter, join_error(e, ""));
             }
         }
     }
@@ -412,11 +420,5 @@ fn current_join_response(group: &super::ClassicGroup, member_id: &str) -> JoinGr
             Vec::new()
         },
         ..Default::default()
-    }
-}
-
-impl From<&CoordinatorError> for ErrorCode {
-    fn from(e: &CoordinatorError) -> ErrorCode {
-        e.code()
     }
 }

@@ -7,6 +7,7 @@
 //! Completing the join removes members that did not rejoin, bumps the generation, selects the
 //! protocol and answers every waiting JoinGroup; members then have the rebalance timeout to
 //! send SyncGroup.
+use crate::coordinator::error::CoordinatorError;
 use std::collections::BTreeMap;
 
 use crate::coordinator::group::{ClassicGroupState, JoinTimer};
@@ -14,7 +15,6 @@ use crate::coordinator::records;
 use crate::coordinator::shard::{
     fail_waiters, push_join, push_sync, sync_error, GroupCoordinatorShard,
 };
-use crate::error::ErrorCode;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
 
 impl GroupCoordinatorShard {
@@ -30,7 +30,7 @@ impl GroupCoordinatorShard {
             reset_and_propagate_assignment_with_error(
                 &mut self.completions,
                 group,
-                ErrorCode::REBALANCE_IN_PROGRESS,
+                CoordinatorError::RebalanceInProgress,
                 now_ms,
             );
         }
@@ -107,7 +107,11 @@ impl GroupCoordinatorShard {
         for id in not_rejoined {
             tracing::info!(group = group_id, member = %id, "removing member that did not rejoin");
             if let Some(mut m) = group.remove(&id) {
-                fail_waiters(&mut self.completions, &mut m, ErrorCode::UNKNOWN_MEMBER_ID);
+                fail_waiters(
+                    &mut self.completions,
+                    &mut m,
+                    CoordinatorError::UnknownMemberId,
+                );
             }
         }
         if group
@@ -185,7 +189,7 @@ impl GroupCoordinatorShard {
         fail_waiters(
             &mut self.completions,
             &mut member,
-            ErrorCode::UNKNOWN_MEMBER_ID,
+            CoordinatorError::UnknownMemberId,
         );
         match group.state {
             ClassicGroupState::Stable | ClassicGroupState::CompletingRebalance => {
@@ -300,7 +304,11 @@ impl GroupCoordinatorShard {
         for id in &pending {
             tracing::info!(group = group_id, member = %id, "member never synced, removing it");
             if let Some(mut m) = group.remove(id) {
-                fail_waiters(&mut self.completions, &mut m, ErrorCode::UNKNOWN_MEMBER_ID);
+                fail_waiters(
+                    &mut self.completions,
+                    &mut m,
+                    CoordinatorError::UnknownMemberId,
+                );
             }
         }
         self.prepare_rebalance(group_id, now_ms, "removing members that never synced");
@@ -312,14 +320,14 @@ impl GroupCoordinatorShard {
 pub(crate) fn reset_and_propagate_assignment_with_error(
     out: &mut Vec<crate::coordinator::runtime::Completion>,
     group: &mut crate::coordinator::group::ClassicGroup,
-    code: ErrorCode,
+    error: CoordinatorError,
     now_ms: i64,
 ) {
     for m in group.members.values_mut() {
         m.assignment = bytes::Bytes::new();
         if let Some(w) = m.awaiting_sync.take() {
             m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
-            push_sync(out, w, sync_error(code));
+            push_sync(out, w, sync_error(error.clone()));
         }
     }
 }

@@ -4,6 +4,7 @@
 //! In CompletingRebalance followers wait for the leader's SyncGroup; the leader's assignment is
 //! written as a `GroupMetadataValue` record, and replaying it makes the group Stable, after
 //! which every waiting member gets its bytes exactly as the leader sent them.
+use crate::coordinator::error::CoordinatorError;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -14,7 +15,6 @@ use crate::coordinator::records;
 use crate::coordinator::runtime::ResponseId;
 use crate::coordinator::service::RequestContext;
 use crate::coordinator::shard::{push_sync, sync_error, GroupCoordinatorShard};
-use crate::error::ErrorCode;
 use crate::protocol::messages::heartbeat_request::HeartbeatRequest;
 use crate::protocol::messages::heartbeat_response::HeartbeatResponse;
 use crate::protocol::messages::leave_group_request::{LeaveGroupRequest, MemberIdentity};
@@ -43,16 +43,16 @@ impl GroupCoordinatorShard {
         };
         let out = &mut self.completions;
         if request.group_id.is_empty() {
-            return push_sync(out, waiter, sync_error(ErrorCode::INVALID_GROUP_ID));
+            return push_sync(out, waiter, sync_error(CoordinatorError::InvalidGroupId));
         }
         let Some(group) = self.groups.get_mut(&request.group_id) else {
-            return push_sync(out, waiter, sync_error(ErrorCode::UNKNOWN_MEMBER_ID));
+            return push_sync(out, waiter, sync_error(CoordinatorError::UnknownMemberId));
         };
         if group.is_in(ClassicGroupState::Dead) {
             return push_sync(
                 out,
                 waiter,
-                sync_error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+                sync_error(CoordinatorError::CoordinatorNotAvailable),
             );
         }
         let instance = request
@@ -60,10 +60,10 @@ impl GroupCoordinatorShard {
             .as_deref()
             .filter(|_| ctx.api_version >= 3);
         if let Err(e) = group.validate_member(&request.member_id, instance) {
-            return push_sync(out, waiter, sync_error(e.code()));
+            return push_sync(out, waiter, sync_error(e));
         }
         if request.generation_id != group.generation_id {
-            return push_sync(out, waiter, sync_error(ErrorCode::ILLEGAL_GENERATION));
+            return push_sync(out, waiter, sync_error(CoordinatorError::IllegalGeneration));
         }
         if inconsistent(
             request.protocol_type.as_deref(),
@@ -75,13 +75,15 @@ impl GroupCoordinatorShard {
             return push_sync(
                 out,
                 waiter,
-                sync_error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL),
+                sync_error(CoordinatorError::InconsistentGroupProtocol),
             );
         }
         match group.state {
-            ClassicGroupState::PreparingRebalance => {
-                push_sync(out, waiter, sync_error(ErrorCode::REBALANCE_IN_PROGRESS))
-            }
+            ClassicGroupState::PreparingRebalance => push_sync(
+                out,
+                waiter,
+                sync_error(CoordinatorError::RebalanceInProgress),
+            ),
             ClassicGroupState::Stable => {
                 group.pending_sync_members.remove(&request.member_id);
                 if group.pending_sync_members.is_empty() {
@@ -112,7 +114,7 @@ impl GroupCoordinatorShard {
                 member.heartbeat_deadline_ms =
                     Some(now_ms.saturating_add(member.session_timeout_ms as i64));
                 if let Some(old) = member.awaiting_sync.replace(waiter) {
-                    push_sync(out, old, sync_error(ErrorCode::REBALANCE_IN_PROGRESS));
+                    push_sync(out, old, sync_error(CoordinatorError::RebalanceInProgress));
                 }
                 if group.is_leader(&request.member_id) {
                     let given: BTreeMap<&str, &Bytes> = request
@@ -140,7 +142,7 @@ impl GroupCoordinatorShard {
                 }
             }
             ClassicGroupState::Empty | ClassicGroupState::Dead => {
-                push_sync(out, waiter, sync_error(ErrorCode::UNKNOWN_MEMBER_ID))
+                push_sync(out, waiter, sync_error(CoordinatorError::UnknownMemberId))
             }
         }
     }
@@ -177,12 +179,7 @@ impl GroupCoordinatorShard {
                 }
             }
             Err(e) => {
-                reset_and_propagate_assignment_with_error(
-                    &mut self.completions,
-                    group,
-                    e.code(),
-                    now_ms,
-                );
+                reset_and_propagate_assignment_with_error(&mut self.completions, group, e, now_ms);
                 self.prepare_rebalance(group_id, now_ms, "failed to store the assignment");
             }
         }
@@ -195,9 +192,9 @@ impl GroupCoordinatorShard {
         ctx: &RequestContext,
         request: &HeartbeatRequest,
     ) -> HeartbeatResponse {
-        let code = self.heartbeat_code(now_ms, ctx, request);
+        let result = self.heartbeat_code(now_ms, ctx, request);
         HeartbeatResponse {
-            error_code: code.code(),
+            error_code: CoordinatorError::wire_result(&result),
             ..Default::default()
         }
     }
@@ -207,42 +204,44 @@ impl GroupCoordinatorShard {
         now_ms: i64,
         ctx: &RequestContext,
         request: &HeartbeatRequest,
-    ) -> ErrorCode {
+    ) -> Result<(), CoordinatorError> {
         if request.group_id.is_empty() {
-            return ErrorCode::INVALID_GROUP_ID;
+            return Err(CoordinatorError::InvalidGroupId);
         }
         let Some(group) = self.groups.get_mut(&request.group_id) else {
-            return ErrorCode::UNKNOWN_MEMBER_ID;
+            return Err(CoordinatorError::UnknownMemberId);
         };
         if group.is_in(ClassicGroupState::Dead) {
-            return ErrorCode::COORDINATOR_NOT_AVAILABLE;
+            return Err(CoordinatorError::CoordinatorNotAvailable);
         }
         let instance = request
             .group_instance_id
             .as_deref()
             .filter(|_| ctx.api_version >= 3);
         if let Err(e) = group.validate_member(&request.member_id, instance) {
-            return e.code();
+            return Err(e);
         }
         if request.generation_id != group.generation_id {
-            return ErrorCode::ILLEGAL_GENERATION;
+            return Err(CoordinatorError::IllegalGeneration);
         }
         let state = group.state;
         let Some(member) = group.members.get_mut(&request.member_id) else {
-            return ErrorCode::UNKNOWN_MEMBER_ID;
+            return Err(CoordinatorError::UnknownMemberId);
         };
         match state {
-            ClassicGroupState::Empty | ClassicGroupState::Dead => ErrorCode::UNKNOWN_MEMBER_ID,
+            ClassicGroupState::Empty | ClassicGroupState::Dead => {
+                Err(CoordinatorError::UnknownMemberId)
+            }
             ClassicGroupState::PreparingRebalance => {
                 // Tells the member to rejoin.
                 member.heartbeat_deadline_ms =
                     Some(now_ms.saturating_add(member.session_timeout_ms as i64));
-                ErrorCode::REBALANCE_IN_PROGRESS
+                Err(CoordinatorError::RebalanceInProgress)
             }
             ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
                 member.heartbeat_deadline_ms =
                     Some(now_ms.saturating_add(member.session_timeout_ms as i64));
-                ErrorCode::NONE
+                Ok(())
             }
         }
     }
@@ -262,24 +261,24 @@ impl GroupCoordinatorShard {
                 ..Default::default()
             }]
         };
-        let top = |code: ErrorCode| LeaveGroupResponse {
-            error_code: code.code(),
+        let top = |error: CoordinatorError| LeaveGroupResponse {
+            error_code: error.wire(),
             ..Default::default()
         };
         if request.group_id.is_empty() {
-            return top(ErrorCode::INVALID_GROUP_ID);
+            return top(CoordinatorError::InvalidGroupId);
         }
         let group_id = request.group_id.as_str();
         let Some(group) = self.groups.get_mut(group_id) else {
-            return top(ErrorCode::UNKNOWN_MEMBER_ID);
+            return top(CoordinatorError::UnknownMemberId);
         };
         if group.is_in(ClassicGroupState::Dead) {
-            return top(ErrorCode::COORDINATOR_NOT_AVAILABLE);
+            return top(CoordinatorError::CoordinatorNotAvailable);
         }
         let mut responses = Vec::with_capacity(identities.len());
         let mut to_remove = Vec::new();
         for ident in &identities {
-            let code = if ident.member_id.is_empty() {
+            let result = if ident.member_id.is_empty() {
                 // Administrative removal by group.instance.id.
                 match ident
                     .group_instance_id
@@ -288,25 +287,24 @@ impl GroupCoordinatorShard {
                 {
                     Some(id) => {
                         to_remove.push(id.clone());
-                        ErrorCode::NONE
+                        Ok(())
                     }
-                    None => ErrorCode::UNKNOWN_MEMBER_ID,
+                    None => Err(CoordinatorError::UnknownMemberId),
                 }
             } else if group.pending_members.remove(&ident.member_id).is_some() {
-                ErrorCode::NONE
+                Ok(())
             } else {
-                match group.validate_member(&ident.member_id, ident.group_instance_id.as_deref()) {
-                    Ok(()) => {
-                        to_remove.push(ident.member_id.clone());
-                        ErrorCode::NONE
-                    }
-                    Err(e) => e.code(),
+                let valid =
+                    group.validate_member(&ident.member_id, ident.group_instance_id.as_deref());
+                if valid.is_ok() {
+                    to_remove.push(ident.member_id.clone());
                 }
+                valid
             };
             responses.push(MemberResponse {
                 member_id: ident.member_id.clone(),
                 group_instance_id: ident.group_instance_id.clone(),
-                error_code: code.code(),
+                error_code: CoordinatorError::wire_result(&result),
                 ..Default::default()
             });
         }
@@ -316,7 +314,7 @@ impl GroupCoordinatorShard {
                 crate::coordinator::shard::fail_waiters(
                     &mut self.completions,
                     &mut m,
-                    ErrorCode::UNKNOWN_MEMBER_ID,
+                    CoordinatorError::UnknownMemberId,
                 );
             }
         }

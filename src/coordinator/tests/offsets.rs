@@ -58,6 +58,13 @@ impl Harness {
         (p.committed_offset, p.leader_epoch, p.metadata.clone())
     }
 
+    pub fn delete_group(&mut self, group: &str) -> ErrorCode {
+        match self.shard.delete_group(group) {
+            Ok(()) => ErrorCode::NONE,
+            Err(e) => e.code(),
+        }
+    }
+
     pub fn delete_offsets(&mut self, group: &str, topic: &str) -> (i16, Vec<i16>) {
         let req = OffsetDeleteRequest {
             group_id: group.to_string(),
@@ -360,20 +367,17 @@ fn list_describe_and_delete_groups() {
         .members
         .iter()
         .all(|m| m.member_metadata.is_empty() && m.member_assignment.is_empty()));
-    assert_eq!(h.shard.delete_group(GROUP), ErrorCode::NON_EMPTY_GROUP);
-    assert_eq!(
-        h.shard.delete_group("missing"),
-        ErrorCode::GROUP_ID_NOT_FOUND
-    );
-    assert_eq!(h.shard.delete_group(""), ErrorCode::INVALID_GROUP_ID);
+    assert_eq!(h.delete_group(GROUP), ErrorCode::NON_EMPTY_GROUP);
+    assert_eq!(h.delete_group("missing"), ErrorCode::GROUP_ID_NOT_FOUND);
+    assert_eq!(h.delete_group(""), ErrorCode::INVALID_GROUP_ID);
     h.log.fail_with(Some(CoordinatorLogError::NotAvailable));
     assert_eq!(
-        h.shard.delete_group("simple"),
+        h.delete_group("simple"),
         ErrorCode::COORDINATOR_NOT_AVAILABLE
     );
     h.log.fail_with(None);
     let before = h.log.records(0).len();
-    assert_eq!(h.shard.delete_group("simple"), ErrorCode::NONE);
+    assert_eq!(h.delete_group("simple"), ErrorCode::NONE);
     let written = &h.log.records(0)[before..];
     assert_eq!(
         written.len(),
