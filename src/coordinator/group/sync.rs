@@ -218,9 +218,7 @@ impl GroupCoordinatorShard {
             .group_instance_id
             .as_deref()
             .filter(|_| ctx.api_version >= 3);
-        if let Err(e) = group.validate_member(&request.member_id, instance) {
-            return Err(e);
-        }
+        group.validate_member(&request.member_id, instance)?;
         if request.generation_id != group.generation_id {
             return Err(CoordinatorError::IllegalGeneration);
         }
