@@ -14,6 +14,7 @@
 pub mod clock;
 pub mod config;
 pub mod controller;
+pub mod coordinator;
 pub mod error;
 pub mod handlers;
 pub mod protocol;

@@ -1,0 +1,92 @@
+//! The coordinator's typed errors and their one mapping to Kafka error codes.
+use crate::coordinator::runtime::CoordinatorLogError;
+use crate::error::ErrorCode;
+
+/// Everything a group or offset operation can fail with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoordinatorError {
+    InvalidGroupId,
+    UnknownMemberId,
+    IllegalGeneration,
+    RebalanceInProgress,
+    InconsistentGroupProtocol,
+    InvalidSessionTimeout,
+    MemberIdRequired,
+    GroupMaxSizeReached,
+    FencedInstanceId,
+    CoordinatorNotAvailable,
+    NotCoordinator,
+    GroupIdNotFound,
+    NonEmptyGroup,
+    GroupSubscribedToTopic,
+    OffsetMetadataTooLarge,
+    /// An append to `__consumer_offsets` failed.
+    Log(CoordinatorLogError),
+}
+
+impl CoordinatorError {
+    /// The Kafka error code for group operations (`appendGroupMetadataErrorToResponseError`).
+    pub fn code(&self) -> ErrorCode {
+        use CoordinatorError::*;
+        match self {
+            InvalidGroupId => ErrorCode::INVALID_GROUP_ID,
+            UnknownMemberId => ErrorCode::UNKNOWN_MEMBER_ID,
+            IllegalGeneration => ErrorCode::ILLEGAL_GENERATION,
+            RebalanceInProgress => ErrorCode::REBALANCE_IN_PROGRESS,
+            InconsistentGroupProtocol => ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
+            InvalidSessionTimeout => ErrorCode::INVALID_SESSION_TIMEOUT,
+            MemberIdRequired => ErrorCode::MEMBER_ID_REQUIRED,
+            GroupMaxSizeReached => ErrorCode::GROUP_MAX_SIZE_REACHED,
+            FencedInstanceId => ErrorCode::FENCED_INSTANCE_ID,
+            CoordinatorNotAvailable => ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            NotCoordinator => ErrorCode::NOT_COORDINATOR,
+            GroupIdNotFound => ErrorCode::GROUP_ID_NOT_FOUND,
+            NonEmptyGroup => ErrorCode::NON_EMPTY_GROUP,
+            GroupSubscribedToTopic => ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC,
+            OffsetMetadataTooLarge => ErrorCode::OFFSET_METADATA_TOO_LARGE,
+            Log(CoordinatorLogError::NotAvailable) => ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            Log(CoordinatorLogError::NotLeader) | Log(CoordinatorLogError::Storage(_)) => {
+                ErrorCode::NOT_COORDINATOR
+            }
+            Log(CoordinatorLogError::RecordTooLarge) => ErrorCode::UNKNOWN_SERVER_ERROR,
+        }
+    }
+
+    /// The code as it goes on the wire.
+    pub fn wire(&self) -> i16 {
+        self.code().code()
+    }
+
+    /// The wire code of an outcome: 0 (NONE) for success.
+    pub fn wire_result<T>(result: &Result<T, CoordinatorError>) -> i16 {
+        match result {
+            Ok(_) => ErrorCode::NONE.code(),
+            Err(e) => e.wire(),
+        }
+    }
+
+    /// The Kafka error code for OffsetCommit, where a batch too large is the client's fault
+    /// (`OffsetMetadataManager`: INVALID_COMMIT_OFFSET_SIZE).
+    pub fn offset_commit_code(&self) -> ErrorCode {
+        match self {
+            CoordinatorError::Log(CoordinatorLogError::RecordTooLarge) => {
+                ErrorCode::INVALID_COMMIT_OFFSET_SIZE
+            }
+            other => other.code(),
+        }
+    }
+}
+
+impl From<CoordinatorLogError> for CoordinatorError {
+    fn from(e: CoordinatorLogError) -> Self {
+        CoordinatorError::Log(e)
+    }
+}
+
+impl std::fmt::Display for CoordinatorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.code())
+    }
+}
+
+impl std::error::Error for CoordinatorError {}

@@ -1,0 +1,99 @@
+//! The group coordinator: classic consumer groups and committed offsets on `__consumer_offsets`.
+//!
+//! Mirrors Kafka 4's `GroupCoordinatorService` / `GroupCoordinatorShard` /
+//! `GroupMetadataManager` (classic groups) / `OffsetMetadataManager`, sans-io and
+//! deterministic:
+//!
+//! - [`runtime`]: the coordinator pattern. Every operation computes `(records, response)`; the
+//!   records go to the group's `__consumer_offsets` partition through [`CoordinatorLog`] and the
+//!   durable state changes only by replaying them, the same path used when a partition is loaded.
+//! - [`records`]: Kafka's version-prefixed keys and values (`OffsetCommitKey` type 1,
+//!   `GroupMetadataKey` type 2) so Kafka's tools read the topic.
+//! - [`group`]: the classic group state machine (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+//!   KIP-394 pending members, KIP-345 static membership, initial rebalance delay).
+//! - [`offsets`]: OffsetCommit, OffsetFetch, OffsetDelete and offset expiration.
+//! - [`admin`]: ListGroups, DescribeGroups, DeleteGroups.
+//! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
+//!   handlers call.
+//!
+//! Depends on `protocol`, `clock` and `error` only; it knows nothing of sockets or storage.
+pub mod admin;
+pub mod error;
+pub mod group;
+pub mod offsets;
+pub mod records;
+pub mod runtime;
+pub mod service;
+pub mod shard;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::CoordinatorError;
+pub use runtime::{
+    Completion, CoordinatorLog, CoordinatorLogError, CoordinatorRecord, InMemoryCoordinatorLog,
+    ResponseId,
+};
+pub use service::{GroupCoordinator, PendingResponse};
+pub use shard::{GroupCoordinatorShard, ShardSnapshot};
+
+/// The `__consumer_offsets` topic name.
+pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
+
+/// Group coordinator configuration (Kafka's `GroupCoordinatorConfig` / `OffsetConfig`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupConfig {
+    /// `offsets.topic.num.partitions`.
+    pub offsets_topic_num_partitions: i32,
+    /// `group.initial.rebalance.delay.ms`: how long the first rebalance of an empty group waits
+    /// for more members (Kafka's `InitialDelayedJoin`).
+    pub group_initial_rebalance_delay_ms: i64,
+    /// `group.min.session.timeout.ms`.
+    pub group_min_session_timeout_ms: i32,
+    /// `group.max.session.timeout.ms`.
+    pub group_max_session_timeout_ms: i32,
+    /// `group.max.size`.
+    pub group_max_size: i32,
+    /// `offsets.retention.minutes`, in milliseconds.
+    pub offsets_retention_ms: i64,
+    /// `offsets.retention.check.interval.ms`.
+    pub offsets_retention_check_interval_ms: i64,
+    /// `offset.metadata.max.bytes`.
+    pub offset_metadata_max_bytes: usize,
+    /// How long a brand-new member's JoinGroup may wait in a rebalance before it is dropped
+    /// (Kafka's `GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`, 5 minutes).
+    pub group_new_member_join_timeout_ms: i64,
+}
+
+impl Default for GroupConfig {
+    fn default() -> Self {
+        GroupConfig {
+            offsets_topic_num_partitions: 50,
+            group_initial_rebalance_delay_ms: 3_000,
+            group_min_session_timeout_ms: 6_000,
+            group_max_session_timeout_ms: 1_800_000,
+            group_max_size: i32::MAX,
+            offsets_retention_ms: 7 * 24 * 60 * 60 * 1000,
+            offsets_retention_check_interval_ms: 600_000,
+            offset_metadata_max_bytes: 4096,
+            group_new_member_join_timeout_ms: 300_000,
+        }
+    }
+}
+
+/// Java's `String.hashCode`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, wrapping.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+}
+
+/// The `__consumer_offsets` partition that owns `group_id`:
+/// `Utils.abs(groupId.hashCode()) % numPartitions` (`Utils.abs` maps `i32::MIN` to 0).
+pub fn partition_for(group_id: &str, num_partitions: i32) -> i32 {
+    if num_partitions <= 0 {
+        return 0;
+    }
+    let h = java_string_hash(group_id);
+    let abs = if h == i32::MIN { 0 } else { h.abs() };
+    abs % num_partitions
+}

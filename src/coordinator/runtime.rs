@@ -1,0 +1,119 @@
+//! The coordinator runtime contract (Kafka 4's `CoordinatorRuntime`, reduced to what one node
+//! needs): records, the log they are appended to, and how delayed responses come back.
+//!
+//! An operation computes records and a response. The records are appended to the group's
+//! `__consumer_offsets` partition through [`CoordinatorLog::append`]; only once that succeeds
+//! are they replayed into the in-memory state and the response released. Loading a partition
+//! at start-up replays the same records, so the live state and a rebuilt state agree.
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::protocol::messages::join_group_response::JoinGroupResponse;
+use crate::protocol::messages::sync_group_response::SyncGroupResponse;
+
+/// One record of `__consumer_offsets`: Kafka's version-prefixed key and value bytes. A `None`
+/// value is a tombstone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoordinatorRecord {
+    pub key: Bytes,
+    pub value: Option<Bytes>,
+}
+
+/// Why an append to a coordinator partition failed. Mapped to Kafka error codes in
+/// [`crate::coordinator::error`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoordinatorLogError {
+    /// This node no longer leads the partition (Kafka: NOT_LEADER_OR_FOLLOWER).
+    NotLeader,
+    /// The write could not be made durable now (Kafka: NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT).
+    NotAvailable,
+    /// The batch is larger than the partition accepts (Kafka: MESSAGE_TOO_LARGE).
+    RecordTooLarge,
+    /// The log directory failed (Kafka: KAFKA_STORAGE_ERROR).
+    Storage(String),
+}
+
+/// Where coordinator records go. The broker implements it over the `__consumer_offsets`
+/// partitions; an append returns once the records are committed (all or none of them).
+pub trait CoordinatorLog: Send + Sync {
+    fn append(
+        &self,
+        partition: i32,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError>;
+}
+
+/// A [`CoordinatorLog`] kept in memory, for tests and tools. `fail_with` makes the next
+/// appends fail, to exercise the error paths.
+#[derive(Debug, Default)]
+pub struct InMemoryCoordinatorLog {
+    partitions: Mutex<BTreeMap<i32, Vec<CoordinatorRecord>>>,
+    failure: Mutex<Option<CoordinatorLogError>>,
+}
+
+impl InMemoryCoordinatorLog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every record appended to `partition`, in order.
+    pub fn records(&self, partition: i32) -> Vec<CoordinatorRecord> {
+        self.partitions
+            .lock()
+            .get(&partition)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Makes appends fail with `error` until called again with `None`.
+    pub fn fail_with(&self, error: Option<CoordinatorLogError>) {
+        *self.failure.lock() = error;
+    }
+}
+
+impl CoordinatorLog for InMemoryCoordinatorLog {
+    fn append(
+        &self,
+        partition: i32,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError> {
+        if let Some(e) = self.failure.lock().clone() {
+            return Err(e);
+        }
+        self.partitions
+            .lock()
+            .entry(partition)
+            .or_default()
+            .extend(records);
+        Ok(())
+    }
+}
+
+/// Names one delayed JoinGroup or SyncGroup response. Allocated by the caller, unique per
+/// coordinator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResponseId(pub u64);
+
+/// A JoinGroup or SyncGroup response that is ready. JoinGroup and SyncGroup always answer
+/// through completions, whether at once or when the rebalance reaches the right point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Completion {
+    Join {
+        id: ResponseId,
+        response: JoinGroupResponse,
+    },
+    Sync {
+        id: ResponseId,
+        response: SyncGroupResponse,
+    },
+}
+
+impl Completion {
+    pub fn id(&self) -> ResponseId {
+        match self {
+            Completion::Join { id, .. } | Completion::Sync { id, .. } => *id,
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! One `__consumer_offsets` partition's coordinator state (Kafka's `GroupCoordinatorShard`):
+//! its classic groups and committed offsets, the log it writes to, and the completions of
+//! delayed JoinGroup and SyncGroup responses.
+//!
+//! [`GroupCoordinatorShard::write`] is the only way durable state changes: records are appended
+//! and then replayed by [`GroupCoordinatorShard::replay`], the same function
+//! [`GroupCoordinatorShard::load`] runs over a partition at start-up.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::coordinator::error::CoordinatorError;
+use crate::coordinator::group::{ClassicGroup, ClassicGroupState, Waiter};
+use crate::coordinator::records::{self, GroupRecord, OffsetAndMetadata};
+use crate::coordinator::runtime::{Completion, CoordinatorLog, CoordinatorRecord};
+use crate::coordinator::GroupConfig;
+use crate::protocol::codec::DecodeError;
+use crate::protocol::messages::join_group_response::JoinGroupResponse;
+use crate::protocol::messages::sync_group_response::SyncGroupResponse;
+
+/// Committed offsets of one group: topic -> partition -> offset.
+pub type GroupOffsets = BTreeMap<String, BTreeMap<i32, OffsetAndMetadata>>;
+
+/// How a partition load went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadSummary {
+    pub replayed: usize,
+    /// Records that could not be decoded or belong to group types this coordinator does not
+    /// serve; they are skipped, not fatal.
+    pub skipped: usize,
+}
+
+/// The coordinator state of one `__consumer_offsets` partition.
+pub struct GroupCoordinatorShard {
+    pub(crate) partition: i32,
+    pub(crate) config: Arc<GroupConfig>,
+    log: Arc<dyn CoordinatorLog>,
+    pub(crate) groups: BTreeMap<String, ClassicGroup>,
+    pub(crate) offsets: BTreeMap<String, GroupOffsets>,
+    pub(crate) completions: Vec<Completion>,
+    pub(crate) next_offsets_cleanup_ms: Option<i64>,
+}
+
+impl std::fmt::Debug for GroupCoordinatorShard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCoordinatorShard")
+            .field("partition", &self.partition)
+            .field("groups", &self.groups.len())
+            .finish()
+    }
+}
+
+/// The durable view of a shard: what replaying its records must reproduce.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardSnapshot {
+    pub groups: BTreeMap<String, GroupSnapshot>,
+    pub offsets: BTreeMap<String, GroupOffsets>,
+}
+
+/// The durable view of one group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSnapshot {
+    pub state: ClassicGroupState,
+    pub generation_id: i32,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub leader_id: Option<String>,
+    pub current_state_timestamp_ms: Option<i64>,
+    /// member id -> (instance id, client id, client host, rebalance timeout, session timeout,
+    /// subscription for the group's protocol, assignment).
+    #[allow(clippy::type_complexity)]
+    pub members: BTreeMap<String, (Option<String>, String, String, i32, i32, Bytes, Bytes)>,
+}
+
+impl GroupCoordinatorShard {
+    pub fn new(partition: i32, config: Arc<GroupConfig>, log: Arc<dyn CoordinatorLog>) -> Self {
+        GroupCoordinatorShard {
+            partition,
+            config,
+            log,
+            groups: BTreeMap::new(),
+            offsets: BTreeMap::new(),
+            completions: Vec::new(),
+            next_offsets_cleanup_ms: None,
+        }
+    }
+
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
+
+    pub fn group(&self, group_id: &str) -> Option<&ClassicGroup> {
+        self.groups.get(group_id)
+    }
+
+    pub fn groups(&self) -> impl Iterator<Item = &ClassicGroup> {
+        self.groups.values()
+    }
+
+    pub fn offsets(&self, group_id: &str) -> Option<&GroupOffsets> {
+        self.offsets.get(group_id)
+    }
+
+    /// The JoinGroup and SyncGroup responses completed since the last call.
+    pub fn take_completions(&mut self) -> Vec<Completion> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Appends `records` to the partition and, once they are committed, replays them.
+    pub(crate) fn write(
+        &mut self,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.log.append(self.partition, records.clone())?;
+        for r in &records {
+            if let Err(e) = self.replay(r) {
+                // Our own records always decode; this would be a codec bug.
+                tracing::error!(partition = self.partition, error = %e, "cannot replay own record");
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one record to the state. The only way durable state changes.
+    pub fn replay(&mut self, record: &CoordinatorRecord) -> Result<(), DecodeError> {
+        match records::decode(record)? {
+            GroupRecord::OffsetCommit { key, value } => match value {
+                Some(v) => {
+                    // A commit for a group that does not exist creates a simple (empty) group,
+                    // as Kafka's replay does.
+                    self.groups
+                        .entry(key.group.clone())
+                        .or_insert_with(|| ClassicGroup::new(&key.group));
+                    self.offsets
+                        .entry(key.group)
+                        .or_default()
+                        .entry(key.topic)
+                        .or_default()
+                        .insert(key.partition, OffsetAndMetadata::from(&v));
+                }
+                None => {
+                    if let Some(group) = self.offsets.get_mut(&key.group) {
+                        if let Some(topic) = group.get_mut(&key.topic) {
+                            topic.remove(&key.partition);
+                            if topic.is_empty() {
+                                group.remove(&key.topic);
+                            }
+                        }
+                        if group.is_empty() {
+                            self.offsets.remove(&key.group);
+                        }
+                    }
+                }
+            },
+            GroupRecord::GroupMetadata { key, value } => match value {
+                Some(v) => {
+                    let dropped = self
+                        .groups
+                        .entry(key.group.clone())
+                        .or_insert_with(|| ClassicGroup::new(&key.group))
+                        .replay_metadata(&v);
+                    for mut m in dropped {
+                        fail_waiters(
+                            &mut self.completions,
+                            &mut m,
+                            CoordinatorError::UnknownMemberId,
+                        );
+                    }
+                }
+                None => {
+                    if let Some(mut group) = self.groups.remove(&key.group) {
+                        // Only empty groups are deleted, but never leave a waiter hanging.
+                        let waiters: Vec<_> = group.members.keys().cloned().collect();
+                        for id in waiters {
+                            if let Some(m) = group.members.get_mut(&id) {
+                                fail_waiters(
+                                    &mut self.completions,
+                                    m,
+                                    CoordinatorError::CoordinatorNotAvailable,
+                                );
+                            }
+                        }
+                    }
+                }
+            },
+            GroupRecord::Other { key_type } => {
+                tracing::debug!(key_type, "skipping record of a group type not served here");
+                return Err(DecodeError::UnknownApiKey(key_type));
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the partition from its records (start-up or failover), then starts the session
+    /// timers of the loaded members (Kafka's `onLoaded`).
+    pub fn load(
+        &mut self,
+        records: impl IntoIterator<Item = CoordinatorRecord>,
+        now_ms: i64,
+    ) -> LoadSummary {
+        let mut summary = LoadSummary::default();
+        for r in records {
+            match self.replay(&r) {
+                Ok(()) => summary.replayed += 1,
+                Err(_) => summary.skipped += 1,
+            }
+        }
+        for group in self.groups.values_mut() {
+            for m in group.members.values_mut() {
+                m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
+            }
+        }
+        summary
+    }
+
+    /// The durable view, for comparing a live shard with one rebuilt from its records.
+    pub fn snapshot(&self) -> ShardSnapshot {
+        let groups = self
+            .groups
+            .iter()
+            .map(|(id, g)| {
+                let protocol = g.protocol_name.clone().unwrap_or_default();
+                let members = g
+                    .members
+                    .values()
+                    .map(|m| {
+                        (
+                            m.member_id.clone(),
+                            (
+                                m.group_instance_id.clone(),
+                                m.client_id.clone(),
+                                m.client_host.clone(),
+                                m.rebalance_timeout_ms,
+                                m.session_timeout_ms,
+                                m.metadata(&protocol).cloned().unwrap_or_default(),
+                                m.assignment.clone(),
+                            ),
+                        )
+                    })
+                    .collect();
+                let snap = GroupSnapshot {
+                    state: g.state,
+                    generation_id: g.generation_id,
+                    protocol_type: g.protocol_type.clone(),
+                    protocol_name: g.protocol_name.clone(),
+                    leader_id: g.leader_id.clone(),
+                    current_state_timestamp_ms: g.current_state_timestamp_ms,
+                    members,
+                };
+                (id.clone(), snap)
+            })
+            .collect();
+        ShardSnapshot {
+            groups,
+            offsets: self.offsets.clone(),
+        }
+    }
+
+    /// Fires every timer due at `now_ms`: initial and rebalance join timeouts, pending sync
+    /// timeouts, session expiry of members and KIP-394 pending members, and offset expiration.
+    pub fn tick(&mut self, now_ms: i64) {
+        let ids: Vec<String> = self.groups.keys().cloned().collect();
+        for id in ids {
+            self.fire_group_timers(&id, now_ms);
+        }
+        let due = self
+            .next_offsets_cleanup_ms
+            .map(|t| t <= now_ms)
+            .unwrap_or(true);
+        if due {
+            self.cleanup_group_metadata(now_ms);
+            self.next_offsets_cleanup_ms =
+                Some(now_ms.saturating_add(self.config.offsets_retention_check_interval_ms.max(1)));
+        }
+    }
+}
+
+/// Pushes a JoinGroup response for `waiter`, fixing fields older versions cannot carry.
+pub(crate) fn push_join(
+    out: &mut Vec<Completion>,
+    waiter: Waiter,
+    mut response: JoinGroupResponse,
+) {
+    // Before v7 the protocol name is not nullable (Kafka's JoinGroupResponse constructor).
+    if waiter.api_version < 7 && response.protocol_name.is_none() {
+        response.protocol_name = Some(String::new());
+    }
+    out.push(Completion::Join {
+        id: waiter.id,
+        response,
+    });
+}
+
+/// A JoinGroup error response (no generation, no members).
+pub(crate) fn join_error(error: CoordinatorError, member_id: &str) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: error.wire(),
+        generation_id: -1,
+        protocol_name: None,
+        member_id: member_id.to_string(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn push_sync(out: &mut Vec<Completion>, waiter: Waiter, response: SyncGroupResponse) {
+    out.push(Completion::Sync {
+        id: waiter.id,
+        response,
+    });
+}
+
+pub(crate) fn sync_error(error: CoordinatorError) -> SyncGroupResponse {
+    SyncGroupResponse {
+        error_code: error.wire(),
+        ..Default::default()
+    }
+}
+
+/// Answers a member's outstanding JoinGroup and SyncGroup with `code`.
+pub(crate) fn fail_waiters(
+    out: &mut Vec<Completion>,
+    member: &mut crate::coordinator::group::ClassicGroupMember,
+    error: CoordinatorError,
+) {
+    if let Some(w) = member.awaiting_join.take() {
+        push_join(out, w, join_error(error.clone(), &member.member_id));
+    }
+    if let Some(w) = member.awaiting_sync.take() {
+        push_sync(out, w, sync_error(error));
+    }
+}
