@@ -4,6 +4,7 @@
 //! - [`protocol`]: sans-io wire layer (primitives, headers, generated messages, record batches).
 //! - [`storage`]: Kafka's on-disk log (segments, indexes, recovery, retention); knows no network.
 //! - [`replica`]: partition state (leader epoch, high watermark, producer state) over the log.
+//! - [`coordinator`]: the group coordinator on `__consumer_offsets` (records, replay).
 //! - [`controller`]: cluster metadata (topics, configs, producer ids) built by replaying records.
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
 //! - [`server`]: listener, connections with ordered pipelining, start-up and shutdown.

@@ -2,9 +2,12 @@
 //! (creation by CreateTopics and by Metadata auto-creation, partition config resolution).
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use crate::clock::SharedClock;
 use crate::config::{BrokerConfig, ConfigError, TopicConfig};
 use crate::controller::{MetadataError, MetadataStore, TopicMeta};
+use crate::coordinator::{GroupConfig, GroupCoordinator};
 use crate::error::ErrorCode;
 use crate::replica::{PartitionConfig, ReplicaManager};
 use crate::storage::LogConfig;
@@ -32,8 +35,24 @@ pub struct Broker {
     pub limits: Limits,
     pub clock: SharedClock,
     pub metadata: MetadataStore,
-    pub replicas: ReplicaManager,
+    pub replicas: Arc<ReplicaManager>,
+    pub groups: GroupCoordinator,
     pub endpoints: Vec<AdvertisedEndpoint>,
+    /// Serialises the creation and loading of `__consumer_offsets`.
+    pub offsets_topic_lock: parking_lot::Mutex<bool>,
+}
+
+/// The group coordinator's settings from the broker config.
+pub fn group_config(c: &BrokerConfig) -> GroupConfig {
+    GroupConfig {
+        offsets_topic_num_partitions: c.offsets_topic_num_partitions.max(1),
+        group_initial_rebalance_delay_ms: c.group_initial_rebalance_delay_ms as i64,
+        group_min_session_timeout_ms: c.group_min_session_timeout_ms,
+        group_max_session_timeout_ms: c.group_max_session_timeout_ms,
+        group_max_size: c.group_max_size,
+        offsets_retention_ms: c.offsets_retention_ms,
+        ..GroupConfig::default()
+    }
 }
 
 /// Why a topic operation failed, with the Kafka error it maps to.
@@ -207,6 +226,33 @@ impl Broker {
         }
     }
 
+    /// Creates `__consumer_offsets` on first use and loads its partitions into the group
+    /// coordinator. Returns false if it could not.
+    pub fn ensure_offsets_topic(&self) -> bool {
+        use super::offsets_topic::{load_all, offsets_topic_configs, OFFSETS_TOPIC};
+        let mut loaded = self.offsets_topic_lock.lock();
+        if *loaded {
+            return true;
+        }
+        let partitions = self.config.offsets_topic_num_partitions.max(1);
+        let meta = match self.metadata.topic(OFFSETS_TOPIC) {
+            Some(m) => m,
+            None => {
+                let configs = offsets_topic_configs(self.config.offsets_topic_segment_bytes);
+                match self.create_topic(OFFSETS_TOPIC, partitions, 1, &configs, false) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::error!(error = %e.message, "cannot create __consumer_offsets");
+                        return false;
+                    }
+                }
+            }
+        };
+        load_all(&self.groups, &self.replicas, meta.partitions);
+        *loaded = true;
+        true
+    }
+
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {
         let meta = self.metadata.delete_topic(name)?;
         for p in 0..meta.partitions {
@@ -224,12 +270,15 @@ pub fn is_known_internal(name: &str) -> bool {
 }
 
 pub fn partition_config_from(tc: &TopicConfig) -> PartitionConfig {
+    // A compacted-only topic is never trimmed by time or size (Kafka's cleanup.policy=compact).
+    let (retention_ms, retention_bytes) =
+        if tc.cleanup_policy.delete { (tc.retention_ms, tc.retention_bytes) } else { (-1, -1) };
     PartitionConfig {
         log: LogConfig {
             segment_bytes: tc.segment_bytes.max(1) as u64,
             segment_ms: tc.segment_ms,
-            retention_ms: tc.retention_ms,
-            retention_bytes: tc.retention_bytes,
+            retention_ms,
+            retention_bytes,
             index_interval_bytes: tc.index_interval_bytes as u32,
             segment_index_bytes: tc.segment_index_bytes as u32,
             flush_messages: if tc.flush_messages < 0 || tc.flush_messages == i64::MAX {

@@ -32,6 +32,18 @@ pub mod list_offsets;
 pub mod metadata;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod find_coordinator;
+pub mod join_group;
+pub mod sync_group;
+pub mod heartbeat;
+pub mod leave_group;
+pub mod offset_commit;
+pub mod offset_fetch;
+pub mod offset_delete;
+pub mod list_groups;
+pub mod describe_groups;
+pub mod delete_groups;
+pub mod offsets_topic;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
@@ -84,6 +96,15 @@ api_table! {
     1 => fetch, fetch_request::FetchRequest, fetch_response::FetchResponse, 4..=17;
     2 => list_offsets, list_offsets_request::ListOffsetsRequest, list_offsets_response::ListOffsetsResponse, 1..=7;
     3 => metadata, metadata_request::MetadataRequest, metadata_response::MetadataResponse, 0..=12;
+    8 => offset_commit, offset_commit_request::OffsetCommitRequest, offset_commit_response::OffsetCommitResponse, 2..=9;
+    9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, offset_fetch_response::OffsetFetchResponse, 1..=9;
+    10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, find_coordinator_response::FindCoordinatorResponse, 0..=4;
+    11 => join_group, join_group_request::JoinGroupRequest, join_group_response::JoinGroupResponse, 0..=9;
+    12 => heartbeat, heartbeat_request::HeartbeatRequest, heartbeat_response::HeartbeatResponse, 0..=4;
+    13 => leave_group, leave_group_request::LeaveGroupRequest, leave_group_response::LeaveGroupResponse, 0..=5;
+    14 => sync_group, sync_group_request::SyncGroupRequest, sync_group_response::SyncGroupResponse, 0..=5;
+    15 => describe_groups, describe_groups_request::DescribeGroupsRequest, describe_groups_response::DescribeGroupsResponse, 0..=5;
+    16 => list_groups, list_groups_request::ListGroupsRequest, list_groups_response::ListGroupsResponse, 0..=5;
     18 => api_versions, api_versions_request::ApiVersionsRequest, api_versions_response::ApiVersionsResponse, 0..=4;
     19 => create_topics, create_topics_request::CreateTopicsRequest, create_topics_response::CreateTopicsResponse, 2..=7;
     20 => delete_topics, delete_topics_request::DeleteTopicsRequest, delete_topics_response::DeleteTopicsResponse, 1..=6;
@@ -94,8 +115,15 @@ api_table! {
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, alter_configs_response::AlterConfigsResponse, 0..=2;
     35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, describe_log_dirs_response::DescribeLogDirsResponse, 1..=4;
     37 => create_partitions, create_partitions_request::CreatePartitionsRequest, create_partitions_response::CreatePartitionsResponse, 0..=3;
+    42 => delete_groups, delete_groups_request::DeleteGroupsRequest, delete_groups_response::DeleteGroupsResponse, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, incremental_alter_configs_response::IncrementalAlterConfigsResponse, 0..=1;
+    47 => offset_delete, offset_delete_request::OffsetDeleteRequest, offset_delete_response::OffsetDeleteResponse, 0..=0;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, describe_cluster_response::DescribeClusterResponse, 0..=1;
+}
+
+/// The group coordinator's view of a request: version, client id and host.
+pub fn group_context(header: &RequestHeader, peer: SocketAddr) -> crate::coordinator::service::RequestContext {
+    crate::coordinator::service::RequestContext::new(header.api_version, header.client_id.as_deref().unwrap_or(""), &format!("/{}", peer.ip()))
 }
 
 /// The advertised range of an API, if Strata serves it.

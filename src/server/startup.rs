@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::SharedClock;
 use crate::config::BrokerConfig;
 use crate::controller::MetadataStore;
-use crate::handlers::context::{partition_config_from, AdvertisedEndpoint};
+use crate::coordinator::GroupCoordinator;
+use crate::handlers::context::{group_config, partition_config_from, AdvertisedEndpoint};
+use crate::handlers::offsets_topic::{OffsetsTopicLog, OFFSETS_TOPIC};
 use crate::handlers::{Broker, Limits};
 use crate::replica::ReplicaManager;
 use crate::storage::LogManager;
@@ -139,6 +141,7 @@ pub async fn start(
         })
         .collect();
 
+    let replicas = Arc::new(ReplicaManager::new(logs.clone()));
     let broker = Arc::new(Broker {
         node_id: config.node_id,
         cluster_id: logs.cluster_id(),
@@ -148,7 +151,9 @@ pub async fn start(
                 as usize,
             socket_request_max_bytes: config.socket_request_max_bytes.max(1) as usize,
         },
-        replicas: ReplicaManager::new(logs.clone()),
+        replicas: replicas.clone(),
+        groups: GroupCoordinator::new(group_config(&config), clock.clone(), Arc::new(OffsetsTopicLog { replicas, clock: clock.clone() })),
+        offsets_topic_lock: parking_lot::Mutex::new(false),
         metadata,
         endpoints,
         clock,
@@ -173,6 +178,11 @@ pub async fn start(
         broker
             .open_partitions(&t)
             .map_err(|e| StartupError::Storage(e.message))?;
+    }
+
+    // Groups are served from the log: replay `__consumer_offsets` before accepting clients.
+    if broker.metadata.topic(OFFSETS_TOPIC).is_some() {
+        broker.ensure_offsets_topic();
     }
 
     let shutdown = CancellationToken::new();
@@ -207,6 +217,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let mut retention = tokio::time::interval(retention_every);
     let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
+    let mut group_tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -227,6 +238,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                     }
                 }
             }
+            _ = group_tick.tick() => broker.groups.tick(),
             _ = checkpoint.tick() => {
                 if let Err(e) = broker.replicas.logs().checkpoint() {
                     tracing::warn!(error = ?e, "checkpoint failed");

@@ -1,0 +1,13 @@
+//! 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::{group_context, ready, Broker, ResponseFuture};
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::delete_groups_request::DeleteGroupsRequest;
+
+pub async fn start(broker: Arc<Broker>, header: RequestHeader, request: DeleteGroupsRequest, peer: SocketAddr) -> ResponseFuture {
+    let ctx = group_context(&header, peer);
+    let response = broker.groups.delete_groups(&ctx, &request);
+    ready(header, Some(response))
+}
