@@ -1,6 +1,10 @@
 //! The sans-io wire layer: primitives, headers, framing, the generated messages and record
 //! batches. Nothing here knows about sockets, storage or handlers.
 pub mod codec;
+pub mod header;
 pub mod internal_records;
 pub mod messages;
 pub mod records;
+
+#[cfg(test)]
+pub(crate) mod tests;

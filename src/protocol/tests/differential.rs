@@ -1,0 +1,115 @@
+//! Differential checks against the `kafka-protocol` crate (Kafka 4.0 schemas) as an oracle:
+//! for every message both sides define and every version inside both ranges, our random
+//! sample's bytes must decode with `kafka-protocol`, consume every byte, and re-encode to
+//! the very same bytes; and both sides' default values must encode identically (which checks
+//! our defaults, tagged-field defaults especially, against Kafka's).
+//!
+//! Our baseline is Kafka trunk of 2024-10-25; `kafka-protocol` 0.15 follows 4.0, which
+//! removed some old versions (only the overlap is compared) and added versions we do not
+//! advertise (likewise).
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use bytes::BytesMut;
+use kafka_protocol::protocol::{Decodable, Encodable, Message};
+
+use super::support::{PairVisitor, TestMessage, TestRng};
+use crate::protocol::messages;
+
+const SEEDS: u64 = 8;
+
+/// Known, explained disagreements: (message, version). Empty today; an entry must name the
+/// field and why the two sides legitimately differ.
+const ALLOWED: &[(&str, i16)] = &[];
+
+#[derive(Default)]
+struct Differential {
+    pairs: usize,
+    versions: usize,
+    /// (message, version) -> first failure seen.
+    failures: BTreeMap<(&'static str, i16), String>,
+}
+
+impl Differential {
+    fn fail(&mut self, name: &'static str, version: i16, why: String) {
+        if !ALLOWED.contains(&(name, version)) {
+            self.failures.entry((name, version)).or_insert(why);
+        }
+    }
+}
+
+fn theirs_encode<K: Encodable>(k: &K, version: i16) -> Result<BytesMut, String> {
+    let mut out = BytesMut::new();
+    k.encode(&mut out, version).map_err(|e| format!("kafka-protocol encode: {e}"))?;
+    Ok(out)
+}
+
+impl PairVisitor for Differential {
+    fn visit<T, K>(&mut self, name: &'static str, _kind: &'static str, min: i16, max: i16)
+    where
+        T: TestMessage,
+        K: Encodable + Decodable + Message + Default + Debug,
+    {
+        self.pairs += 1;
+        let lo = min.max(K::VERSIONS.min);
+        let hi = max.min(K::VERSIONS.max);
+        for version in lo..=hi {
+            self.versions += 1;
+            // Defaults must agree byte for byte.
+            match theirs_encode(&K::default(), version) {
+                Err(e) => self.fail(name, version, format!("default: {e}")),
+                Ok(theirs) => {
+                    let ours = T::default().to_bytes(version);
+                    if ours[..] != theirs[..] {
+                        self.fail(name, version, format!("defaults differ:\n  ours   {ours:?}\n  theirs {theirs:?}"));
+                    }
+                }
+            }
+            for seed in 0..SEEDS {
+                let mut rng = TestRng::new(seed.wrapping_add(0xD1FF) ^ ((version as u64) << 40));
+                let value = T::sample(&mut rng, version);
+                let ours = value.to_bytes(version);
+                let mut buf = ours.clone();
+                let k = match K::decode(&mut buf, version) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        self.fail(name, version, format!("seed {seed}: kafka-protocol decode: {e}\n  {value:?}"));
+                        continue;
+                    }
+                };
+                if !buf.is_empty() {
+                    self.fail(name, version, format!("seed {seed}: kafka-protocol left {} bytes", buf.len()));
+                    continue;
+                }
+                match theirs_encode(&k, version) {
+                    Err(e) => self.fail(name, version, format!("seed {seed}: {e}\n  {k:?}")),
+                    Ok(theirs) if theirs[..] != ours[..] => self.fail(
+                        name,
+                        version,
+                        format!("seed {seed}: re-encoding differs\n  ours   {ours:?}\n  theirs {theirs:?}\n  {value:?}"),
+                    ),
+                    Ok(theirs) => {
+                        // And back: their bytes decode with us to the value we started from.
+                        let mut b = theirs.freeze();
+                        match T::decode(&mut b, version) {
+                            Ok(back) if back == value && b.is_empty() => {}
+                            other => self.fail(name, version, format!("seed {seed}: our decode of theirs: {other:?}")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn agrees_with_kafka_protocol() {
+    let mut d = Differential::default();
+    messages::visit_kafka_protocol_pairs(&mut d);
+    assert!(d.pairs > 150, "only {} pairs", d.pairs);
+    assert!(d.versions > 500, "only {} versions compared", d.versions);
+    let report: Vec<String> = d.failures.iter().map(|((n, v), why)| format!("{n} v{v}: {why}")).collect();
+    eprintln!("{} pairs, {} versions compared", d.pairs, d.versions);
+    assert!(report.is_empty(), "{} disagreements:\n{}", report.len(), report.join("\n\n"));
+}
