@@ -32,10 +32,16 @@ impl Range {
             return Range::NONE;
         }
         if let Some(m) = s.strip_suffix('+') {
-            return Range { min: m.parse().expect("range"), max: i16::MAX };
+            return Range {
+                min: m.parse().expect("range"),
+                max: i16::MAX,
+            };
         }
         if let Some((a, b)) = s.split_once('-') {
-            return Range { min: a.parse().expect("range"), max: b.parse().expect("range") };
+            return Range {
+                min: a.parse().expect("range"),
+                max: b.parse().expect("range"),
+            };
         }
         let v = s.parse().expect("range");
         Range { min: v, max: v }
@@ -63,7 +69,10 @@ impl Range {
     }
 
     fn intersect(&self, o: &Range) -> Range {
-        Range { min: self.min.max(o.min), max: self.max.min(o.max) }
+        Range {
+            min: self.min.max(o.min),
+            max: self.max.min(o.max),
+        }
     }
 }
 
@@ -155,7 +164,11 @@ fn indent_of(line: &str) -> usize {
 
 fn parse_field(line: &str) -> Field {
     let mut toks = line.split_whitespace();
-    let name = toks.next().expect("field name").trim_end_matches(':').to_string();
+    let name = toks
+        .next()
+        .expect("field name")
+        .trim_end_matches(':')
+        .to_string();
     let ty = Ty::parse(toks.next().expect("field type"));
     let mut f = Field {
         name,
@@ -231,7 +244,12 @@ fn parse_spec(text: &str) -> Spec {
     spec.fields = parse_fields(&lines, &mut pos, 1);
     while pos < lines.len() {
         let mut t = lines[pos].split_whitespace();
-        assert_eq!(t.next(), Some("struct"), "expected struct at {}", lines[pos]);
+        assert_eq!(
+            t.next(),
+            Some("struct"),
+            "expected struct at {}",
+            lines[pos]
+        );
         let sname = t.next().unwrap().to_string();
         let r = Range::parse(t.next().unwrap_or("@0+").trim_start_matches('@'));
         pos += 1;
@@ -255,7 +273,8 @@ fn snake(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     for (i, c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            let prev_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = i + 1 < chars.len() && chars[i + 1].is_lowercase();
             if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_uppercase())) {
                 out.push('_');
@@ -344,7 +363,11 @@ impl<'a> Gen<'a> {
             structs.insert(n.clone(), fields.clone());
             collect(fields, &mut structs);
         }
-        Gen { spec, structs, out: String::new() }
+        Gen {
+            spec,
+            structs,
+            out: String::new(),
+        }
     }
 
     fn flexible_test(&self) -> String {
@@ -366,12 +389,18 @@ impl<'a> Gen<'a> {
             let _ = writeln!(o, "    pub {}: {},", ident(&f.name), f.rust_ty());
         }
         if flex {
-            let _ = writeln!(o, "    /// Tagged fields this version of Strata does not know, kept for round-trips.");
+            let _ = writeln!(
+                o,
+                "    /// Tagged fields this version of Strata does not know, kept for round-trips."
+            );
             let _ = writeln!(o, "    pub unknown_tagged_fields: Vec<RawTaggedField>,");
         }
         let _ = writeln!(o, "}}\n");
 
-        let _ = writeln!(o, "impl Default for {name} {{\n    fn default() -> Self {{\n        Self {{");
+        let _ = writeln!(
+            o,
+            "impl Default for {name} {{\n    fn default() -> Self {{\n        Self {{"
+        );
         for f in fields {
             let _ = writeln!(o, "            {}: {},", ident(&f.name), f.default_expr());
         }
@@ -452,11 +481,21 @@ impl<'a> Gen<'a> {
         let _ = writeln!(o, "    }}");
         let _ = writeln!(o, "}}\n");
 
-        emit_sample(o, name, fields, flex, &flexible_test, top && s.kind == "data");
+        emit_sample(
+            o,
+            name,
+            fields,
+            flex,
+            &flexible_test,
+            top && s.kind == "data",
+        );
 
         // encode
         let _ = writeln!(o, "impl Encode for {name} {{");
-        let _ = writeln!(o, "    fn encode(&self, buf: &mut BytesMut, version: i16) {{");
+        let _ = writeln!(
+            o,
+            "    fn encode(&self, buf: &mut BytesMut, version: i16) {{"
+        );
         let _ = writeln!(o, "        let flexible = {};", flexible_test);
         let _ = writeln!(o, "        let _ = flexible;");
         for f in fields {
@@ -465,12 +504,19 @@ impl<'a> Gen<'a> {
                 continue;
             }
             let _ = writeln!(o, "        if {} {{", regular.test());
-            let _ = writeln!(o, "            {}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "flexible"));
+            let _ = writeln!(
+                o,
+                "            {}",
+                encode_stmt(f, &format!("self.{}", ident(&f.name)), "flexible")
+            );
             let _ = writeln!(o, "        }}");
         }
         if flex {
             let _ = writeln!(o, "        if flexible {{");
-            let _ = writeln!(o, "            let mut tagged: Vec<(u32, BytesMut)> = Vec::new();");
+            let _ = writeln!(
+                o,
+                "            let mut tagged: Vec<(u32, BytesMut)> = Vec::new();"
+            );
             for f in fields {
                 if let Some((tag, tr)) = f.tag {
                     let tr = tr.intersect(&f.versions);
@@ -482,12 +528,19 @@ impl<'a> Gen<'a> {
                         typed_default(f)
                     );
                     let _ = writeln!(o, "                let mut b = BytesMut::new();");
-                    let _ = writeln!(o, "                {{ let buf = &mut b; {} }}", encode_stmt(f, &format!("self.{}", ident(&f.name)), "true"));
+                    let _ = writeln!(
+                        o,
+                        "                {{ let buf = &mut b; {} }}",
+                        encode_stmt(f, &format!("self.{}", ident(&f.name)), "true")
+                    );
                     let _ = writeln!(o, "                tagged.push(({tag}, b));");
                     let _ = writeln!(o, "            }}");
                 }
             }
-            let _ = writeln!(o, "            write_tagged_fields(buf, tagged, &self.unknown_tagged_fields);");
+            let _ = writeln!(
+                o,
+                "            write_tagged_fields(buf, tagged, &self.unknown_tagged_fields);"
+            );
             let _ = writeln!(o, "        }}");
         }
         let _ = writeln!(o, "    }}");
@@ -495,8 +548,11 @@ impl<'a> Gen<'a> {
     }
 
     fn run(mut self) -> String {
-        let structs: Vec<(String, Vec<Field>)> =
-            self.structs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let structs: Vec<(String, Vec<Field>)> = self
+            .structs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let top_name = self.spec.name.clone();
         let top_fields = self.spec.fields.clone();
         self.emit_struct(&top_name, &top_fields, true);
@@ -515,7 +571,10 @@ fn regular_range(f: &Field) -> Range {
             if tr.min <= f.versions.min {
                 Range::NONE
             } else {
-                Range { min: f.versions.min, max: f.versions.max.min(tr.min - 1) }
+                Range {
+                    min: f.versions.min,
+                    max: f.versions.max.min(tr.min - 1),
+                }
             }
         }
         None => f.versions,
@@ -533,9 +592,19 @@ fn tagged_range(f: &Field) -> Range {
 /// Emits the test-only `Sample` impl of one struct: random values for exactly the fields the
 /// version carries, `None` only where the version allows null, tagged fields left at their
 /// default half of the time, and sometimes a few unknown tagged fields.
-fn emit_sample(o: &mut String, name: &str, fields: &[Field], flex: bool, flexible_test: &str, top_data: bool) {
+fn emit_sample(
+    o: &mut String,
+    name: &str,
+    fields: &[Field],
+    flex: bool,
+    flexible_test: &str,
+    top_data: bool,
+) {
     let _ = writeln!(o, "#[cfg(test)]");
-    let _ = writeln!(o, "impl crate::protocol::tests::support::Sample for {name} {{");
+    let _ = writeln!(
+        o,
+        "impl crate::protocol::tests::support::Sample for {name} {{"
+    );
     let _ = writeln!(
         o,
         "    fn sample(rng: &mut crate::protocol::tests::support::TestRng, version: i16) -> Self {{"
@@ -559,19 +628,29 @@ fn emit_sample(o: &mut String, name: &str, fields: &[Field], flex: bool, flexibl
             sample_value(&f.ty)
         };
         let expr = if f.nullable_anywhere() {
-            format!("if {} && rng.below(4) == 0 {{ None }} else {{ Some({value}) }}", f.nullable.test())
+            format!(
+                "if {} && rng.below(4) == 0 {{ None }} else {{ Some({value}) }}",
+                f.nullable.test()
+            )
         } else {
             value
         };
         let _ = writeln!(o, "        if {} || {} {{", regular.test(), tagged.test());
-        let _ = writeln!(o, "            if !({} && rng.below(2) == 0) {{", tagged.test());
+        let _ = writeln!(
+            o,
+            "            if !({} && rng.below(2) == 0) {{",
+            tagged.test()
+        );
         let _ = writeln!(o, "                this.{} = {expr};", ident(&f.name));
         let _ = writeln!(o, "            }}");
         let _ = writeln!(o, "        }}");
     }
     if flex {
         let _ = writeln!(o, "        if flexible && rng.below(8) == 0 {{");
-        let _ = writeln!(o, "            this.unknown_tagged_fields = rng.unknown_tagged_fields();");
+        let _ = writeln!(
+            o,
+            "            this.unknown_tagged_fields = rng.unknown_tagged_fields();"
+        );
         let _ = writeln!(o, "        }}");
     }
     let _ = writeln!(o, "        this");
@@ -636,9 +715,7 @@ fn decode_value(ty: &Ty, nullable: bool, flex: &str) -> String {
         }
         Ty::Array(inner) => {
             let elem = decode_value(inner, false, flex);
-            let call = format!(
-                "read_array(buf, {flex}, |buf| Ok({elem}))?"
-            );
+            let call = format!("read_array(buf, {flex}, |buf| Ok({elem}))?");
             if nullable {
                 call.replace("read_array(", "read_nullable_array(")
             } else {
@@ -694,7 +771,11 @@ fn encode_value(ty: &Ty, v: &str, nullable: bool, flex: &str) -> String {
         }
         Ty::Array(inner) => {
             let elem = encode_value(inner, "(*e)", false, flex);
-            let elem = if inner.is_struct() { elem.replace("(*e)", "e") } else { elem };
+            let elem = if inner.is_struct() {
+                elem.replace("(*e)", "e")
+            } else {
+                elem
+            };
             if nullable {
                 format!(
                     "match &{v} {{ None => write_array_len(buf, -1, {flex}), Some(a) => {{ write_array_len(buf, a.len() as i32, {flex}); for e in a.iter() {{ {elem} }} }} }}"
@@ -775,7 +856,11 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
             );
             for (m, spec) in specs.iter().filter(|(_, s)| s.kind == kind) {
                 if let Some(k) = spec.api_key {
-                    let _ = writeln!(out, "        {k} => Some({m}::{}::is_flexible(version)),", spec.name);
+                    let _ = writeln!(
+                        out,
+                        "        {k} => Some({m}::{}::is_flexible(version)),",
+                        spec.name
+                    );
                 }
             }
             let _ = writeln!(out, "        _ => None,\n    }}\n}}\n");
@@ -797,7 +882,10 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
                 );
             }
         }
-        let _ = writeln!(out, "        _ => return Err(DecodeError::UnknownApiKey(api_key)),\n    }}");
+        let _ = writeln!(
+            out,
+            "        _ => return Err(DecodeError::UnknownApiKey(api_key)),\n    }}"
+        );
         let _ = writeln!(
             out,
             "    if buf.is_empty() {{ Ok(()) }} else {{ Err(DecodeError::TrailingBytes(buf.len())) }}\n}}\n"
@@ -805,7 +893,10 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
     }
 
     // Test-only visitors: every top-level message, and the pairs shared with kafka-protocol.
-    let _ = writeln!(out, "/// Calls `v.visit::<T>(..)` for every top-level message of this folder.");
+    let _ = writeln!(
+        out,
+        "/// Calls `v.visit::<T>(..)` for every top-level message of this folder."
+    );
     let _ = writeln!(out, "#[cfg(test)]");
     let _ = writeln!(
         out,
@@ -851,6 +942,32 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
             );
         }
         let _ = writeln!(out, "}}\n");
+
+        let _ = writeln!(
+            out,
+            "/// Calls `v.visit::<Request, Response>(api_key, min, max)` with `kafka-protocol`'s types\n/// for every API both sides define (header-version checks)."
+        );
+        let _ = writeln!(out, "#[cfg(test)]");
+        let _ = writeln!(
+            out,
+            "pub(crate) fn visit_kafka_protocol_apis(v: &mut impl crate::protocol::tests::support::ApiVisitor) {{"
+        );
+        for (m, spec) in specs.iter().filter(|(_, s)| s.kind == "request") {
+            let resp_m = m.replace("_request", "_response");
+            let resp = specs.iter().find(|(rm, _)| *rm == resp_m);
+            let (Some(k), Some((_, resp))) = (spec.api_key, resp) else {
+                continue;
+            };
+            if spec.versions.is_empty() || NOT_IN_KAFKA_PROTOCOL.contains(&m.as_str()) {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "    v.visit::<kafka_protocol::messages::{m}::{}, kafka_protocol::messages::{resp_m}::{}>({k}, {}, {});",
+                spec.name, resp.name, spec.versions.min, spec.versions.max
+            );
+        }
+        let _ = writeln!(out, "}}\n");
     }
 }
 
@@ -880,14 +997,19 @@ fn main() {
                 "//! `{}` ({}{}), versions {}, generated from `protocol-specs/{sub}/{m}.spec`.",
                 spec.name,
                 spec.kind,
-                spec.api_key.map(|k| format!(", API key {k}")).unwrap_or_default(),
+                spec.api_key
+                    .map(|k| format!(", API key {k}"))
+                    .unwrap_or_default(),
                 if spec.versions.is_empty() {
                     "none".to_string()
                 } else {
                     format!("{}-{}", spec.versions.min, spec.versions.max)
                 },
             );
-            let _ = writeln!(out, "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]");
+            let _ = writeln!(
+                out,
+                "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]"
+            );
             let _ = writeln!(out, "use crate::protocol::codec::*;");
             out.push_str(&Gen::new(&spec).run());
             let _ = writeln!(out, "}}");
@@ -898,7 +1020,11 @@ fn main() {
                 spec.kind,
                 spec.api_key.unwrap_or(-1),
                 spec.versions.min,
-                if spec.versions.is_empty() { -1 } else { spec.versions.max },
+                if spec.versions.is_empty() {
+                    -1
+                } else {
+                    spec.versions.max
+                },
                 snake(&spec.name) == m
             );
             specs.push((m, spec));
@@ -908,7 +1034,10 @@ fn main() {
             "/// (name, kind, api key, min version, max version, file named after message) of every spec.\npub const SPECS: &[(&str, &str, i16, i16, i16, bool)] = &[\n{index}];"
         );
         if sub == "messages" {
-            let _ = writeln!(out, "use crate::protocol::codec::{{Bytes, Decode, DecodeError}};");
+            let _ = writeln!(
+                out,
+                "use crate::protocol::codec::{{Bytes, Decode, DecodeError}};"
+            );
         }
         emit_index(&mut out, sub, &specs);
         fs::write(out_dir.join(format!("{sub}.rs")), out).unwrap();

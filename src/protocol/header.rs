@@ -106,7 +106,10 @@ pub struct ResponseHeader {
 
 impl ResponseHeader {
     pub fn new(correlation_id: i32) -> Self {
-        ResponseHeader { correlation_id, unknown_tagged_fields: Vec::new() }
+        ResponseHeader {
+            correlation_id,
+            unknown_tagged_fields: Vec::new(),
+        }
     }
 
     /// Encodes the header of the given header version (see [`response_header_version`]).
@@ -151,7 +154,10 @@ mod tests {
             api_version: 12,
             correlation_id: 42,
             client_id: Some("rdkafka".into()),
-            unknown_tagged_fields: vec![RawTaggedField { tag: 7, data: Bytes::from_static(b"x") }],
+            unknown_tagged_fields: vec![RawTaggedField {
+                tag: 7,
+                data: Bytes::from_static(b"x"),
+            }],
         };
         let mut b = BytesMut::new();
         h.encode(&mut b, 2);
@@ -166,7 +172,12 @@ mod tests {
     #[test]
     fn null_client_id_and_v0() {
         for hv in 0..=2 {
-            let h = RequestHeader { api_key: 7, api_version: 0, correlation_id: -1, ..Default::default() };
+            let h = RequestHeader {
+                api_key: 7,
+                api_version: 0,
+                correlation_id: -1,
+                ..Default::default()
+            };
             let mut b = BytesMut::new();
             h.encode(&mut b, hv);
             let mut bytes = b.freeze();
@@ -183,19 +194,30 @@ mod tests {
         b.clear();
         ResponseHeader::new(5).encode(&mut b, 1);
         assert_eq!(&b[..], &[0, 0, 0, 5, 0]);
-        assert_eq!(ResponseHeader::decode(&mut b.freeze(), 1).unwrap(), ResponseHeader::new(5));
+        assert_eq!(
+            ResponseHeader::decode(&mut b.freeze(), 1).unwrap(),
+            ResponseHeader::new(5)
+        );
     }
 
     #[test]
     fn truncated_headers_are_errors() {
         let full = {
             let mut b = BytesMut::new();
-            RequestHeader { api_key: 1, api_version: 12, client_id: Some("c".into()), ..Default::default() }
-                .encode(&mut b, 2);
+            RequestHeader {
+                api_key: 1,
+                api_version: 12,
+                client_id: Some("c".into()),
+                ..Default::default()
+            }
+            .encode(&mut b, 2);
             b.freeze()
         };
         for n in 0..full.len() {
-            assert!(RequestHeader::decode_detect(&mut full.slice(..n)).is_err(), "prefix {n}");
+            assert!(
+                RequestHeader::decode_detect(&mut full.slice(..n)).is_err(),
+                "prefix {n}"
+            );
         }
     }
 }

@@ -14,7 +14,10 @@ use std::fmt::Debug;
 use bytes::BytesMut;
 use kafka_protocol::protocol::{Decodable, Encodable, Message};
 
-use super::support::{PairVisitor, TestMessage, TestRng};
+use kafka_protocol::protocol::HeaderVersion;
+
+use super::support::{ApiVisitor, PairVisitor, TestMessage, TestRng};
+use crate::protocol::header::{request_header_version, response_header_version, RequestHeader};
 use crate::protocol::messages;
 
 const SEEDS: u64 = 8;
@@ -27,6 +30,8 @@ const ALLOWED: &[(&str, i16)] = &[];
 struct Differential {
     pairs: usize,
     versions: usize,
+    /// Our versions `kafka-protocol` does not have (Kafka 4.0 removed them), for the log.
+    only_ours: Vec<String>,
     /// (message, version) -> first failure seen.
     failures: BTreeMap<(&'static str, i16), String>,
 }
@@ -41,7 +46,8 @@ impl Differential {
 
 fn theirs_encode<K: Encodable>(k: &K, version: i16) -> Result<BytesMut, String> {
     let mut out = BytesMut::new();
-    k.encode(&mut out, version).map_err(|e| format!("kafka-protocol encode: {e}"))?;
+    k.encode(&mut out, version)
+        .map_err(|e| format!("kafka-protocol encode: {e}"))?;
     Ok(out)
 }
 
@@ -54,6 +60,15 @@ impl PairVisitor for Differential {
         self.pairs += 1;
         let lo = min.max(K::VERSIONS.min);
         let hi = max.min(K::VERSIONS.max);
+        if lo > min || hi < max {
+            let compared = if lo <= hi {
+                format!("{lo}-{hi}")
+            } else {
+                "none".into()
+            };
+            self.only_ours
+                .push(format!("{name} {min}-{max} (compared {compared})"));
+        }
         for version in lo..=hi {
             self.versions += 1;
             // Defaults must agree byte for byte.
@@ -62,7 +77,11 @@ impl PairVisitor for Differential {
                 Ok(theirs) => {
                     let ours = T::default().to_bytes(version);
                     if ours[..] != theirs[..] {
-                        self.fail(name, version, format!("defaults differ:\n  ours   {ours:?}\n  theirs {theirs:?}"));
+                        self.fail(
+                            name,
+                            version,
+                            format!("defaults differ:\n  ours   {ours:?}\n  theirs {theirs:?}"),
+                        );
                     }
                 }
             }
@@ -74,19 +93,31 @@ impl PairVisitor for Differential {
                 let k = match K::decode(&mut buf, version) {
                     Ok(k) => k,
                     Err(e) => {
-                        self.fail(name, version, format!("seed {seed}: kafka-protocol decode: {e}\n  {value:?}"));
+                        self.fail(
+                            name,
+                            version,
+                            format!("seed {seed}: kafka-protocol decode: {e}\n  {value:?}"),
+                        );
                         continue;
                     }
                 };
                 if !buf.is_empty() {
-                    self.fail(name, version, format!("seed {seed}: kafka-protocol left {} bytes", buf.len()));
+                    self.fail(
+                        name,
+                        version,
+                        format!("seed {seed}: kafka-protocol left {} bytes", buf.len()),
+                    );
                     continue;
                 }
                 // A tag number we got wrong would round-trip through their unknown-field map
                 // unnoticed; our samples only invent tags >= 1000, so any lower one they did
                 // not recognise is a disagreement.
                 if let Some(tag) = low_unknown_tag(&format!("{k:?}")) {
-                    self.fail(name, version, format!("seed {seed}: kafka-protocol does not know tag {tag}\n  {k:?}"));
+                    self.fail(
+                        name,
+                        version,
+                        format!("seed {seed}: kafka-protocol does not know tag {tag}\n  {k:?}"),
+                    );
                     continue;
                 }
                 match theirs_encode(&k, version) {
@@ -124,8 +155,16 @@ fn low_unknown_tag(debug: &str) -> Option<u32> {
 #[test]
 fn low_unknown_tag_parses_debug_output() {
     assert_eq!(low_unknown_tag("X { unknown_tagged_fields: {} }"), None);
-    assert_eq!(low_unknown_tag("X { unknown_tagged_fields: {1024: b\"\"} }"), None);
-    assert_eq!(low_unknown_tag("X { a: Y { unknown_tagged_fields: {} }, unknown_tagged_fields: {3: b\"\"} }"), Some(3));
+    assert_eq!(
+        low_unknown_tag("X { unknown_tagged_fields: {1024: b\"\"} }"),
+        None
+    );
+    assert_eq!(
+        low_unknown_tag(
+            "X { a: Y { unknown_tagged_fields: {} }, unknown_tagged_fields: {3: b\"\"} }"
+        ),
+        Some(3)
+    );
 }
 
 #[test]
@@ -134,7 +173,87 @@ fn agrees_with_kafka_protocol() {
     messages::visit_kafka_protocol_pairs(&mut d);
     assert!(d.pairs > 150, "only {} pairs", d.pairs);
     assert!(d.versions > 500, "only {} versions compared", d.versions);
-    let report: Vec<String> = d.failures.iter().map(|((n, v), why)| format!("{n} v{v}: {why}")).collect();
+    let report: Vec<String> = d
+        .failures
+        .iter()
+        .map(|((n, v), why)| format!("{n} v{v}: {why}"))
+        .collect();
     eprintln!("{} pairs, {} versions compared", d.pairs, d.versions);
-    assert!(report.is_empty(), "{} disagreements:\n{}", report.len(), report.join("\n\n"));
+    eprintln!(
+        "not in kafka-protocol 0.15, so not compared: {}",
+        d.only_ours.join(", ")
+    );
+    assert!(
+        report.is_empty(),
+        "{} disagreements:\n{}",
+        report.len(),
+        report.join("\n\n")
+    );
+}
+
+/// Our header versions against `kafka-protocol`'s per-message `header_version`, and our
+/// request headers decoded by its `RequestHeader` (and back) at that header version.
+#[derive(Default)]
+struct Headers {
+    apis: usize,
+    failures: Vec<String>,
+}
+
+impl ApiVisitor for Headers {
+    fn visit<Req, Resp>(&mut self, api_key: i16, min: i16, max: i16)
+    where
+        Req: HeaderVersion + Message,
+        Resp: HeaderVersion,
+    {
+        self.apis += 1;
+        for version in min.max(Req::VERSIONS.min)..=max.min(Req::VERSIONS.max) {
+            let (ours_req, theirs_req) = (
+                request_header_version(api_key, version),
+                Req::header_version(version),
+            );
+            let (ours_resp, theirs_resp) = (
+                response_header_version(api_key, version),
+                Resp::header_version(version),
+            );
+            if (ours_req, ours_resp) != (theirs_req, theirs_resp) {
+                self.failures.push(format!(
+                    "api {api_key} v{version}: header versions ours ({ours_req}, {ours_resp}) theirs ({theirs_req}, {theirs_resp})"
+                ));
+                continue;
+            }
+            let header = RequestHeader {
+                api_key,
+                api_version: version,
+                correlation_id: 0x0102_0304,
+                client_id: if version % 2 == 0 {
+                    Some(format!("client-é-{version}"))
+                } else {
+                    None
+                },
+                unknown_tagged_fields: Vec::new(),
+            };
+            let mut ours = BytesMut::new();
+            header.encode(&mut ours, ours_req);
+            let mut buf = ours.clone().freeze();
+            match kafka_protocol::messages::RequestHeader::decode(&mut buf, ours_req) {
+                Ok(k) if buf.is_empty() => match theirs_encode(&k, ours_req) {
+                    Ok(theirs) if theirs == ours => {}
+                    other => self.failures.push(format!(
+                        "api {api_key} v{version}: their header encoding {other:?}"
+                    )),
+                },
+                other => self.failures.push(format!(
+                    "api {api_key} v{version}: their header decode {other:?}"
+                )),
+            }
+        }
+    }
+}
+
+#[test]
+fn header_versions_agree_with_kafka_protocol() {
+    let mut h = Headers::default();
+    messages::visit_kafka_protocol_apis(&mut h);
+    assert!(h.apis > 70, "only {} APIs", h.apis);
+    assert!(h.failures.is_empty(), "{}", h.failures.join("\n"));
 }

@@ -40,8 +40,14 @@ impl Robustness {
         let _ = validate_request(api_key, version, &mut body);
         // The same bytes behind a header, as a connection would see them.
         let mut frame = BytesMut::with_capacity(input.len() + 16);
-        RequestHeader { api_key, api_version: version, correlation_id: 1, client_id: Some("r".into()), ..Default::default() }
-            .encode(&mut frame, request_header_version(api_key, version));
+        RequestHeader {
+            api_key,
+            api_version: version,
+            correlation_id: 1,
+            client_id: Some("r".into()),
+            ..Default::default()
+        }
+        .encode(&mut frame, request_header_version(api_key, version));
         frame.extend_from_slice(input);
         let mut frame = frame.freeze();
         let framed_len = frame.len();
@@ -51,12 +57,20 @@ impl Robustness {
         let took = start.elapsed();
         let used = (allocated_bytes() - before).saturating_sub(framed_len as u64 + 64);
         if took > MAX_DECODE {
-            self.failures.push(format!("{name} v{version}: {took:?} for {} bytes {input:?}", input.len()));
+            self.failures.push(format!(
+                "{name} v{version}: {took:?} for {} bytes {input:?}",
+                input.len()
+            ));
         }
         if used > allocation_budget(input.len()) {
-            self.failures.push(format!("{name} v{version}: allocated {used} bytes for {} bytes {input:?}", input.len()));
+            self.failures.push(format!(
+                "{name} v{version}: allocated {used} bytes for {} bytes {input:?}",
+                input.len()
+            ));
         }
-        self.worst_ratio = self.worst_ratio.max(used as f64 / (input.len() as f64 + 1.0));
+        self.worst_ratio = self
+            .worst_ratio
+            .max(used as f64 / (input.len() as f64 + 1.0));
     }
 }
 
@@ -108,12 +122,20 @@ fn mutate(rng: &mut TestRng, valid: &Bytes) -> Bytes {
 }
 
 impl Visitor for Robustness {
-    fn visit<T: TestMessage>(&mut self, name: &'static str, kind: &'static str, api_key: i16, min: i16, max: i16) {
+    fn visit<T: TestMessage>(
+        &mut self,
+        name: &'static str,
+        kind: &'static str,
+        api_key: i16,
+        min: i16,
+        max: i16,
+    ) {
         if kind != "request" {
             return;
         }
         for version in min..=max {
-            let mut rng = TestRng::new(0x5EED ^ ((api_key as u64) << 20) ^ ((version as u64) << 40));
+            let mut rng =
+                TestRng::new(0x5EED ^ ((api_key as u64) << 20) ^ ((version as u64) << 40));
             for _ in 0..RANDOM_INPUTS {
                 let input = random_bytes(&mut rng);
                 self.check(name, api_key, version, &input);
@@ -132,16 +154,30 @@ fn random_and_mutated_requests_never_panic() {
     let mut r = Robustness::default();
     visit_every_message(&mut r);
     assert!(r.decodes > 10_000, "only {} decodes", r.decodes);
-    assert!(r.failures.is_empty(), "{} failures:\n{}", r.failures.len(), r.failures.join("\n"));
-    eprintln!("{} decodes, worst allocation {:.0} bytes per input byte", r.decodes, r.worst_ratio);
+    assert!(
+        r.failures.is_empty(),
+        "{} failures:\n{}",
+        r.failures.len(),
+        r.failures.join("\n")
+    );
+    eprintln!(
+        "{} decodes, worst allocation {:.0} bytes per input byte",
+        r.decodes, r.worst_ratio
+    );
 }
 
 #[test]
 fn unknown_api_keys_and_versions_are_typed_errors() {
-    assert_eq!(validate_request(-1, 0, &mut Bytes::new()), Err(DecodeError::UnknownApiKey(-1)));
+    assert_eq!(
+        validate_request(-1, 0, &mut Bytes::new()),
+        Err(DecodeError::UnknownApiKey(-1))
+    );
     assert_eq!(
         validate_request(0, 99, &mut Bytes::new()),
-        Err(DecodeError::UnsupportedVersion { api_key: 0, version: 99 })
+        Err(DecodeError::UnsupportedVersion {
+            api_key: 0,
+            version: 99
+        })
     );
     assert_eq!(
         validate_request(18, 0, &mut Bytes::from_static(&[0])),

@@ -17,7 +17,14 @@ struct RoundTrip {
 }
 
 impl Visitor for RoundTrip {
-    fn visit<T: TestMessage>(&mut self, name: &'static str, _kind: &'static str, _key: i16, min: i16, max: i16) {
+    fn visit<T: TestMessage>(
+        &mut self,
+        name: &'static str,
+        _kind: &'static str,
+        _key: i16,
+        min: i16,
+        max: i16,
+    ) {
         for version in min..=max {
             for seed in 0..SEEDS {
                 let mut rng = TestRng::new(seed ^ ((version as u64) << 32));
@@ -26,17 +33,25 @@ impl Visitor for RoundTrip {
                 let mut buf = bytes.clone();
                 self.checked += 1;
                 match T::decode(&mut buf, version) {
-                    Err(e) => self.failures.push(format!("{name} v{version} seed {seed}: decode {e:?}")),
+                    Err(e) => self
+                        .failures
+                        .push(format!("{name} v{version} seed {seed}: decode {e:?}")),
                     Ok(back) => {
                         if !buf.is_empty() {
-                            self.failures.push(format!("{name} v{version} seed {seed}: {} bytes left", buf.len()));
+                            self.failures.push(format!(
+                                "{name} v{version} seed {seed}: {} bytes left",
+                                buf.len()
+                            ));
                         }
                         if back != value {
-                            self.failures
-                                .push(format!("{name} v{version} seed {seed}: {value:?}\n  decoded as {back:?}"));
+                            self.failures.push(format!(
+                                "{name} v{version} seed {seed}: {value:?}\n  decoded as {back:?}"
+                            ));
                         }
                         if back.to_bytes(version) != bytes {
-                            self.failures.push(format!("{name} v{version} seed {seed}: re-encoding differs"));
+                            self.failures.push(format!(
+                                "{name} v{version} seed {seed}: re-encoding differs"
+                            ));
                         }
                     }
                 }
@@ -50,7 +65,12 @@ fn every_message_and_version_round_trips() {
     let mut rt = RoundTrip::default();
     visit_every_message(&mut rt);
     assert!(rt.checked > 1000, "only {} cases", rt.checked);
-    assert!(rt.failures.is_empty(), "{} failures:\n{}", rt.failures.len(), rt.failures.join("\n"));
+    assert!(
+        rt.failures.is_empty(),
+        "{} failures:\n{}",
+        rt.failures.len(),
+        rt.failures.join("\n")
+    );
 }
 
 #[test]
@@ -64,7 +84,10 @@ fn samples_are_deterministic() {
 #[test]
 fn unknown_tagged_fields_survive_decode_encode() {
     use messages::metadata_request::{MetadataRequest, MetadataRequestTopic};
-    let tag = |tag, data: &'static [u8]| RawTaggedField { tag, data: Bytes::from_static(data) };
+    let tag = |tag, data: &'static [u8]| RawTaggedField {
+        tag,
+        data: Bytes::from_static(data),
+    };
     let req = MetadataRequest {
         topics: Some(vec![MetadataRequestTopic {
             name: Some("t".into()),
@@ -90,7 +113,10 @@ fn tags_of_a_newer_version_are_kept_as_unknown() {
     let req = FetchRequest {
         topics: vec![FetchTopic {
             topic_id: Uuid([9; 16]),
-            partitions: vec![FetchPartition { replica_directory_id: Uuid([7; 16]), ..Default::default() }],
+            partitions: vec![FetchPartition {
+                replica_directory_id: Uuid([7; 16]),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()

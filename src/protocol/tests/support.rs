@@ -46,7 +46,9 @@ impl TestRng {
 
     /// 0..8 characters, mostly ASCII with the odd multi-byte one to exercise byte lengths.
     pub fn string(&mut self) -> String {
-        const CHARS: &[char] = &['a', 'b', 'z', 'A', '0', '9', '-', '_', '.', ' ', 'é', '€', '𝄞'];
+        const CHARS: &[char] = &[
+            'a', 'b', 'z', 'A', '0', '9', '-', '_', '.', ' ', 'é', '€', '𝄞',
+        ];
         let n = self.below(8);
         (0..n).map(|_| CHARS[self.below(CHARS.len())]).collect()
     }
@@ -69,7 +71,10 @@ impl TestRng {
         let mut tag = 1000 + self.below(50) as u32;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
-            out.push(RawTaggedField { tag, data: self.bytes() });
+            out.push(RawTaggedField {
+                tag,
+                data: self.bytes(),
+            });
             tag += 1 + self.below(300) as u32;
         }
         out
@@ -83,12 +88,25 @@ pub trait Sample: Sized {
 }
 
 /// What a generated message must offer the tests.
-pub trait TestMessage: Sample + Encode + Decode + PartialEq + Debug + Default + Clone + 'static {}
-impl<T: Sample + Encode + Decode + PartialEq + Debug + Default + Clone + 'static> TestMessage for T {}
+pub trait TestMessage:
+    Sample + Encode + Decode + PartialEq + Debug + Default + Clone + 'static
+{
+}
+impl<T: Sample + Encode + Decode + PartialEq + Debug + Default + Clone + 'static> TestMessage
+    for T
+{
+}
 
 /// Driven by the generated `visit_all`: one call per top-level message.
 pub trait Visitor {
-    fn visit<T: TestMessage>(&mut self, name: &'static str, kind: &'static str, api_key: i16, min: i16, max: i16);
+    fn visit<T: TestMessage>(
+        &mut self,
+        name: &'static str,
+        kind: &'static str,
+        api_key: i16,
+        min: i16,
+        max: i16,
+    );
 }
 
 /// Driven by the generated `visit_kafka_protocol_pairs`: one call per message that the
@@ -102,6 +120,15 @@ pub trait PairVisitor {
             + kafka_protocol::protocol::Message
             + Default
             + Debug;
+}
+
+/// Driven by the generated `visit_kafka_protocol_apis`: `kafka-protocol`'s request and
+/// response types of one API, for header-version checks.
+pub trait ApiVisitor {
+    fn visit<Req, Resp>(&mut self, api_key: i16, min: i16, max: i16)
+    where
+        Req: kafka_protocol::protocol::HeaderVersion + kafka_protocol::protocol::Message,
+        Resp: kafka_protocol::protocol::HeaderVersion;
 }
 
 /// Every message of both generated folders.
