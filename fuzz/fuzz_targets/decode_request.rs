@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = validate_request(header.api_key, header.api_version, &mut frame.clone());
     // The same body read as the neighbouring versions (classic <-> flexible boundaries).
-    for v in [header.api_version.wrapping_sub(1), header.api_version.wrapping_add(1)] {
+    for v in [
+        header.api_version.wrapping_sub(1),
+        header.api_version.wrapping_add(1),
+    ] {
         let _ = validate_request(header.api_key, v, &mut frame.clone());
     }
 });
