@@ -131,3 +131,20 @@ fn tags_of_a_newer_version_are_kept_as_unknown() {
     assert_eq!(p.unknown_tagged_fields[0].tag, 0);
     assert_eq!(old.to_bytes(16), bytes);
 }
+
+#[test]
+fn null_default_tagged_struct_is_omitted() {
+    // `classic_member_metadata` defaults to null (spelled `=None` in its spec): a consumer-
+    // protocol member has none, and Kafka writes no tag for it.
+    use crate::protocol::internal_records::consumer_group_member_metadata_value::ConsumerGroupMemberMetadataValue as V;
+    let v = V::default();
+    assert_eq!(v.classic_member_metadata, None);
+    let bytes = v.to_bytes(0);
+    assert_eq!(bytes.last(), Some(&0), "no tagged fields: {bytes:?}");
+    assert_eq!(
+        V::decode(&mut bytes.clone(), 0)
+            .unwrap()
+            .classic_member_metadata,
+        None
+    );
+}
