@@ -34,34 +34,7 @@ struct Robustness {
 impl Robustness {
     fn check(&mut self, name: &str, api_key: i16, version: i16, input: &Bytes) {
         self.decodes += 1;
-        let before = allocated_bytes();
-        let start = Instant::now();
-        let mut body = input.clone();
-        let _ = validate_request(api_key, version, &mut body);
-        // The same bytes behind a header, as a connection would see them.
-        let mut frame = BytesMut::with_capacity(input.len() + 16);
-        RequestHeader {
-            api_key,
-            api_version: version,
-            correlation_id: 1,
-            client_id: Some("r".into()),
-            ..Default::default()
-        }
-        .encode(&mut frame, request_header_version(api_key, version));
-        frame.extend_from_slice(input);
-        let mut frame = frame.freeze();
-        let framed_len = frame.len();
-        if let Ok((h, _)) = RequestHeader::decode_detect(&mut frame) {
-            let _ = validate_request(h.api_key, h.api_version, &mut frame);
-        }
-        let took = start.elapsed();
-        let used = (allocated_bytes() - before).saturating_sub(framed_len as u64 + 64);
-        if took > MAX_DECODE {
-            self.failures.push(format!(
-                "{name} v{version}: {took:?} for {} bytes {input:?}",
-                input.len()
-            ));
-        }
+        let (took, used) = decode_once(api_key, version, input);
         if used > allocation_budget(input.len()) {
             self.failures.push(format!(
                 "{name} v{version}: allocated {used} bytes for {} bytes {input:?}",
@@ -71,7 +44,42 @@ impl Robustness {
         self.worst_ratio = self
             .worst_ratio
             .max(used as f64 / (input.len() as f64 + 1.0));
+        // A slow decode of a slow input is deterministic; a preempted thread on a loaded
+        // machine is not, so only a decode that is slow three times in a row counts.
+        if took > MAX_DECODE && (0..2).all(|_| decode_once(api_key, version, input).0 > MAX_DECODE)
+        {
+            self.failures.push(format!(
+                "{name} v{version}: {took:?} for {} bytes {input:?}",
+                input.len()
+            ));
+        }
     }
+}
+
+/// Decodes `input` as the body of (api_key, version), bare and behind a request header as a
+/// connection would see it; returns the time taken and the bytes allocated beyond the frame.
+fn decode_once(api_key: i16, version: i16, input: &Bytes) -> (Duration, u64) {
+    let before = allocated_bytes();
+    let start = Instant::now();
+    let _ = validate_request(api_key, version, &mut input.clone());
+    let mut frame = BytesMut::with_capacity(input.len() + 16);
+    RequestHeader {
+        api_key,
+        api_version: version,
+        correlation_id: 1,
+        client_id: Some("r".into()),
+        ..Default::default()
+    }
+    .encode(&mut frame, request_header_version(api_key, version));
+    frame.extend_from_slice(input);
+    let mut frame = frame.freeze();
+    let framed_len = frame.len();
+    if let Ok((h, _)) = RequestHeader::decode_detect(&mut frame) {
+        let _ = validate_request(h.api_key, h.api_version, &mut frame);
+    }
+    let took = start.elapsed();
+    let used = (allocated_bytes() - before).saturating_sub(framed_len as u64 + 64);
+    (took, used)
 }
 
 fn random_bytes(rng: &mut TestRng) -> Bytes {
