@@ -3,8 +3,15 @@
 //! Every `*.spec` file describes one message (a request, a response, or a `data` record
 //! such as an `__consumer_offsets` key) in Strata's own line format, documented in
 //! `protocol-specs/README.md`. For each one we emit a module with plain structs and
-//! `decode` / `encode` / `encoded_size` for every version, handling flexible versions,
-//! compact types and tagged fields (unknown tags are kept, so a message round-trips).
+//! `decode` / `encode` for every version, handling flexible versions, compact types and
+//! tagged fields (unknown tags are kept, so a message round-trips).
+//!
+//! Besides the codec it emits, for `messages/`, the per-API lookups the hand-written headers
+//! need (`is_flexible_request`, `is_flexible_response`) and `validate_request` (decode a body
+//! by API key and drop it; used by the robustness tests and the fuzz target), and, under
+//! `cfg(test)` only, a deterministic `Sample` generator for every struct plus visitors over
+//! every message (and over the pairs shared with the `kafka-protocol` crate) that drive the
+//! round-trip and differential tests in `src/protocol/tests/`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -303,7 +310,9 @@ impl Field {
 
     fn default_expr(&self) -> String {
         let d = self.default.as_deref();
-        if d == Some("null") {
+        // `None` is accepted as a spelling of `null` (one records spec uses it); anything else
+        // would silently become `Some(Default::default())` and be written when Kafka omits it.
+        if d == Some("null") || d == Some("None") {
             return "None".into();
         }
         let inner = match (&self.ty, d) {
@@ -472,6 +481,15 @@ impl<'a> Gen<'a> {
         let _ = writeln!(o, "    }}");
         let _ = writeln!(o, "}}\n");
 
+        emit_sample(
+            o,
+            name,
+            fields,
+            flex,
+            &flexible_test,
+            top && s.kind == "data",
+        );
+
         // encode
         let _ = writeln!(o, "impl Encode for {name} {{");
         let _ = writeln!(
@@ -560,6 +578,104 @@ fn regular_range(f: &Field) -> Range {
             }
         }
         None => f.versions,
+    }
+}
+
+/// Versions in which a field is carried as a tagged field.
+fn tagged_range(f: &Field) -> Range {
+    match f.tag {
+        Some((_, tr)) => tr.intersect(&f.versions),
+        None => Range::NONE,
+    }
+}
+
+/// Emits the test-only `Sample` impl of one struct: random values for exactly the fields the
+/// version carries, `None` only where the version allows null, tagged fields left at their
+/// default half of the time, and sometimes a few unknown tagged fields.
+fn emit_sample(
+    o: &mut String,
+    name: &str,
+    fields: &[Field],
+    flex: bool,
+    flexible_test: &str,
+    top_data: bool,
+) {
+    let _ = writeln!(o, "#[cfg(test)]");
+    let _ = writeln!(
+        o,
+        "impl crate::protocol::tests::support::Sample for {name} {{"
+    );
+    let _ = writeln!(
+        o,
+        "    fn sample(rng: &mut crate::protocol::tests::support::TestRng, version: i16) -> Self {{"
+    );
+    let _ = writeln!(o, "        #[allow(unused_imports)]\n        use crate::protocol::tests::support::Sample as _;");
+    let _ = writeln!(o, "        let flexible = {flexible_test};");
+    let _ = writeln!(o, "        let _ = flexible;");
+    let _ = writeln!(o, "        let mut this = Self::default();");
+    for f in fields {
+        let regular = regular_range(f);
+        let tagged = tagged_range(f);
+        if regular.is_empty() && tagged.is_empty() {
+            continue;
+        }
+        let value = if top_data && f.name == "version" && matches!(f.ty, Ty::I16) {
+            // The `version` field of KRaft control records (LeaderChangeMessage, VotersRecord,
+            // ...) carries the schema version itself; readers, kafka-protocol among them, rely
+            // on it, so a random value would not be a valid message.
+            "version".to_string()
+        } else {
+            sample_value(&f.ty)
+        };
+        let expr = if f.nullable_anywhere() {
+            format!(
+                "if {} && rng.below(4) == 0 {{ None }} else {{ Some({value}) }}",
+                f.nullable.test()
+            )
+        } else {
+            value
+        };
+        let _ = writeln!(o, "        if {} || {} {{", regular.test(), tagged.test());
+        let _ = writeln!(
+            o,
+            "            if !({} && rng.below(2) == 0) {{",
+            tagged.test()
+        );
+        let _ = writeln!(o, "                this.{} = {expr};", ident(&f.name));
+        let _ = writeln!(o, "            }}");
+        let _ = writeln!(o, "        }}");
+    }
+    if flex {
+        let _ = writeln!(o, "        if flexible && rng.below(8) == 0 {{");
+        let _ = writeln!(
+            o,
+            "            this.unknown_tagged_fields = rng.unknown_tagged_fields();"
+        );
+        let _ = writeln!(o, "        }}");
+    }
+    let _ = writeln!(o, "        this");
+    let _ = writeln!(o, "    }}");
+    let _ = writeln!(o, "}}\n");
+}
+
+/// Expression producing one random value of `ty` (uses `rng` and `version`).
+fn sample_value(ty: &Ty) -> String {
+    match ty {
+        Ty::Bool => "rng.bool()".into(),
+        Ty::I8 => "(rng.next_u64() as i8)".into(),
+        Ty::I16 => "(rng.next_u64() as i16)".into(),
+        Ty::U16 => "(rng.next_u64() as u16)".into(),
+        Ty::I32 => "(rng.next_u64() as i32)".into(),
+        Ty::I64 => "(rng.next_u64() as i64)".into(),
+        Ty::F64 => "rng.f64()".into(),
+        Ty::Str => "rng.string()".into(),
+        Ty::Bytes | Ty::Records => "rng.bytes()".into(),
+        Ty::Uuid => "rng.uuid()".into(),
+        Ty::Array(inner) => format!(
+            "{{ let n = rng.below(4); let mut v = Vec::with_capacity(n); for _ in 0..n {{ v.push({}); }} v }}",
+            sample_value(inner)
+        ),
+        Ty::Struct(n) => format!("<{n}>::sample(rng, version)"),
     }
 }
 
@@ -703,6 +819,158 @@ fn module_name(file: &Path) -> String {
     file.file_stem().unwrap().to_string_lossy().to_string()
 }
 
+/// Messages the `kafka-protocol` 0.15 crate (Kafka 4.0 schemas) does not define: the share-group
+/// RPCs of KIP-932 were still unstable in 4.0 and left out of its generated set.
+const NOT_IN_KAFKA_PROTOCOL: &[&str] = &[
+    "delete_share_group_state_request",
+    "delete_share_group_state_response",
+    "initialize_share_group_state_request",
+    "initialize_share_group_state_response",
+    "read_share_group_state_request",
+    "read_share_group_state_response",
+    "read_share_group_state_summary_request",
+    "read_share_group_state_summary_response",
+    "share_acknowledge_request",
+    "share_acknowledge_response",
+    "share_fetch_request",
+    "share_fetch_response",
+    "share_group_describe_request",
+    "share_group_describe_response",
+    "share_group_heartbeat_request",
+    "share_group_heartbeat_response",
+    "write_share_group_state_request",
+    "write_share_group_state_response",
+];
+
+/// Emits the per-API lookups and the test-only visitors for one folder of specs.
+fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
+    if sub == "messages" {
+        for kind in ["request", "response"] {
+            let _ = writeln!(
+                out,
+                "/// Whether `version` of the {kind} with `api_key` is flexible (compact types, tagged\n/// fields); `None` for an API key Strata has no {kind} spec for."
+            );
+            let _ = writeln!(
+                out,
+                "pub fn is_flexible_{kind}(api_key: i16, version: i16) -> Option<bool> {{\n    match api_key {{"
+            );
+            for (m, spec) in specs.iter().filter(|(_, s)| s.kind == kind) {
+                if let Some(k) = spec.api_key {
+                    let _ = writeln!(
+                        out,
+                        "        {k} => Some({m}::{}::is_flexible(version)),",
+                        spec.name
+                    );
+                }
+            }
+            let _ = writeln!(out, "        _ => None,\n    }}\n}}\n");
+        }
+        let _ = writeln!(
+            out,
+            "/// Decodes the body of request `api_key` at `version` and drops it, requiring that it\n/// consumes `buf` exactly. Used by the robustness tests and the fuzz target; the broker's\n/// dispatch decodes into the typed messages directly."
+        );
+        let _ = writeln!(
+            out,
+            "pub fn validate_request(api_key: i16, version: i16, buf: &mut Bytes) -> Result<(), DecodeError> {{\n    match api_key {{"
+        );
+        for (m, spec) in specs.iter().filter(|(_, s)| s.kind == "request") {
+            if let Some(k) = spec.api_key {
+                let t = format!("{m}::{}", spec.name);
+                let _ = writeln!(
+                    out,
+                    "        {k} => {{\n            if version < {t}::MIN_VERSION || version > {t}::MAX_VERSION {{\n                return Err(DecodeError::UnsupportedVersion {{ api_key, version }});\n            }}\n            {t}::decode(buf, version)?;\n        }}"
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "        _ => return Err(DecodeError::UnknownApiKey(api_key)),\n    }}"
+        );
+        let _ = writeln!(
+            out,
+            "    if buf.is_empty() {{ Ok(()) }} else {{ Err(DecodeError::TrailingBytes(buf.len())) }}\n}}\n"
+        );
+    }
+
+    // Test-only visitors: every top-level message, and the pairs shared with kafka-protocol.
+    let _ = writeln!(
+        out,
+        "/// Calls `v.visit::<T>(..)` for every top-level message of this folder."
+    );
+    let _ = writeln!(out, "#[cfg(test)]");
+    let _ = writeln!(
+        out,
+        "pub(crate) fn visit_all(v: &mut impl crate::protocol::tests::support::Visitor) {{"
+    );
+    for (m, spec) in specs {
+        if spec.versions.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "    v.visit::<{m}::{}>({:?}, {:?}, {}, {}, {});",
+            spec.name,
+            spec.name,
+            spec.kind,
+            spec.api_key.unwrap_or(-1),
+            spec.versions.min,
+            spec.versions.max
+        );
+    }
+    let _ = writeln!(out, "}}\n");
+    if sub == "messages" {
+        let _ = writeln!(
+            out,
+            "/// Calls `v.visit::<Ours, Theirs>(..)` for every message `kafka-protocol` also defines."
+        );
+        let _ = writeln!(out, "#[cfg(test)]");
+        let _ = writeln!(
+            out,
+            "pub(crate) fn visit_kafka_protocol_pairs(v: &mut impl crate::protocol::tests::support::PairVisitor) {{"
+        );
+        for (m, spec) in specs {
+            if spec.versions.is_empty() || NOT_IN_KAFKA_PROTOCOL.contains(&m.as_str()) {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "    v.visit::<{m}::{n}, kafka_protocol::messages::{m}::{n}>({n:?}, {:?}, {}, {});",
+                spec.kind,
+                spec.versions.min,
+                spec.versions.max,
+                n = spec.name,
+            );
+        }
+        let _ = writeln!(out, "}}\n");
+
+        let _ = writeln!(
+            out,
+            "/// Calls `v.visit::<Request, Response>(api_key, min, max)` with `kafka-protocol`'s types\n/// for every API both sides define (header-version checks)."
+        );
+        let _ = writeln!(out, "#[cfg(test)]");
+        let _ = writeln!(
+            out,
+            "pub(crate) fn visit_kafka_protocol_apis(v: &mut impl crate::protocol::tests::support::ApiVisitor) {{"
+        );
+        for (m, spec) in specs.iter().filter(|(_, s)| s.kind == "request") {
+            let resp_m = m.replace("_request", "_response");
+            let resp = specs.iter().find(|(rm, _)| *rm == resp_m);
+            let (Some(k), Some((_, resp))) = (spec.api_key, resp) else {
+                continue;
+            };
+            if spec.versions.is_empty() || NOT_IN_KAFKA_PROTOCOL.contains(&m.as_str()) {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "    v.visit::<kafka_protocol::messages::{m}::{}, kafka_protocol::messages::{resp_m}::{}>({k}, {}, {});",
+                spec.name, resp.name, spec.versions.min, spec.versions.max
+            );
+        }
+        let _ = writeln!(out, "}}\n");
+    }
+}
+
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
@@ -718,11 +986,26 @@ fn main() {
         files.sort();
         let mut out = String::new();
         let mut index = String::new();
+        let mut specs = Vec::new();
         for file in &files {
             println!("cargo:rerun-if-changed={}", file.display());
             let spec = parse_spec(&fs::read_to_string(file).unwrap());
             let m = module_name(file);
             let _ = writeln!(out, "pub mod {m} {{");
+            let _ = writeln!(
+                out,
+                "//! `{}` ({}{}), versions {}, generated from `protocol-specs/{sub}/{m}.spec`.",
+                spec.name,
+                spec.kind,
+                spec.api_key
+                    .map(|k| format!(", API key {k}"))
+                    .unwrap_or_default(),
+                if spec.versions.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("{}-{}", spec.versions.min, spec.versions.max)
+                },
+            );
             let _ = writeln!(
                 out,
                 "#![allow(clippy::all, unused_mut, unused_variables, unused_parens)]"
@@ -744,11 +1027,19 @@ fn main() {
                 },
                 snake(&spec.name) == m
             );
+            specs.push((m, spec));
         }
         let _ = writeln!(
             out,
             "/// (name, kind, api key, min version, max version, file named after message) of every spec.\npub const SPECS: &[(&str, &str, i16, i16, i16, bool)] = &[\n{index}];"
         );
+        if sub == "messages" {
+            let _ = writeln!(
+                out,
+                "use crate::protocol::codec::{{Bytes, Decode, DecodeError}};"
+            );
+        }
+        emit_index(&mut out, sub, &specs);
         fs::write(out_dir.join(format!("{sub}.rs")), out).unwrap();
     }
 }

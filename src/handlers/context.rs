@@ -271,8 +271,11 @@ pub fn is_known_internal(name: &str) -> bool {
 
 pub fn partition_config_from(tc: &TopicConfig) -> PartitionConfig {
     // A compacted-only topic is never trimmed by time or size (Kafka's cleanup.policy=compact).
-    let (retention_ms, retention_bytes) =
-        if tc.cleanup_policy.delete { (tc.retention_ms, tc.retention_bytes) } else { (-1, -1) };
+    let (retention_ms, retention_bytes) = if tc.cleanup_policy.delete {
+        (tc.retention_ms, tc.retention_bytes)
+    } else {
+        (-1, -1)
+    };
     PartitionConfig {
         log: LogConfig {
             segment_bytes: tc.segment_bytes.max(1) as u64,

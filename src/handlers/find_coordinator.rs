@@ -30,12 +30,20 @@ fn find(broker: &Broker, key_type: i8) -> (ErrorCode, i32, String, i32) {
     }
 }
 
-pub fn handle(broker: &Broker, version: i16, request: &FindCoordinatorRequest) -> FindCoordinatorResponse {
+pub fn handle(
+    broker: &Broker,
+    version: i16,
+    request: &FindCoordinatorRequest,
+) -> FindCoordinatorResponse {
     if version < 4 {
         let (error, node_id, host, port) = find(broker, request.key_type);
         return FindCoordinatorResponse {
             error_code: error.code(),
-            error_message: if error.is_ok() { None } else { Some(error.message()) },
+            error_message: if error.is_ok() {
+                None
+            } else {
+                Some(error.message())
+            },
             node_id,
             host,
             port,
@@ -53,15 +61,27 @@ pub fn handle(broker: &Broker, version: i16, request: &FindCoordinatorRequest) -
                 host,
                 port,
                 error_code: error.code(),
-                error_message: if error.is_ok() { None } else { Some(error.message()) },
+                error_message: if error.is_ok() {
+                    None
+                } else {
+                    Some(error.message())
+                },
                 ..Default::default()
             }
         })
         .collect();
-    FindCoordinatorResponse { coordinators, ..Default::default() }
+    FindCoordinatorResponse {
+        coordinators,
+        ..Default::default()
+    }
 }
 
-pub async fn start(broker: Arc<Broker>, header: RequestHeader, request: FindCoordinatorRequest, _peer: SocketAddr) -> ResponseFuture {
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: FindCoordinatorRequest,
+    _peer: SocketAddr,
+) -> ResponseFuture {
     let response = handle(&broker, header.api_version, &request);
     ready(header, Some(response))
 }

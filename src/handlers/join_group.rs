@@ -8,7 +8,12 @@ use super::{group_context, later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::join_group_request::JoinGroupRequest;
 
-pub async fn start(broker: Arc<Broker>, header: RequestHeader, request: JoinGroupRequest, peer: SocketAddr) -> ResponseFuture {
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: JoinGroupRequest,
+    peer: SocketAddr,
+) -> ResponseFuture {
     broker.ensure_offsets_topic();
     let ctx = group_context(&header, peer);
     let pending = broker.groups.join_group(&ctx, &request);

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 
 use crate::protocol::codec::{Decode, DecodeError, Encode};
-use crate::protocol::header::{encode_response_header, RequestHeader};
+use crate::protocol::header::{
+    request_header_version, response_header_version, RequestHeader, ResponseHeader,
+};
 
 pub mod context;
 pub use context::{Broker, Limits};
@@ -20,30 +22,30 @@ pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
-pub mod offset_for_leader_epoch;
-pub mod produce;
-pub mod find_coordinator;
-pub mod join_group;
-pub mod sync_group;
-pub mod heartbeat;
-pub mod leave_group;
 pub mod offset_commit;
-pub mod offset_fetch;
 pub mod offset_delete;
-pub mod list_groups;
-pub mod describe_groups;
-pub mod delete_groups;
+pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
 pub mod offsets_topic;
+pub mod produce;
+pub mod sync_group;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
@@ -56,25 +58,12 @@ pub enum Outcome {
 
 /// Generates the supported-API table and the dispatch `match` from one list.
 macro_rules! api_table {
-    ($( $key:literal => $module:ident, $req:ty, $resp:ty, $min:literal ..= $max:literal; )*) => {
+    ($( $key:literal => $module:ident, $req:ty, $min:literal ..= $max:literal; )*) => {
         /// Every API Strata serves: (api key, name, min version, max version).
         pub const SUPPORTED_APIS: &[(i16, &str, i16, i16)] = &[
             $( ($key, stringify!($module), $min, $max), )*
         ];
 
-        fn request_is_flexible(api_key: i16, version: i16) -> Option<bool> {
-            match api_key {
-                $( $key => Some(<$req>::is_flexible(version)), )*
-                _ => None,
-            }
-        }
-
-        fn response_is_flexible(api_key: i16, version: i16) -> bool {
-            match api_key {
-                $( $key => <$resp>::is_flexible(version), )*
-                _ => false,
-            }
-        }
 
         async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes, peer: SocketAddr) -> Result<ResponseFuture, DecodeError> {
             let version = header.api_version;
@@ -92,38 +81,45 @@ macro_rules! api_table {
 use crate::protocol::messages::*;
 
 api_table! {
-    0 => produce, produce_request::ProduceRequest, produce_response::ProduceResponse, 0..=11;
-    1 => fetch, fetch_request::FetchRequest, fetch_response::FetchResponse, 4..=17;
-    2 => list_offsets, list_offsets_request::ListOffsetsRequest, list_offsets_response::ListOffsetsResponse, 1..=7;
-    3 => metadata, metadata_request::MetadataRequest, metadata_response::MetadataResponse, 0..=12;
-    8 => offset_commit, offset_commit_request::OffsetCommitRequest, offset_commit_response::OffsetCommitResponse, 2..=9;
-    9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, offset_fetch_response::OffsetFetchResponse, 1..=9;
-    10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, find_coordinator_response::FindCoordinatorResponse, 0..=4;
-    11 => join_group, join_group_request::JoinGroupRequest, join_group_response::JoinGroupResponse, 0..=9;
-    12 => heartbeat, heartbeat_request::HeartbeatRequest, heartbeat_response::HeartbeatResponse, 0..=4;
-    13 => leave_group, leave_group_request::LeaveGroupRequest, leave_group_response::LeaveGroupResponse, 0..=5;
-    14 => sync_group, sync_group_request::SyncGroupRequest, sync_group_response::SyncGroupResponse, 0..=5;
-    15 => describe_groups, describe_groups_request::DescribeGroupsRequest, describe_groups_response::DescribeGroupsResponse, 0..=5;
-    16 => list_groups, list_groups_request::ListGroupsRequest, list_groups_response::ListGroupsResponse, 0..=5;
-    18 => api_versions, api_versions_request::ApiVersionsRequest, api_versions_response::ApiVersionsResponse, 0..=4;
-    19 => create_topics, create_topics_request::CreateTopicsRequest, create_topics_response::CreateTopicsResponse, 2..=7;
-    20 => delete_topics, delete_topics_request::DeleteTopicsRequest, delete_topics_response::DeleteTopicsResponse, 1..=6;
-    21 => delete_records, delete_records_request::DeleteRecordsRequest, delete_records_response::DeleteRecordsResponse, 0..=2;
-    22 => init_producer_id, init_producer_id_request::InitProducerIdRequest, init_producer_id_response::InitProducerIdResponse, 0..=5;
-    23 => offset_for_leader_epoch, offset_for_leader_epoch_request::OffsetForLeaderEpochRequest, offset_for_leader_epoch_response::OffsetForLeaderEpochResponse, 2..=4;
-    32 => describe_configs, describe_configs_request::DescribeConfigsRequest, describe_configs_response::DescribeConfigsResponse, 1..=4;
-    33 => alter_configs, alter_configs_request::AlterConfigsRequest, alter_configs_response::AlterConfigsResponse, 0..=2;
-    35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, describe_log_dirs_response::DescribeLogDirsResponse, 1..=4;
-    37 => create_partitions, create_partitions_request::CreatePartitionsRequest, create_partitions_response::CreatePartitionsResponse, 0..=3;
-    42 => delete_groups, delete_groups_request::DeleteGroupsRequest, delete_groups_response::DeleteGroupsResponse, 0..=2;
-    44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, incremental_alter_configs_response::IncrementalAlterConfigsResponse, 0..=1;
-    47 => offset_delete, offset_delete_request::OffsetDeleteRequest, offset_delete_response::OffsetDeleteResponse, 0..=0;
-    60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, describe_cluster_response::DescribeClusterResponse, 0..=1;
+    0 => produce, produce_request::ProduceRequest, 0..=11;
+    1 => fetch, fetch_request::FetchRequest, 4..=17;
+    2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=7;
+    3 => metadata, metadata_request::MetadataRequest, 0..=12;
+    8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
+    9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
+    10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, 0..=4;
+    11 => join_group, join_group_request::JoinGroupRequest, 0..=9;
+    12 => heartbeat, heartbeat_request::HeartbeatRequest, 0..=4;
+    13 => leave_group, leave_group_request::LeaveGroupRequest, 0..=5;
+    14 => sync_group, sync_group_request::SyncGroupRequest, 0..=5;
+    15 => describe_groups, describe_groups_request::DescribeGroupsRequest, 0..=5;
+    16 => list_groups, list_groups_request::ListGroupsRequest, 0..=5;
+    18 => api_versions, api_versions_request::ApiVersionsRequest, 0..=4;
+    19 => create_topics, create_topics_request::CreateTopicsRequest, 2..=7;
+    20 => delete_topics, delete_topics_request::DeleteTopicsRequest, 1..=6;
+    21 => delete_records, delete_records_request::DeleteRecordsRequest, 0..=2;
+    22 => init_producer_id, init_producer_id_request::InitProducerIdRequest, 0..=5;
+    23 => offset_for_leader_epoch, offset_for_leader_epoch_request::OffsetForLeaderEpochRequest, 2..=4;
+    32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
+    33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;
+    35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
+    37 => create_partitions, create_partitions_request::CreatePartitionsRequest, 0..=3;
+    42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
+    44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
+    47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
+    60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
 }
 
 /// The group coordinator's view of a request: version, client id and host.
-pub fn group_context(header: &RequestHeader, peer: SocketAddr) -> crate::coordinator::service::RequestContext {
-    crate::coordinator::service::RequestContext::new(header.api_version, header.client_id.as_deref().unwrap_or(""), &format!("/{}", peer.ip()))
+pub fn group_context(
+    header: &RequestHeader,
+    peer: SocketAddr,
+) -> crate::coordinator::service::RequestContext {
+    crate::coordinator::service::RequestContext::new(
+        header.api_version,
+        header.client_id.as_deref().unwrap_or(""),
+        &format!("/{}", peer.ip()),
+    )
 }
 
 /// The advertised range of an API, if Strata serves it.
@@ -136,15 +132,10 @@ pub fn supported_range(api_key: i16) -> Option<(i16, i16)> {
 
 /// Frames a handler's response for the request it answers.
 pub fn encode_response<R: Encode>(header: &RequestHeader, response: &R) -> Bytes {
-    let flexible = response_is_flexible(header.api_key, header.api_version);
     // KIP-511: ApiVersions responses always use header v0, so any client can read them.
-    let header_version = if flexible && header.api_key != 18 {
-        1
-    } else {
-        0
-    };
+    let header_version = response_header_version(header.api_key, header.api_version);
     crate::server::connection::frame_response(|buf: &mut BytesMut| {
-        encode_response_header(buf, header.correlation_id, header_version);
+        ResponseHeader::new(header.correlation_id).encode(buf, header_version);
         response.encode(buf, header.api_version);
     })
 }
@@ -190,11 +181,7 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
             "unsupported version {api_version} of api {api_key}"
         ));
     }
-    let header_version = if request_is_flexible(api_key, api_version).unwrap_or(false) {
-        2
-    } else {
-        1
-    };
+    let header_version = request_header_version(api_key, api_version);
     let header = match RequestHeader::decode(&mut frame, header_version) {
         Ok(h) => h,
         Err(e) => return Outcome::Close(format!("bad header: {e}")),

@@ -1,4 +1,4 @@
-//! 
+//!
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -6,7 +6,12 @@ use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_delete_request::OffsetDeleteRequest;
 
-pub async fn start(broker: Arc<Broker>, header: RequestHeader, request: OffsetDeleteRequest, peer: SocketAddr) -> ResponseFuture {
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: OffsetDeleteRequest,
+    peer: SocketAddr,
+) -> ResponseFuture {
     let ctx = group_context(&header, peer);
     let response = broker.groups.offset_delete(&ctx, &request);
     ready(header, Some(response))

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::clock::SharedClock;
-use crate::coordinator::{CoordinatorLog, CoordinatorLogError, CoordinatorRecord, GroupCoordinator};
+use crate::coordinator::{
+    CoordinatorLog, CoordinatorLogError, CoordinatorRecord, GroupCoordinator,
+};
 use crate::protocol::records::{decode_records, BatchHeader, RecordBatchBuilder};
 use crate::replica::{PartitionError, ReplicaManager};
 
@@ -21,7 +23,11 @@ pub struct OffsetsTopicLog {
 }
 
 impl CoordinatorLog for OffsetsTopicLog {
-    fn append(&self, partition: i32, records: Vec<CoordinatorRecord>) -> Result<(), CoordinatorLogError> {
+    fn append(
+        &self,
+        partition: i32,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError> {
         if records.is_empty() {
             return Ok(());
         }
@@ -46,7 +52,9 @@ impl CoordinatorLog for OffsetsTopicLog {
 
 /// Every coordinator record of one partition, oldest first (control batches skipped).
 pub fn read_partition(replicas: &ReplicaManager, partition: i32) -> Vec<CoordinatorRecord> {
-    let Some(p) = replicas.get(OFFSETS_TOPIC, partition) else { return Vec::new() };
+    let Some(p) = replicas.get(OFFSETS_TOPIC, partition) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     let mut offset = p.log_start_offset();
     let end = p.log_end_offset();
@@ -58,7 +66,9 @@ pub fn read_partition(replicas: &ReplicaManager, partition: i32) -> Vec<Coordina
         let mut pos = 0;
         let mut progressed = false;
         while pos + 61 <= data.len() {
-            let Ok(h) = crate::protocol::records::batch::parse_header(&data[pos..]) else { break };
+            let Ok(h) = crate::protocol::records::batch::parse_header(&data[pos..]) else {
+                break;
+            };
             let size = h.total_size();
             if pos + size > data.len() {
                 break;
@@ -85,11 +95,16 @@ fn push_records(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<C
                     continue;
                 }
                 if let Some(key) = r.key {
-                    out.push(CoordinatorRecord { key, value: r.value });
+                    out.push(CoordinatorRecord {
+                        key,
+                        value: r.value,
+                    });
                 }
             }
         }
-        Err(e) => tracing::warn!(offset = h.base_offset, error = %e, "skipping undecodable __consumer_offsets batch"),
+        Err(e) => {
+            tracing::warn!(offset = h.base_offset, error = %e, "skipping undecodable __consumer_offsets batch")
+        }
     }
 }
 
@@ -109,4 +124,3 @@ pub fn offsets_topic_configs(segment_bytes: i32) -> BTreeMap<String, String> {
     c.insert("segment.bytes".to_string(), segment_bytes.to_string());
     c
 }
-

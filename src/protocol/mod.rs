@@ -5,3 +5,6 @@ pub mod header;
 pub mod internal_records;
 pub mod messages;
 pub mod records;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -152,7 +152,14 @@ pub async fn start(
             socket_request_max_bytes: config.socket_request_max_bytes.max(1) as usize,
         },
         replicas: replicas.clone(),
-        groups: GroupCoordinator::new(group_config(&config), clock.clone(), Arc::new(OffsetsTopicLog { replicas, clock: clock.clone() })),
+        groups: GroupCoordinator::new(
+            group_config(&config),
+            clock.clone(),
+            Arc::new(OffsetsTopicLog {
+                replicas,
+                clock: clock.clone(),
+            }),
+        ),
         offsets_topic_lock: parking_lot::Mutex::new(false),
         metadata,
         endpoints,
