@@ -16,7 +16,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 if [ "$mode" = all ] || [ "$mode" = --unit ]; then
   step "cargo test (unit and integration tests)"
-  cargo test --all-targets 2>&1 | tee /tmp/strata-cargo-test.log
+  cargo test --all-targets --no-fail-fast 2>&1 | tee /tmp/strata-cargo-test.log
 fi
 
 if [ "$mode" = all ] || [ "$mode" = --compat ]; then
