@@ -37,7 +37,7 @@ if [ "$mode" = all ] || [ "$mode" = --compat ]; then
   done
   step "compat-tests against strata"
   status=0
-  BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh --only core || status=$?
+  BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || status=$?
   if [ $status -ne 0 ]; then
     echo "--- broker log (last 50 lines) ---"
     tail -50 "$data.log" || true
