@@ -76,15 +76,30 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
             pd.high_watermark = partition.high_watermark();
             pd.last_stable_offset = partition.last_stable_offset();
             pd.log_start_offset = partition.log_start_offset();
-            if isolation == Isolation::ReadCommitted {
-                pd.aborted_transactions = Some(Vec::new());
-            }
+
             let max = (fp.partition_max_bytes.max(0) as usize).min(remaining);
             // The first partition with data may exceed the limits by one batch (KIP-74).
             let min_one = total == 0;
             match partition.read(fp.fetch_offset, max, isolation, min_one) {
                 Ok(data) => {
                     let n = data.records.len();
+                    if isolation == Isolation::ReadCommitted {
+                        // The aborted transactions that overlap what we return, so the
+                        // consumer can drop their records (Kafka's collectAbortedTransactions).
+                        let upper =
+                            last_offset_in(&data.records).map_or(fp.fetch_offset, |o| o + 1);
+                        pd.aborted_transactions = Some(
+                            partition
+                                .aborted_transactions(fp.fetch_offset, upper)
+                                .into_iter()
+                                .map(|a| AbortedTransaction {
+                                    producer_id: a.producer_id,
+                                    first_offset: a.first_offset,
+                                    ..Default::default()
+                                })
+                                .collect(),
+                        );
+                    }
                     total += n;
                     remaining = remaining.saturating_sub(n);
                     pd.records = Some(data.records);
@@ -118,6 +133,13 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
         bytes: total,
         error,
     }
+}
+
+/// The last offset of the last whole batch in `records`.
+fn last_offset_in(records: &[u8]) -> Option<i64> {
+    crate::protocol::records::batch::BatchIter::new(records)
+        .last()
+        .map(|(h, _)| h.last_offset())
 }
 
 pub async fn start(

@@ -46,11 +46,7 @@ pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> Produce
                     if !acks_valid {
                         return partition_error(pd.index, ErrorCode::INVALID_REQUIRED_ACKS, None);
                     }
-                    if request.transactional_id.is_some() {
-                        // Transactions come with the transaction coordinator.
-                        return partition_error(pd.index, ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None);
-                    }
-                    let Some(partition) = broker.replicas.get(&topic.name, pd.index) else {
+                                        let Some(partition) = broker.replicas.get(&topic.name, pd.index) else {
                         return partition_error(pd.index, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None);
                     };
                     let Some(records) = pd.records else {

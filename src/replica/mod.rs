@@ -8,3 +8,6 @@ pub mod producer_state;
 
 pub use manager::ReplicaManager;
 pub use partition::{AppendOutcome, Partition, PartitionConfig, PartitionError};
+
+#[cfg(test)]
+mod tests;

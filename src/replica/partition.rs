@@ -6,10 +6,11 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use parking_lot::{Mutex, RwLock};
 
-use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
+use super::producer_state::{AbortedTxn, ProducerStateError, ProducerStateManager, SequenceCheck};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{self, BatchHeader};
+use crate::protocol::records::control::{build_end_txn_marker_batch, parse_end_txn_marker_batch};
 use crate::storage::{FetchDataInfo, LogConfig, PartitionLog, StorageError};
 
 /// The per-partition settings the replica layer needs, resolved from topic configs.
@@ -108,6 +109,23 @@ struct PartitionState {
     leader_epoch: i32,
     high_watermark: i64,
     producers: ProducerStateManager,
+    /// Aborted transactions, by marker offset (Kafka keeps them in `.txnindex` files; here
+    /// they are rebuilt from the markers in the log when the partition opens).
+    aborted: Vec<AbortedTxn>,
+}
+
+/// Whether the control batch at `h` is a COMMIT marker (unreadable markers count as commits,
+/// so data is never hidden by a marker we cannot read).
+fn marker_is_commit(log: &PartitionLog, h: &BatchHeader) -> bool {
+    match log.read(h.base_offset, h.total_size(), h.last_offset() + 1, true) {
+        Ok(data) => match parse_end_txn_marker_batch(
+            &data.records[..data.records.len().min(h.total_size())],
+        ) {
+            Ok(marker) => marker.commit,
+            Err(_) => true,
+        },
+        Err(_) => true,
+    }
 }
 
 pub struct Partition {
@@ -145,10 +163,18 @@ impl Partition {
         log: Arc<PartitionLog>,
         config: PartitionConfig,
     ) -> Result<Self, PartitionError> {
-        let mut producers = ProducerStateManager::new();
+        let mut headers = Vec::new();
         log.scan_batches(log.log_start_offset(), &mut |h: &BatchHeader| {
-            producers.replay(h)
+            headers.push(*h)
         })?;
+        let mut producers = ProducerStateManager::new();
+        let mut aborted = Vec::new();
+        for h in &headers {
+            let commit = !h.is_control() || marker_is_commit(&log, h);
+            if let Some(a) = producers.replay(h, commit) {
+                aborted.push(a);
+            }
+        }
         let leader_epoch = log.latest_epoch().unwrap_or(0);
         if log.latest_epoch().is_none() {
             log.assign_epoch_start_offset(leader_epoch, log.log_end_offset())?;
@@ -163,6 +189,7 @@ impl Partition {
                 leader_epoch,
                 high_watermark,
                 producers,
+                aborted,
             }),
             config: RwLock::new(Arc::new(config)),
         })
@@ -234,6 +261,11 @@ impl Partition {
                 }
                 other => PartitionError::Record(other),
             })?;
+        if headers.iter().any(|h| h.is_control()) {
+            return Err(PartitionError::Record(batch::BatchError::InvalidRecord(
+                "control batches cannot be produced by clients",
+            )));
+        }
         let mut st = self.state.lock();
         // Idempotence: a retry of one of the producer's last batches is answered, not written.
         if headers.len() == 1 {
@@ -348,9 +380,64 @@ impl Partition {
         Ok(self.log.delete_records_before(target)?)
     }
 
+    /// Writes a transaction marker (COMMIT or ABORT control batch) for a producer, as the
+    /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset.
+    pub fn write_txn_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        now_ms: i64,
+    ) -> Result<i64, PartitionError> {
+        let mut st = self.state.lock();
+        if let Some(e) = st.producers.get(producer_id) {
+            if producer_epoch < e.epoch {
+                return Err(PartitionError::Producer(
+                    ProducerStateError::InvalidProducerEpoch {
+                        current: e.epoch,
+                        got: producer_epoch,
+                    },
+                ));
+            }
+        }
+        let batch = build_end_txn_marker_batch(
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+            now_ms,
+        );
+        let header = batch::parse_header(&batch).map_err(PartitionError::Record)?;
+        let info = self
+            .log
+            .append_as_leader(batch, st.leader_epoch, None, now_ms)?;
+        let offset = info.first_offset;
+        if let Some(a) = st.producers.end_txn(producer_id, offset, commit) {
+            st.aborted.push(a);
+        }
+        st.producers.update(&header, offset, offset, now_ms);
+        st.high_watermark = self.log.log_end_offset();
+        Ok(offset)
+    }
+
+    /// Aborted transactions overlapping `[fetch_offset, upper_bound)` (Fetch read_committed).
+    pub fn aborted_transactions(&self, fetch_offset: i64, upper_bound: i64) -> Vec<AbortedTxn> {
+        let st = self.state.lock();
+        st.aborted
+            .iter()
+            .filter(|a| a.last_offset >= fetch_offset && a.first_offset < upper_bound)
+            .copied()
+            .collect()
+    }
+
     /// Drops producers idle past `producer.id.expiration.ms`.
     pub fn expire_producers(&self, now_ms: i64, expiration_ms: i64) {
-        self.state.lock().producers.expire(now_ms, expiration_ms);
+        let log_start = self.log.log_start_offset();
+        let mut st = self.state.lock();
+        st.producers.expire(now_ms, expiration_ms);
+        // Aborted ranges wholly below the log start can no longer be fetched.
+        st.aborted.retain(|a| a.last_offset >= log_start);
     }
 
     /// Number of producers whose state is kept (DescribeProducers, tests).

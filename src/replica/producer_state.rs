@@ -39,6 +39,14 @@ impl ProducerEntry {
     }
 }
 
+/// A transaction that an ABORT marker ended (Kafka's AbortedTxn, as kept in `.txnindex`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    pub last_offset: i64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProducerStateError {
     /// The batch carries an epoch older than the producer's current one.
@@ -165,9 +173,43 @@ impl ProducerStateManager {
         }
     }
 
-    /// Replays a batch header read from the log (its offsets are in the header).
-    pub fn replay(&mut self, h: &BatchHeader) {
+    /// Replays a batch header read from the log (its offsets are in the header). For control
+    /// batches `commit` says which marker it is; an abort returns the transaction it ended.
+    pub fn replay(&mut self, h: &BatchHeader, commit: bool) -> Option<AbortedTxn> {
+        let aborted = if h.is_control() {
+            self.end_txn(h.producer_id, h.base_offset, commit)
+        } else {
+            None
+        };
         self.update(h, h.base_offset, h.last_offset(), h.max_timestamp);
+        aborted
+    }
+
+    /// What a COMMIT or ABORT marker at `marker_offset` ends: for an abort, the aborted range.
+    /// Call before `update` with the marker batch (which clears the open transaction).
+    pub fn end_txn(
+        &self,
+        producer_id: i64,
+        marker_offset: i64,
+        commit: bool,
+    ) -> Option<AbortedTxn> {
+        let first = self.producers.get(&producer_id)?.current_txn_first_offset?;
+        if commit {
+            None
+        } else {
+            Some(AbortedTxn {
+                producer_id,
+                first_offset: first,
+                last_offset: marker_offset,
+            })
+        }
+    }
+
+    /// Whether a producer has a transaction open on this partition.
+    pub fn has_open_txn(&self, producer_id: i64) -> bool {
+        self.producers
+            .get(&producer_id)
+            .is_some_and(|e| e.current_txn_first_offset.is_some())
     }
 
     /// Forgets producers idle for longer than `expiration_ms` (`producer.id.expiration.ms`),
