@@ -29,6 +29,8 @@ enum Command {
     Serve,
     /// Print the supported-API table as Markdown (the README's table is generated from it).
     ApiTable,
+    /// Print the supported configuration keys as Markdown (also generated into the README).
+    ConfigKeys,
 }
 
 fn main() -> ExitCode {
@@ -40,9 +42,16 @@ fn main() -> ExitCode {
         )
         .with_target(false)
         .init();
-    if let Some(Command::ApiTable) = cli.command {
-        print!("{}", strata::handlers::api_table_markdown());
-        return ExitCode::SUCCESS;
+    match cli.command {
+        Some(Command::ApiTable) => {
+            print!("{}", strata::handlers::api_table_markdown());
+            return ExitCode::SUCCESS;
+        }
+        Some(Command::ConfigKeys) => {
+            print!("{}", strata::handlers::config_table_markdown());
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
     }
     let (config, warnings) =
         match strata::config::BrokerConfig::load_file(cli.config.as_deref(), &cli.overrides) {

@@ -29,6 +29,7 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod describe_producers;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -107,6 +108,7 @@ api_table! {
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
+    61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
 }
 
@@ -192,6 +194,25 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
             "malformed request (api {api_key} v{api_version}): {e}"
         )),
     }
+}
+
+/// The configuration keys Strata acts on, as Markdown, for the README.
+pub fn config_table_markdown() -> String {
+    let mut s = String::from("| Broker key | Default |\n|---|---|\n");
+    for d in crate::config::registry::BROKER_CONFIGS {
+        s.push_str(&format!("| `{}` | {} |\n", d.name, d.default.map(|v| format!("`{v}`")).unwrap_or_else(|| "(none)".into())));
+    }
+    s.push_str("\n| Topic key | Default | Broker synonyms |\n|---|---|---|\n");
+    for t in crate::config::topic::TOPIC_CONFIGS {
+        let syn: Vec<String> = t.broker_synonyms.iter().map(|k| format!("`{k}`")).collect();
+        s.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            t.def.name,
+            t.def.default.map(|v| format!("`{v}`")).unwrap_or_else(|| "(none)".into()),
+            syn.join(", ")
+        ));
+    }
+    s
 }
 
 /// The supported-API table as Markdown, for the README.
