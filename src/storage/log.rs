@@ -22,7 +22,7 @@ use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
-use super::segment::LogSegment;
+use super::segment::{offset_of_timestamp, LogSegment};
 
 /// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
 #[derive(Debug)]
@@ -463,7 +463,18 @@ impl PartitionLog {
                 best = Some(seg);
             }
         }
-        Ok(best.map(|s| (s.offset_of_max_timestamp(), s.max_timestamp())))
+        let Some(seg) = best else { return Ok(None) };
+        // The segment knows the batch (by its last offset); the record is found inside it,
+        // as Kafka's `UnifiedLog.fetchOffsetByTimestamp` does for MAX_TIMESTAMP.
+        let (ts, shallow) = (seg.max_timestamp(), seg.shallow_offset_of_max_timestamp());
+        let exact = match seg.find_batch(shallow)? {
+            Some((pos, h)) => {
+                let bytes = seg.read_bytes(pos, h.total_size())?;
+                offset_of_timestamp(&bytes, ts)
+            }
+            None => None,
+        };
+        Ok(Some((exact.unwrap_or(shallow), ts)))
     }
 
     /// Drops everything at and after `offset` (the batch holding it goes whole); the log end
