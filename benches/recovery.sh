@@ -6,7 +6,9 @@
 #      accepts, and the startup_ms the "strata started" line reports;
 #   3. the same for a clean restart (SIGTERM, then start) of the same data.
 # Needs: cargo build --release --bin strata; compat-tests/setup.sh (Kafka jars, Python venv).
-#   benches/recovery.sh [SIZE_MB]        env: PORT (19411), DIR (a new /tmp dir), KEEP=1
+#   benches/recovery.sh [SIZE_MB]        env: PORT (19411), DIR (a new /tmp dir), KEEP=1,
+#     WAIT_S=N: wait N s between producing and kill -9 (65 lets the 60 s recovery-point
+#     checkpoint record the flush of the rolled segments, so only the active one is recovered)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BIN="$ROOT/target/release/strata"
@@ -26,9 +28,12 @@ trap '[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; [ "${KEEP:-0}" = 1 ] || rm -r
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
-# start DATA_DIR: exec the broker, wait until the port accepts; sets PID and READY_MS.
+# start DATA_DIR: exec the broker; sets PID, READY_MS (until the port accepts: the listener
+# is bound once the logs are open, i.e. after recovery) and SERVING_MS (until the "strata
+# started" line: partitions opened, producer state rebuilt, requests served).
 start() {
-  local data="$1" t0 t1
+  local data="$1" t0 t1 lines
+  lines=$(grep -c 'strata started' "$DIR/broker.log" 2>/dev/null || true)
   t0=$(now_ms)
   "$BIN" --override "listeners=PLAINTEXT://127.0.0.1:$PORT" --override "log.dirs=$data" \
     >>"$DIR/broker.log" 2>&1 &
@@ -39,6 +44,8 @@ start() {
   done
   t1=$(now_ms)
   READY_MS=$(( t1 - t0 ))
+  until [ "$(grep -c 'strata started' "$DIR/broker.log")" -gt "${lines:-0}" ]; do sleep 0.01; done
+  SERVING_MS=$(( $(now_ms) - t0 ))
 }
 startup_ms() { grep 'strata started' "$DIR/broker.log" | tail -1 | sed -E 's/.*startup_ms=([0-9]+).*/\1/'; }
 stop() {
@@ -58,7 +65,7 @@ echo "# data in $DIR; $(nproc) cores; $(uname -r); strata $(git -C "$ROOT" rev-p
 
 start "$DIR/idle"
 sleep 2
-echo "idle: ready after ${READY_MS} ms (startup_ms=$(startup_ms)), VmRSS $(rss_kib "$PID") KiB"
+echo "idle: port after ${READY_MS} ms, serving after ${SERVING_MS} ms (startup_ms=$(startup_ms)), VmRSS $(rss_kib "$PID") KiB"
 stop
 
 start "$DIR/data"
@@ -72,16 +79,18 @@ java -Xmx512m -Dlog4j2.configurationFile="$ROOT/compat-tests/lib/log4j2-tools.pr
 echo "produced $RECORDS records in $(( $(now_ms) - t0 )) ms;" \
   "log $(du -sb "$DIR/data/$TOPIC-0" | cut -f1) bytes in $(ls "$DIR/data/$TOPIC-0"/*.log | wc -l) segment(s);" \
   "VmRSS $(rss_kib "$PID") KiB"
+if [ "${WAIT_S:-0}" -gt 0 ]; then sleep "$WAIT_S"; fi
+echo "recovery-point-offset-checkpoint before kill -9: $(tail -n +3 "$DIR/data/recovery-point-offset-checkpoint" | tr '\n' ' ')"
 kill9
 
 start "$DIR/data"
-echo "after kill -9: ready after ${READY_MS} ms (startup_ms=$(startup_ms)); high watermark $(high_watermark);" \
+echo "after kill -9: port after ${READY_MS} ms, serving after ${SERVING_MS} ms (startup_ms=$(startup_ms)); high watermark $(high_watermark);" \
   "VmRSS $(rss_kib "$PID") KiB"
 grep -E 'truncated|recover' "$DIR/broker.log" | tail -3 || true
 stop
 echo "clean shutdown took ${STOP_MS} ms"
 
 start "$DIR/data"
-echo "clean restart: ready after ${READY_MS} ms (startup_ms=$(startup_ms)); high watermark $(high_watermark);" \
+echo "clean restart: port after ${READY_MS} ms, serving after ${SERVING_MS} ms (startup_ms=$(startup_ms)); high watermark $(high_watermark);" \
   "VmRSS $(rss_kib "$PID") KiB"
 stop

@@ -109,6 +109,14 @@ impl LogSegment {
     pub fn log_path(&self) -> &Path {
         &self.log_path
     }
+    /// The `.log`, `.index` and `.timeindex` paths.
+    pub fn file_paths(&self) -> [PathBuf; 3] {
+        [
+            self.log_path.clone(),
+            self.offset_index.path().to_path_buf(),
+            self.time_index.path().to_path_buf(),
+        ]
+    }
     pub fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
     }

@@ -564,3 +564,33 @@ fn torn_tail_found_at_clean_load_keeps_appending_to_the_same_segment() {
         .expect("append");
     assert_eq!(log.segment_base_offsets(), before, "no new segment");
 }
+
+#[test]
+fn rolled_segments_are_flushed_and_move_the_recovery_point() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, small());
+    assert!(
+        !log.flush_sealed_segments().expect("flush"),
+        "nothing rolled yet"
+    );
+    for i in 0..12 {
+        log.append_as_leader(batch(2, 1000 + i), 0, None, 0)
+            .expect("append");
+    }
+    let segs = log.segment_base_offsets();
+    assert!(segs.len() >= 3, "segments {segs:?}");
+    // Appends alone do not move it (flush.messages / flush.ms unset) ...
+    assert_eq!(log.recovery_point(), 0);
+    // ... the flush of rolled segments moves it to the active segment's base.
+    assert!(log.flush_sealed_segments().expect("flush"));
+    let active = *segs.last().expect("active");
+    assert_eq!(log.recovery_point(), active);
+    assert!(!log.flush_sealed_segments().expect("flush"), "already done");
+    // A truncation into a sealed segment pulls the recovery point back with it.
+    log.truncate_to(segs[1] + 1).expect("truncate");
+    assert_eq!(log.recovery_point(), segs[1] + 1);
+    assert!(
+        !log.flush_sealed_segments().expect("flush"),
+        "truncated segment is active"
+    );
+}
