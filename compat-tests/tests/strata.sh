@@ -16,6 +16,8 @@ strata_start() {
   "$STRATA_BIN" --override "listeners=PLAINTEXT://127.0.0.1:$port" \
     --override "log.dirs=$dir/data" "$@" >>"$dir/broker.log" 2>&1 &
   echo $! > "$dir/pid"
+  # A failing case must not leave its broker behind (the case runs in its own subshell).
+  trap '[ -f "'"$dir"'/pid" ] && kill -9 "$(cat "'"$dir"'/pid")" 2>/dev/null' EXIT
   for _ in $(seq 300); do
     grep -q "strata started" "$dir/broker.log" && return 0
     kill -0 "$(cat "$dir/pid")" 2>/dev/null || { tail -5 "$dir/broker.log"; fail "strata exited at start-up"; }
@@ -28,7 +30,7 @@ strata_start() {
 strata_stop() {
   local pid; pid=$(cat "$1/pid")
   kill -TERM "$pid"
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || { rm -f "$1/pid"; return 0; }; sleep 0.1; done
   fail "strata did not stop within 30 s of SIGTERM"
 }
 
