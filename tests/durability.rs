@@ -274,10 +274,13 @@ async fn fetch_once(c: &mut Client, topic: &str, offset: i64) -> (i16, i64, Byte
     )
 }
 
+/// A fetched batch: base offset, last offset, records as (offset, value).
+type FetchedBatch = (i64, i64, Vec<(i64, Vec<u8>)>);
+
 /// Splits fetched bytes into batches, checking each batch's framing and CRC-32C, and returns
 /// (base offset, last offset, records as (offset, value)) per batch. A partial batch at the end
 /// (cut by the fetch size) is ignored, as clients do.
-fn batches_of(bytes: &[u8]) -> Vec<(i64, i64, Vec<(i64, Vec<u8>)>)> {
+fn batches_of(bytes: &[u8]) -> Vec<FetchedBatch> {
     let mut out = vec![];
     let mut pos = 0;
     while pos + 61 <= bytes.len() {
@@ -475,6 +478,9 @@ fn value_of(n: usize, j: usize) -> Vec<u8> {
     v
 }
 
+/// An acknowledged record: (offset, value).
+type Acked = (i64, Vec<u8>);
+
 const RECORDS_PER_BATCH: usize = 5;
 const PIPELINE_DEPTH: usize = 4;
 
@@ -484,7 +490,7 @@ const PIPELINE_DEPTH: usize = 4;
 async fn produce_until_killed(
     addr: SocketAddr,
     topic: String,
-    acked: Arc<Mutex<Vec<(i64, Vec<u8>)>>>,
+    acked: Arc<Mutex<Vec<Acked>>>,
     sent: Arc<Mutex<HashSet<Vec<u8>>>>,
     acks: Arc<AtomicUsize>,
 ) {

@@ -456,9 +456,12 @@ fn manager_round_trip_and_clean_shutdown_marker() {
     );
 }
 
-/// Every `.timeindex` entry of `dir` as (segment base, timestamp, offset), and every batch of
-/// every `.log` as (last offset, max timestamp).
-fn time_index_entries_and_batches(dir: &std::path::Path) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+/// (timestamp, offset)
+type TsAndOffset = (i64, i64);
+
+/// Every `.timeindex` entry of `dir` as (timestamp, offset), and every batch of every `.log`
+/// as (max timestamp, last offset).
+fn time_index_entries_and_batches(dir: &std::path::Path) -> (Vec<TsAndOffset>, Vec<TsAndOffset>) {
     let mut entries = Vec::new();
     let mut batches = Vec::new();
     for e in std::fs::read_dir(dir).expect("list") {
@@ -475,7 +478,7 @@ fn time_index_entries_and_batches(dir: &std::path::Path) -> (Vec<(i64, i64)>, Ve
         } else if name.ends_with(".log") {
             let bytes = std::fs::read(&path).expect("read");
             for (h, _) in BatchIter::new(&bytes) {
-                batches.push((h.last_offset(), h.max_timestamp));
+                batches.push((h.max_timestamp, h.last_offset()));
             }
         }
     }
@@ -511,7 +514,7 @@ fn time_index_entries_name_the_last_offset_of_their_batch() {
     assert!(entries.len() >= 3, "entries: {entries:?}");
     for (ts, offset) in &entries {
         assert!(
-            batches.contains(&(*offset, *ts)),
+            batches.contains(&(*ts, *offset)),
             "time index entry ({ts}, {offset}) is not (max timestamp, last offset) of a batch: {batches:?}"
         );
     }
