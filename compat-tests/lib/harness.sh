@@ -39,6 +39,9 @@ topic() { echo "compat-$RUN_ID-$1"; }
 create_topic() { "$PY" "$HERE/lib/admin.py" create "$1" "${2:-1}"; }
 
 fail() { echo "ASSERTION FAILED: $*" >&2; return 1; }
+# A case function that cannot run in this environment: `skip "reason"` (exit code SKIP_RC).
+SKIP_RC=77
+skip() { echo "SKIPPED: $*"; exit "$SKIP_RC"; }
 
 case_run() {
   local tag="$1" name="$2" fn="$3"
@@ -60,6 +63,9 @@ case_run() {
   local dt; dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
   if [ "$rc" -eq 0 ]; then
     PASSED=$((PASSED+1)); echo "PASS [$tag] $name (${dt}s)"
+  elif [ "$rc" -eq "$SKIP_RC" ]; then
+    # A case that cannot run here (e.g. needs a binary that is not built) says why.
+    SKIPPED=$((SKIPPED+1)); echo "SKIP [$tag] $name -- $(grep -v '^\s*$' "$logf" | tail -1 | cut -c1-200)"
   else
     FAILED=$((FAILED+1))
     echo "FAIL [$tag] $name (${dt}s) -- $(grep -v '^\s*$' "$logf" | tail -3 | tr '\n' ' ' | cut -c1-300) [log: $logf]"

@@ -217,7 +217,8 @@ pub async fn start(
 }
 
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
-/// (`flush.ms`), recovery-point checkpoints and producer-id expiration.
+/// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints
+/// and producer-id expiration.
 async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let retention_every =
         Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
@@ -242,6 +243,11 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 for p in broker.replicas.all() {
                     if let Err(e) = p.log.flush_if_due(now) {
                         tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "flush failed");
+                    }
+                    // Rolled segments are made durable off the append path, which bounds
+                    // crash recovery to the active segment (as Kafka's flush on roll).
+                    if let Err(e) = p.log.flush_sealed_segments() {
+                        tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "flush of rolled segments failed");
                     }
                 }
             }

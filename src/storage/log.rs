@@ -22,7 +22,7 @@ use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
-use super::segment::LogSegment;
+use super::segment::{offset_of_timestamp, LogSegment};
 
 /// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
 #[derive(Debug)]
@@ -48,6 +48,9 @@ pub(super) struct Inner {
     pub last_flush_ms: i64,
     /// `.deleted` files and when they may go (file.delete.delay.ms).
     pub pending_deletes: Vec<(i64, Vec<PathBuf>)>,
+    /// Bumped by every truncation, so that work done without the lock (the fsync of rolled
+    /// segments) can tell whether the data it covered is still the log's.
+    pub truncations: u64,
 }
 
 /// Splits `<topic>-<partition>` at the last '-' (topics may contain '-').
@@ -407,6 +410,54 @@ impl PartitionLog {
         self.inner.write().flush()
     }
 
+    /// Kafka's flush of rolled segments (`UnifiedLog.roll` schedules
+    /// `flushUptoOffsetExclusive(newSegment.baseOffset)`): fsyncs every sealed segment from the
+    /// one holding the recovery point up to the active segment, and the partition directory,
+    /// then moves the recovery point to the active segment's base offset. Without it the
+    /// recovery point only moves on `flush.messages` / `flush.ms` (unset by default), so a crash
+    /// would re-validate everything written since start-up instead of the active segment.
+    /// The fsyncs run without the lock, so appends are not held up behind them. Returns
+    /// whether the recovery point moved.
+    pub fn flush_sealed_segments(&self) -> Result<bool> {
+        let (target, truncations, paths) = {
+            let inner = self.inner.read();
+            let target = inner.active().base_offset();
+            if inner.recovery_point >= target {
+                return Ok(false);
+            }
+            let from = inner
+                .segments
+                .range(..=inner.recovery_point)
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(i64::MIN);
+            let paths: Vec<PathBuf> = inner
+                .segments
+                .range(from..target)
+                .flat_map(|(_, s)| s.file_paths())
+                .chain(std::iter::once(inner.dir.clone()))
+                .collect();
+            (target, inner.truncations, paths)
+        };
+        for path in &paths {
+            match std::fs::File::open(path) {
+                Ok(f) => f.sync_all().ctx("fsync rolled segment", path)?,
+                // Deleted meanwhile (retention, topic deletion): try again next time.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(e).ctx("open rolled segment", path),
+            }
+        }
+        let mut inner = self.inner.write();
+        if inner.truncations != truncations
+            || inner.recovery_point >= target
+            || !inner.segments.contains_key(&target)
+        {
+            return Ok(false);
+        }
+        inner.recovery_point = target;
+        Ok(true)
+    }
+
     /// The periodic flusher's check (`flush.ms`): fsyncs when unflushed data is older than the
     /// configured interval. Returns whether it flushed.
     pub fn flush_if_due(&self, now_ms: i64) -> Result<bool> {
@@ -463,7 +514,18 @@ impl PartitionLog {
                 best = Some(seg);
             }
         }
-        Ok(best.map(|s| (s.offset_of_max_timestamp(), s.max_timestamp())))
+        let Some(seg) = best else { return Ok(None) };
+        // The segment knows the batch (by its last offset); the record is found inside it,
+        // as Kafka's `UnifiedLog.fetchOffsetByTimestamp` does for MAX_TIMESTAMP.
+        let (ts, shallow) = (seg.max_timestamp(), seg.shallow_offset_of_max_timestamp());
+        let exact = match seg.find_batch(shallow)? {
+            Some((pos, h)) => {
+                let bytes = seg.read_bytes(pos, h.total_size())?;
+                offset_of_timestamp(&bytes, ts)
+            }
+            None => None,
+        };
+        Ok(Some((exact.unwrap_or(shallow), ts)))
     }
 
     /// Drops everything at and after `offset` (the batch holding it goes whole); the log end
@@ -500,6 +562,7 @@ impl PartitionLog {
         active.preallocate_indexes(index_bytes)?;
         inner.log_end_offset = offset;
         inner.recovery_point = inner.recovery_point.min(offset);
+        inner.truncations += 1;
         inner.epochs.truncate_from_end(offset)?;
         Ok(())
     }
@@ -530,6 +593,7 @@ impl PartitionLog {
         inner.log_start_offset = offset;
         inner.log_end_offset = offset;
         inner.recovery_point = offset;
+        inner.truncations += 1;
         inner.epochs.clear()?;
         Ok(())
     }

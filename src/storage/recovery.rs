@@ -154,6 +154,7 @@ impl PartitionLog {
             unflushed_messages: 0,
             last_flush_ms: now_ms,
             pending_deletes: Vec::new(),
+            truncations: 0,
         };
         // Non-active segments keep trimmed indexes; the active one gets its preallocation.
         let index_bytes = inner.config.segment_index_bytes;

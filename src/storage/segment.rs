@@ -35,9 +35,12 @@ pub struct LogSegment {
     offset_index: OffsetIndex,
     time_index: TimeIndex,
     bytes_since_last_index_entry: u64,
-    /// Largest batch max timestamp, and the offset of the first record carrying it.
+    /// Largest batch max timestamp, and the last offset of the first batch carrying it
+    /// (Kafka's `shallowOffsetOfMaxTimestampSoFar`). The time index stores this batch-level
+    /// offset: `kafka-dump-log` checks that every time index entry names the last offset of a
+    /// batch whose largest record timestamp is the entry's timestamp.
     max_timestamp: i64,
-    offset_of_max_timestamp: i64,
+    shallow_offset_of_max_timestamp: i64,
     /// Max timestamp of the first batch (Kafka's `rollingBasedTimestamp`), if any.
     first_batch_timestamp: Option<i64>,
     created_ms: i64,
@@ -73,7 +76,7 @@ impl LogSegment {
             size,
             bytes_since_last_index_entry: 0,
             max_timestamp: -1,
-            offset_of_max_timestamp: -1,
+            shallow_offset_of_max_timestamp: -1,
             first_batch_timestamp: None,
             created_ms: now_ms,
             next_offset: None,
@@ -95,14 +98,24 @@ impl LogSegment {
     pub fn max_timestamp(&self) -> i64 {
         self.max_timestamp
     }
-    pub fn offset_of_max_timestamp(&self) -> i64 {
-        self.offset_of_max_timestamp
+    /// The last offset of the first batch that carries [`LogSegment::max_timestamp`]; the
+    /// record-exact offset is found by reading that batch.
+    pub fn shallow_offset_of_max_timestamp(&self) -> i64 {
+        self.shallow_offset_of_max_timestamp
     }
     pub fn created_ms(&self) -> i64 {
         self.created_ms
     }
     pub fn log_path(&self) -> &Path {
         &self.log_path
+    }
+    /// The `.log`, `.index` and `.timeindex` paths.
+    pub fn file_paths(&self) -> [PathBuf; 3] {
+        [
+            self.log_path.clone(),
+            self.offset_index.path().to_path_buf(),
+            self.time_index.path().to_path_buf(),
+        ]
     }
     pub fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
@@ -149,7 +162,7 @@ impl LogSegment {
             .unwrap_or(0);
         let mut pos = start;
         while let Some(h) = self.read_header_at(pos)? {
-            self.note_batch(&h, pos, None);
+            self.note_batch(&h);
             pos += h.total_size() as u64;
         }
         if pos != self.size
@@ -162,7 +175,7 @@ impl LogSegment {
         if let Some((ts, offset)) = self.time_index.last_entry() {
             if ts > self.max_timestamp {
                 self.max_timestamp = ts;
-                self.offset_of_max_timestamp = offset;
+                self.shallow_offset_of_max_timestamp = offset;
             }
         }
         // The first batch sets the roll timestamp.
@@ -180,7 +193,7 @@ impl LogSegment {
         self.time_index.reset();
         self.bytes_since_last_index_entry = 0;
         self.max_timestamp = -1;
-        self.offset_of_max_timestamp = -1;
+        self.shallow_offset_of_max_timestamp = -1;
         self.first_batch_timestamp = None;
         self.next_offset = None;
         let file_size = self
@@ -211,7 +224,7 @@ impl LogSegment {
             if h.base_offset < expected || h.last_offset() - self.base_offset > u32::MAX as i64 {
                 break;
             }
-            self.note_batch(&h, pos, Some(&buf));
+            self.note_batch(&h);
             if self.first_batch_timestamp.is_none() {
                 self.first_batch_timestamp = Some(h.max_timestamp);
             }
@@ -228,15 +241,13 @@ impl LogSegment {
         Ok(cut)
     }
 
-    /// Updates next offset and max timestamp for a batch at `pos` (bytes given when at hand, so
-    /// the offset of the max timestamp can be exact for uncompressed batches).
-    fn note_batch(&mut self, h: &BatchHeader, _pos: u64, bytes: Option<&[u8]>) {
+    /// Updates next offset and max timestamp for a batch (Kafka's `LogSegment.append` and
+    /// `recover` bookkeeping): the max timestamp is remembered with the batch's last offset.
+    fn note_batch(&mut self, h: &BatchHeader) {
         self.next_offset = Some(h.last_offset() + 1);
         if h.max_timestamp > self.max_timestamp {
             self.max_timestamp = h.max_timestamp;
-            self.offset_of_max_timestamp = bytes
-                .and_then(|b| offset_of_timestamp(b, h.max_timestamp))
-                .unwrap_or(h.last_offset());
+            self.shallow_offset_of_max_timestamp = h.last_offset();
         }
     }
 
@@ -249,7 +260,7 @@ impl LogSegment {
             }
             if !self.time_index.is_full() {
                 self.time_index
-                    .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+                    .maybe_append(self.max_timestamp, self.shallow_offset_of_max_timestamp);
             }
             self.bytes_since_last_index_entry = 0;
         }
@@ -267,7 +278,7 @@ impl LogSegment {
         if self.first_batch_timestamp.is_none() {
             self.first_batch_timestamp = Some(h.max_timestamp);
         }
-        self.note_batch(&h, pos, Some(batch));
+        self.note_batch(&h);
         self.maybe_index(&h, pos, batch.len() as u64, index_interval_bytes);
         Ok(())
     }
@@ -353,7 +364,7 @@ impl LogSegment {
             self.time_index.reset();
             self.next_offset = None;
             self.max_timestamp = -1;
-            self.offset_of_max_timestamp = -1;
+            self.shallow_offset_of_max_timestamp = -1;
             self.first_batch_timestamp = None;
             self.bytes_since_last_index_entry = 0;
         } else {
@@ -367,7 +378,7 @@ impl LogSegment {
     pub fn seal(&mut self) -> Result<()> {
         if self.max_timestamp >= 0 {
             self.time_index
-                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+                .maybe_append(self.max_timestamp, self.shallow_offset_of_max_timestamp);
         }
         self.offset_index.trim()?;
         self.time_index.trim()
@@ -408,8 +419,9 @@ impl LogSegment {
     }
 }
 
-/// The offset of the first record in `batch` whose timestamp equals `ts`.
-fn offset_of_timestamp(batch: &[u8], ts: i64) -> Option<i64> {
+/// The offset of the first record in `batch` whose timestamp equals `ts` (None for a
+/// compressed batch or when no record carries it).
+pub fn offset_of_timestamp(batch: &[u8], ts: i64) -> Option<i64> {
     record_offsets_and_timestamps(batch)?
         .into_iter()
         .find(|&(_, t)| t == ts)

@@ -455,3 +455,145 @@ fn manager_round_trip_and_clean_shutdown_marker() {
         "node id mismatch"
     );
 }
+
+/// (timestamp, offset)
+type TsAndOffset = (i64, i64);
+
+/// Every `.timeindex` entry of `dir` as (timestamp, offset), and every batch of every `.log`
+/// as (max timestamp, last offset).
+fn time_index_entries_and_batches(dir: &std::path::Path) -> (Vec<TsAndOffset>, Vec<TsAndOffset>) {
+    let mut entries = Vec::new();
+    let mut batches = Vec::new();
+    for e in std::fs::read_dir(dir).expect("list") {
+        let path = e.expect("entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".timeindex") {
+            let base: i64 = stem.parse().expect("base");
+            let bytes = std::fs::read(&path).expect("read");
+            for c in bytes.chunks(12) {
+                let ts = i64::from_be_bytes(c[..8].try_into().unwrap());
+                let rel = u32::from_be_bytes(c[8..].try_into().unwrap());
+                entries.push((ts, base + rel as i64));
+            }
+        } else if name.ends_with(".log") {
+            let bytes = std::fs::read(&path).expect("read");
+            for (h, _) in BatchIter::new(&bytes) {
+                batches.push((h.max_timestamp, h.last_offset()));
+            }
+        }
+    }
+    (entries, batches)
+}
+
+#[test]
+fn time_index_entries_name_the_last_offset_of_their_batch() {
+    // kafka-dump-log (DumpLogSegments.dumpTimeIndex) requires each time index entry's offset to
+    // be the last offset of a batch whose largest timestamp is the entry's timestamp. Batches
+    // whose records share one timestamp put the max timestamp on their first record, which an
+    // index of record-exact offsets got wrong.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, small());
+    for i in 0..12 {
+        let b = build_test_batch(&TestBatch {
+            records: 3,
+            base_timestamp: 1000 + 100 * i,
+            timestamp_step_ms: 0,
+            ..TestBatch::default()
+        });
+        log.append_as_leader(BytesMut::from(&b[..]), 0, None, 0)
+            .expect("append");
+    }
+    // MAX_TIMESTAMP still answers with the first record carrying it.
+    assert_eq!(
+        log.max_timestamp_and_offset().expect("max"),
+        Some((33, 2100))
+    );
+    log.close().expect("close");
+    drop(log);
+    let (entries, batches) = time_index_entries_and_batches(&dir.path().join("my-topic-0"));
+    assert!(entries.len() >= 3, "entries: {entries:?}");
+    for (ts, offset) in &entries {
+        assert!(
+            batches.contains(&(*ts, *offset)),
+            "time index entry ({ts}, {offset}) is not (max timestamp, last offset) of a batch: {batches:?}"
+        );
+    }
+    // Reopened (indexes loaded, not rebuilt): the same answers.
+    let log = open(&dir, small());
+    assert_eq!(
+        log.max_timestamp_and_offset().expect("max"),
+        Some((33, 2100))
+    );
+    assert_eq!(
+        log.offset_for_timestamp(1550).expect("lookup"),
+        Some((18, 1600))
+    );
+}
+
+#[test]
+fn torn_tail_found_at_clean_load_keeps_appending_to_the_same_segment() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = LogConfig {
+        segment_bytes: 4000,
+        index_interval_bytes: 100,
+        ..LogConfig::default()
+    };
+    let log = open(&dir, config.clone());
+    for i in 0..40 {
+        log.append_as_leader(batch(2, 1000 + i), 0, None, 0)
+            .expect("append");
+    }
+    let before = log.segment_base_offsets();
+    let last = *before.last().expect("segments");
+    log.close().expect("close");
+    drop(log);
+    // Tear the active segment in its middle, as a crash during a write would, and reopen as
+    // after a clean shutdown: the load notices, recovers the segment and the log goes on in it.
+    let path = dir
+        .path()
+        .join("my-topic-0")
+        .join(format!("{last:020}.log"));
+    let len = std::fs::metadata(&path).expect("stat").len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    f.set_len(len / 2 + 7).expect("truncate");
+    drop(f);
+    let log = open(&dir, config);
+    let leo = log.log_end_offset();
+    assert!(leo > last && leo < 80, "recovered end {leo}");
+    log.append_as_leader(batch(2, 2000), 0, None, 0)
+        .expect("append");
+    assert_eq!(log.segment_base_offsets(), before, "no new segment");
+}
+
+#[test]
+fn rolled_segments_are_flushed_and_move_the_recovery_point() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, small());
+    assert!(
+        !log.flush_sealed_segments().expect("flush"),
+        "nothing rolled yet"
+    );
+    for i in 0..12 {
+        log.append_as_leader(batch(2, 1000 + i), 0, None, 0)
+            .expect("append");
+    }
+    let segs = log.segment_base_offsets();
+    assert!(segs.len() >= 3, "segments {segs:?}");
+    // Appends alone do not move it (flush.messages / flush.ms unset) ...
+    assert_eq!(log.recovery_point(), 0);
+    // ... the flush of rolled segments moves it to the active segment's base.
+    assert!(log.flush_sealed_segments().expect("flush"));
+    let active = *segs.last().expect("active");
+    assert_eq!(log.recovery_point(), active);
+    assert!(!log.flush_sealed_segments().expect("flush"), "already done");
+    // A truncation into a sealed segment pulls the recovery point back with it.
+    log.truncate_to(segs[1] + 1).expect("truncate");
+    assert_eq!(log.recovery_point(), segs[1] + 1);
+    assert!(
+        !log.flush_sealed_segments().expect("flush"),
+        "truncated segment is active"
+    );
+}
