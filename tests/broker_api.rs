@@ -387,7 +387,7 @@ async fn list_offsets_earliest_latest_and_by_time() {
         list_offsets_request::ListOffsetsRequest,
         list_offsets_response::ListOffsetsResponse,
         7,
-        q(1_600_000_000_000)
+        q(now_ms() - 3_600_000)
     );
     assert_eq!(r.topics[0].partitions[0].offset, 0);
     let r = api_call!(
@@ -395,7 +395,7 @@ async fn list_offsets_earliest_latest_and_by_time() {
         list_offsets_request::ListOffsetsRequest,
         list_offsets_response::ListOffsetsResponse,
         7,
-        q(1_800_000_000_000)
+        q(now_ms() + 3_600_000)
     );
     assert_eq!(r.topics[0].partitions[0].offset, -1);
 }

@@ -27,7 +27,8 @@ fn readme_api_table_is_generated_from_the_api_table() {
 
 #[test]
 fn readme_config_table_is_generated_from_the_registry() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     assert_eq!(
         section(&readme, "config-keys"),
         strata::handlers::config_table_markdown(),

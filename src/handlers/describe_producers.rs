@@ -20,7 +20,10 @@ pub fn handle(broker: &Broker, request: &DescribeProducersRequest) -> DescribePr
                 .partition_indexes
                 .iter()
                 .map(|&index| {
-                    let mut r = PartitionResponse { partition_index: index, ..Default::default() };
+                    let mut r = PartitionResponse {
+                        partition_index: index,
+                        ..Default::default()
+                    };
                     match broker.replicas.get(&t.name, index) {
                         None => r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
                         Some(p) => {
@@ -33,7 +36,9 @@ pub fn handle(broker: &Broker, request: &DescribeProducersRequest) -> DescribePr
                                         last_sequence: e.last_seq().unwrap_or(-1),
                                         last_timestamp: e.last_timestamp,
                                         coordinator_epoch: e.coordinator_epoch,
-                                        current_txn_start_offset: e.current_txn_first_offset.unwrap_or(-1),
+                                        current_txn_start_offset: e
+                                            .current_txn_first_offset
+                                            .unwrap_or(-1),
                                         ..Default::default()
                                     })
                                     .collect();
@@ -48,10 +53,19 @@ pub fn handle(broker: &Broker, request: &DescribeProducersRequest) -> DescribePr
             ..Default::default()
         })
         .collect();
-    DescribeProducersResponse { throttle_time_ms: 0, topics, ..Default::default() }
+    DescribeProducersResponse {
+        throttle_time_ms: 0,
+        topics,
+        ..Default::default()
+    }
 }
 
-pub async fn start(broker: Arc<Broker>, header: RequestHeader, request: DescribeProducersRequest, _peer: SocketAddr) -> ResponseFuture {
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: DescribeProducersRequest,
+    _peer: SocketAddr,
+) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))
 }

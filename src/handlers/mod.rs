@@ -200,7 +200,13 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
 pub fn config_table_markdown() -> String {
     let mut s = String::from("| Broker key | Default |\n|---|---|\n");
     for d in crate::config::registry::BROKER_CONFIGS {
-        s.push_str(&format!("| `{}` | {} |\n", d.name, d.default.map(|v| format!("`{v}`")).unwrap_or_else(|| "(none)".into())));
+        s.push_str(&format!(
+            "| `{}` | {} |\n",
+            d.name,
+            d.default
+                .map(|v| format!("`{v}`"))
+                .unwrap_or_else(|| "(none)".into())
+        ));
     }
     s.push_str("\n| Topic key | Default | Broker synonyms |\n|---|---|---|\n");
     for t in crate::config::topic::TOPIC_CONFIGS {
@@ -208,7 +214,10 @@ pub fn config_table_markdown() -> String {
         s.push_str(&format!(
             "| `{}` | {} | {} |\n",
             t.def.name,
-            t.def.default.map(|v| format!("`{v}`")).unwrap_or_else(|| "(none)".into()),
+            t.def
+                .default
+                .map(|v| format!("`{v}`"))
+                .unwrap_or_else(|| "(none)".into()),
             syn.join(", ")
         ));
     }

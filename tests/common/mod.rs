@@ -173,9 +173,14 @@ pub fn batch(values: &[&[u8]], producer: Option<(i64, i16, i32)>) -> Bytes {
         .collect();
     let mut b = strata::protocol::records::RecordBatchBuilder::new(0)
         .producer(pid, epoch, seq)
-        .base_timestamp_ms(1_700_000_000_000);
+        .base_timestamp_ms(now_ms());
     for r in records {
         b.push_record(r);
     }
     b.build().freeze()
+}
+
+/// The wall clock, for record timestamps (old timestamps would be removed by retention).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
