@@ -43,6 +43,19 @@ pub trait CoordinatorLog: Send + Sync {
         partition: i32,
         records: Vec<CoordinatorRecord>,
     ) -> Result<(), CoordinatorLogError>;
+
+    /// Appends records inside a producer's transaction (TxnOffsetCommit): a transactional
+    /// batch carrying the producer id and epoch, resolved later by a COMMIT or ABORT marker.
+    fn append_transactional(
+        &self,
+        partition: i32,
+        producer_id: i64,
+        producer_epoch: i16,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError> {
+        let _ = (producer_id, producer_epoch);
+        self.append(partition, records)
+    }
 }
 
 /// A [`CoordinatorLog`] kept in memory, for tests and tools. `fail_with` makes the next

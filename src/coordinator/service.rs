@@ -46,6 +46,8 @@ use crate::protocol::messages::offset_fetch_request::OffsetFetchRequest;
 use crate::protocol::messages::offset_fetch_response::*;
 use crate::protocol::messages::sync_group_request::SyncGroupRequest;
 use crate::protocol::messages::sync_group_response::SyncGroupResponse;
+use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
+use crate::protocol::messages::txn_offset_commit_response::*;
 
 /// What the coordinator needs from the request header.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -535,6 +537,117 @@ impl GroupCoordinator {
 
     /// Fires due timers on every shard and delivers the responses they complete. Call every
     /// ~100 ms.
+    /// TxnOffsetCommit v0-4: offsets committed inside a transaction.
+    pub fn txn_offset_commit(
+        &self,
+        ctx: &RequestContext,
+        request: &TxnOffsetCommitRequest,
+    ) -> TxnOffsetCommitResponse {
+        self.with_shard(&request.group_id, |s, now| {
+            s.txn_offset_commit(now, ctx, request)
+        })
+        .unwrap_or_else(|| TxnOffsetCommitResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| TxnOffsetCommitResponseTopic {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| TxnOffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: crate::error::ErrorCode::NOT_COORDINATOR.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    /// A transaction marker was written to `partition`: publish or drop the producer's pending
+    /// offsets there.
+    pub fn complete_txn(&self, partition: i32, producer_id: i64, commit: bool) {
+        if let Some(slot) = usize::try_from(partition)
+            .ok()
+            .and_then(|p| self.slots.get(p))
+        {
+            if let Some(shard) = slot.lock().shard.as_mut() {
+                shard.replay_txn_marker(producer_id, commit);
+            }
+        }
+    }
+
+    /// Becomes the coordinator of `partition`, replaying records and transaction markers in
+    /// log order.
+    pub fn load_items(
+        &self,
+        partition: i32,
+        items: Vec<crate::coordinator::txn_offsets::LoadItem>,
+    ) -> LoadSummary {
+        let Some(slot) = usize::try_from(partition)
+            .ok()
+            .and_then(|p| self.slots.get(p))
+        else {
+            return LoadSummary::default();
+        };
+        let mut shard =
+            GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
+        let summary = shard.load_items(items, self.clock.now_ms());
+        *slot.lock() = Slot {
+            shard: Some(shard),
+            ..Default::default()
+        };
+        summary
+    }
+
+    /// Whether an open transaction holds an offset of this group partition.
+    fn unstable(&self, group_id: &str, topic: &str, partition: i32) -> bool {
+        self.with_shard(group_id, |s, _| {
+            s.has_pending_txn_offset(group_id, topic, partition)
+        })
+        .unwrap_or(false)
+    }
+
+    /// OffsetFetch with `require_stable` (v7+, KIP-447): partitions with offsets pending in an
+    /// open transaction answer UNSTABLE_OFFSET_COMMIT, so the consumer retries.
+    pub fn offset_fetch_stable(
+        &self,
+        ctx: &RequestContext,
+        request: &OffsetFetchRequest,
+    ) -> OffsetFetchResponse {
+        let mut response = self.offset_fetch(ctx, request);
+        if ctx.api_version < 7 || !request.require_stable {
+            return response;
+        }
+        let unstable = crate::error::ErrorCode::UNSTABLE_OFFSET_COMMIT.code();
+        if ctx.api_version >= 8 {
+            for g in &mut response.groups {
+                for t in &mut g.topics {
+                    for p in &mut t.partitions {
+                        if self.unstable(&g.group_id, &t.name, p.partition_index) {
+                            p.error_code = unstable;
+                            p.committed_offset = -1;
+                        }
+                    }
+                }
+            }
+        } else {
+            for t in &mut response.topics {
+                for p in &mut t.partitions {
+                    if self.unstable(&request.group_id, &t.name, p.partition_index) {
+                        p.error_code = unstable;
+                        p.committed_offset = -1;
+                    }
+                }
+            }
+        }
+        response
+    }
+
     pub fn tick(&self) {
         let now = self.clock.now_ms();
         for slot in &self.slots {

@@ -40,6 +40,10 @@ pub struct GroupCoordinatorShard {
     pub(crate) offsets: BTreeMap<String, GroupOffsets>,
     pub(crate) completions: Vec<Completion>,
     pub(crate) next_offsets_cleanup_ms: Option<i64>,
+    /// Offsets committed inside open transactions, by producer id (KIP-98): invisible until
+    /// the transaction's COMMIT marker reaches this partition.
+    pub(crate) pending_txn_offsets:
+        BTreeMap<i64, Vec<crate::coordinator::txn_offsets::PendingOffset>>,
 }
 
 impl std::fmt::Debug for GroupCoordinatorShard {
@@ -83,6 +87,7 @@ impl GroupCoordinatorShard {
             offsets: BTreeMap::new(),
             completions: Vec::new(),
             next_offsets_cleanup_ms: None,
+            pending_txn_offsets: BTreeMap::new(),
         }
     }
 
@@ -108,6 +113,18 @@ impl GroupCoordinatorShard {
     }
 
     /// Appends `records` to the partition and, once they are committed, replays them.
+    /// Appends records inside a producer's transaction; the caller replays them as pending.
+    pub(crate) fn log_append_transactional(
+        &mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), crate::error::ErrorCode> {
+        self.log
+            .append_transactional(self.partition, producer_id, producer_epoch, records)
+            .map_err(|e| CoordinatorError::from(e).offset_commit_code())
+    }
+
     pub(crate) fn write(
         &mut self,
         records: Vec<CoordinatorRecord>,

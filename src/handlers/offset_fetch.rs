@@ -13,6 +13,6 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = broker.groups.offset_fetch(&ctx, &request);
+    let response = broker.groups.offset_fetch_stable(&ctx, &request);
     ready(header, Some(response))
 }

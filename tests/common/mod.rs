@@ -182,5 +182,8 @@ pub fn batch(values: &[&[u8]], producer: Option<(i64, i16, i32)>) -> Bytes {
 
 /// The wall clock, for record timestamps (old timestamps would be removed by retention).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }
