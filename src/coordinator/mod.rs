@@ -25,6 +25,7 @@ pub mod records;
 pub mod runtime;
 pub mod service;
 pub mod shard;
+pub mod txn;
 
 #[cfg(test)]
 mod tests;
