@@ -269,7 +269,10 @@ impl TransactionCoordinator {
             .flat_map(|t| t.partitions.iter().map(move |p| (t.name.clone(), *p)))
             .collect();
         let outcomes: Vec<Result<(), TxnError>> = if tid.is_empty() {
-            requested.iter().map(|_| Err(TxnError::InvalidRequest)).collect()
+            requested
+                .iter()
+                .map(|_| Err(TxnError::InvalidRequest))
+                .collect()
         } else if requested.iter().any(|(t, p)| !partition_exists(t, *p)) {
             requested
                 .iter()
@@ -338,13 +341,7 @@ impl TransactionCoordinator {
             .into_iter()
             .collect();
             self.with_shard(tid, |s, now| {
-                s.add_partitions(
-                    tid,
-                    request.producer_id,
-                    request.producer_epoch,
-                    &set,
-                    now,
-                )
+                s.add_partitions(tid, request.producer_id, request.producer_epoch, &set, now)
             })
         };
         AddOffsetsToTxnResponse {
@@ -392,9 +389,7 @@ impl TransactionCoordinator {
                     Err(TxnError::InvalidRequest)
                 } else {
                     self.with_shard(tid, |s, _| {
-                        s.get(tid)
-                            .cloned()
-                            .ok_or(TxnError::TransactionalIdNotFound)
+                        s.get(tid).cloned().ok_or(TxnError::TransactionalIdNotFound)
                     })
                 };
                 match found {
@@ -448,14 +443,17 @@ impl TransactionCoordinator {
         let mut transaction_states = Vec::new();
         for slot in &self.slots {
             if let Some(shard) = slot.lock().as_ref() {
-                transaction_states.extend(shard.list(&states, &producer_ids, duration, now).into_iter().map(
-                    |(transactional_id, producer_id, state)| ListedState {
-                        transactional_id,
-                        producer_id,
-                        transaction_state: state.to_string(),
-                        ..Default::default()
-                    },
-                ));
+                transaction_states.extend(
+                    shard
+                        .list(&states, &producer_ids, duration, now)
+                        .into_iter()
+                        .map(|(transactional_id, producer_id, state)| ListedState {
+                            transactional_id,
+                            producer_id,
+                            transaction_state: state.to_string(),
+                            ..Default::default()
+                        }),
+                );
             }
         }
         ListTransactionsResponse {

@@ -41,10 +41,16 @@ fn commit_writes_commit_markers_to_every_partition_then_completes() {
     assert_eq!(h.log.records(h.partition(TID)).len(), 6);
     // A retried EndTxn with the same result is OK; the other result is not.
     assert_eq!(h.end(3, TID, pid, epoch, true), 0);
-    assert_eq!(h.end(3, TID, pid, epoch, false), code(ErrorCode::INVALID_TXN_STATE));
+    assert_eq!(
+        h.end(3, TID, pid, epoch, false),
+        code(ErrorCode::INVALID_TXN_STATE)
+    );
     // The next transaction starts from CompleteCommit.
     h.add_ok(TID, pid, epoch, &[("t3", 0)]);
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::Ongoing);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::Ongoing
+    );
 }
 
 #[test]
@@ -57,9 +63,15 @@ fn abort_writes_abort_markers() {
     assert_eq!(calls.len(), 1);
     assert!(!calls[0].commit);
     assert_eq!(calls[0].partitions, tps(&[("t1", 1)]));
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::CompleteAbort);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::CompleteAbort
+    );
     assert_eq!(h.end(4, TID, pid, epoch, false), 0);
-    assert_eq!(h.end(4, TID, pid, epoch, true), code(ErrorCode::INVALID_TXN_STATE));
+    assert_eq!(
+        h.end(4, TID, pid, epoch, true),
+        code(ErrorCode::INVALID_TXN_STATE)
+    );
 }
 
 #[test]
@@ -72,14 +84,23 @@ fn end_txn_without_a_transaction_or_producer() {
     );
     let (pid, epoch) = h.init_ok(TID);
     // Empty: no transaction to end.
-    assert_eq!(h.end(3, TID, pid, epoch, true), code(ErrorCode::INVALID_TXN_STATE));
-    assert_eq!(h.end(3, TID, pid, epoch, false), code(ErrorCode::INVALID_TXN_STATE));
+    assert_eq!(
+        h.end(3, TID, pid, epoch, true),
+        code(ErrorCode::INVALID_TXN_STATE)
+    );
+    assert_eq!(
+        h.end(3, TID, pid, epoch, false),
+        code(ErrorCode::INVALID_TXN_STATE)
+    );
     // Wrong producer id.
     assert_eq!(
         h.end(3, TID, pid + 7, epoch, true),
         code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)
     );
-    assert_eq!(h.end(3, "", pid, epoch, true), code(ErrorCode::INVALID_REQUEST));
+    assert_eq!(
+        h.end(3, "", pid, epoch, true),
+        code(ErrorCode::INVALID_REQUEST)
+    );
     assert!(h.markers().is_empty());
 }
 
@@ -91,23 +112,38 @@ fn end_txn_while_markers_pending_is_concurrent_and_tick_completes() {
     h.fail_markers(true);
     // EndTxn answers once the prepare record is written.
     assert_eq!(h.end(3, TID, pid, epoch, true), 0);
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::PrepareCommit);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::PrepareCommit
+    );
     assert_eq!(
         h.end(3, TID, pid, epoch, true),
         code(ErrorCode::CONCURRENT_TRANSACTIONS)
     );
-    assert_eq!(h.end(3, TID, pid, epoch, false), code(ErrorCode::INVALID_TXN_STATE));
+    assert_eq!(
+        h.end(3, TID, pid, epoch, false),
+        code(ErrorCode::INVALID_TXN_STATE)
+    );
     let add = h.add(3, TID, pid, epoch, &[("t2", 0)]);
-    assert_eq!(codes_v3(&add), vec![code(ErrorCode::CONCURRENT_TRANSACTIONS)]);
+    assert_eq!(
+        codes_v3(&add),
+        vec![code(ErrorCode::CONCURRENT_TRANSACTIONS)]
+    );
     assert_eq!(
         h.init(4, TID, TIMEOUT).error_code,
         code(ErrorCode::CONCURRENT_TRANSACTIONS)
     );
     h.coord.tick();
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::PrepareCommit);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::PrepareCommit
+    );
     h.fail_markers(false);
     h.coord.tick();
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::CompleteCommit);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::CompleteCommit
+    );
     assert_eq!(h.markers().len(), 1);
     assert!(h.markers()[0].commit);
 }
@@ -125,15 +161,27 @@ fn add_partitions_for_unknown_topic_adds_nothing() {
             code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
         ]
     );
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::Empty);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::Empty
+    );
     // Unknown producer, wrong producer id, empty id.
     let r = h.add(3, "other", 5, 0, &[("t1", 0)]);
-    assert_eq!(codes_v3(&r), vec![code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)]);
+    assert_eq!(
+        codes_v3(&r),
+        vec![code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)]
+    );
     let r = h.add(3, TID, pid + 1, epoch, &[("t1", 0)]);
-    assert_eq!(codes_v3(&r), vec![code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)]);
+    assert_eq!(
+        codes_v3(&r),
+        vec![code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)]
+    );
     let r = h.add(3, "", pid, epoch, &[("t1", 0)]);
     assert_eq!(codes_v3(&r), vec![code(ErrorCode::INVALID_REQUEST)]);
-    assert_eq!(h.add_offsets(3, "", pid, epoch, "g"), code(ErrorCode::INVALID_REQUEST));
+    assert_eq!(
+        h.add_offsets(3, "", pid, epoch, "g"),
+        code(ErrorCode::INVALID_REQUEST)
+    );
     assert_eq!(
         h.add_offsets(3, "other", pid, epoch, "g"),
         code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)
@@ -191,7 +239,10 @@ fn timed_out_transaction_is_aborted_with_a_bumped_epoch() {
     h.add_ok(TID, pid, epoch, &[("t1", 0)]);
     h.clock.advance(TIMEOUT as i64);
     h.coord.tick();
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::Ongoing);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::Ongoing
+    );
     h.clock.advance(1);
     h.coord.tick();
     let m = h.coord.transaction(TID).unwrap();
@@ -208,7 +259,10 @@ fn timed_out_transaction_is_aborted_with_a_bumped_epoch() {
         }]
     );
     // The timed-out producer is fenced.
-    assert_eq!(h.end(3, TID, pid, epoch, true), code(ErrorCode::PRODUCER_FENCED));
+    assert_eq!(
+        h.end(3, TID, pid, epoch, true),
+        code(ErrorCode::PRODUCER_FENCED)
+    );
 }
 
 #[test]
@@ -223,7 +277,10 @@ fn init_producer_id_validation() {
         h.init(4, TID, 0).error_code,
         code(ErrorCode::INVALID_TRANSACTION_TIMEOUT)
     );
-    assert_eq!(h.init(4, "", TIMEOUT).error_code, code(ErrorCode::INVALID_REQUEST));
+    assert_eq!(
+        h.init(4, "", TIMEOUT).error_code,
+        code(ErrorCode::INVALID_REQUEST)
+    );
     let r = init_with(&h.coord, 4, TID, TIMEOUT, 5, -1);
     assert_eq!(r.error_code, code(ErrorCode::INVALID_REQUEST));
     assert_eq!((r.producer_id, r.producer_epoch), (-1, -1));
@@ -254,14 +311,29 @@ fn not_coordinator_and_log_failures() {
     let (pid, epoch) = h.init_ok(TID);
     h.log.fail_with(Some(CoordinatorLogError::NotAvailable));
     let r = h.add(3, TID, pid, epoch, &[("t1", 0)]);
-    assert_eq!(codes_v3(&r), vec![code(ErrorCode::COORDINATOR_NOT_AVAILABLE)]);
+    assert_eq!(
+        codes_v3(&r),
+        vec![code(ErrorCode::COORDINATOR_NOT_AVAILABLE)]
+    );
     h.log.fail_with(Some(CoordinatorLogError::NotLeader));
-    assert_eq!(h.init(4, TID, TIMEOUT).error_code, code(ErrorCode::NOT_COORDINATOR));
+    assert_eq!(
+        h.init(4, TID, TIMEOUT).error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
     h.log.fail_with(None);
-    assert_eq!(h.coord.transaction(TID).unwrap().state, TransactionState::Empty);
+    assert_eq!(
+        h.coord.transaction(TID).unwrap().state,
+        TransactionState::Empty
+    );
     h.coord.unload(h.partition(TID));
-    assert_eq!(h.init(4, TID, TIMEOUT).error_code, code(ErrorCode::NOT_COORDINATOR));
-    assert_eq!(h.end(3, TID, pid, epoch, true), code(ErrorCode::NOT_COORDINATOR));
+    assert_eq!(
+        h.init(4, TID, TIMEOUT).error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
+    assert_eq!(
+        h.end(3, TID, pid, epoch, true),
+        code(ErrorCode::NOT_COORDINATOR)
+    );
 }
 
 #[test]
@@ -282,5 +354,8 @@ fn idle_transactional_ids_expire() {
     let restarted = h.restart();
     assert!(restarted.transaction(TID).is_none());
     let r = init_with(&restarted, 4, TID, TIMEOUT, -1, -1);
-    assert_eq!((r.error_code, r.producer_id, r.producer_epoch), (0, 1001, 0));
+    assert_eq!(
+        (r.error_code, r.producer_id, r.producer_epoch),
+        (0, 1001, 0)
+    );
 }

@@ -1,5 +1,6 @@
 //! Deterministic tests of the transaction coordinator: a manual clock, an in-memory log, a
 //! counting producer-id allocator and a marker writer that records its calls and can fail.
+mod admin;
 mod end_txn;
 mod fencing;
 mod restart;
@@ -288,6 +289,10 @@ pub(crate) fn end_with(
 pub(crate) fn codes_v3(r: &AddPartitionsToTxnResponse) -> Vec<i16> {
     r.results_by_topic_v3_and_below
         .iter()
-        .flat_map(|t| t.results_by_partition.iter().map(|p| p.partition_error_code))
+        .flat_map(|t| {
+            t.results_by_partition
+                .iter()
+                .map(|p| p.partition_error_code)
+        })
         .collect()
 }
