@@ -25,6 +25,7 @@ pub mod records;
 pub mod runtime;
 pub mod service;
 pub mod shard;
+pub mod txn;
 pub mod txn_offsets;
 
 #[cfg(test)]

@@ -1,0 +1,103 @@
+//! The transaction coordinator: transactional ids, their producer ids and epochs, and the
+//! two-phase end of a transaction, on `__transaction_state`.
+//!
+//! Mirrors Kafka's `TransactionCoordinator` / `TransactionStateManager` / `TransactionMetadata`
+//! for transaction protocol version 1 (KIP-98, KIP-360, KIP-588; not KIP-890 version 2), sans-io
+//! and deterministic, in the same records-then-replay pattern as the group coordinator:
+//!
+//! - [`metadata`]: Kafka's `TransactionState`s and the per-id `TransactionMetadata`, with the
+//!   `prepare*` transitions that compute a target without changing anything.
+//! - [`records`]: `__transaction_state` keys (type 0 + `TransactionLogKey`) and values
+//!   (`TransactionLogValue` v0, as Kafka writes under transaction version 0/1; v1 is read).
+//! - [`shard`]: one `__transaction_state` partition. A target is appended through
+//!   [`CoordinatorLog`](crate::coordinator::CoordinatorLog) and only then replayed; loading a
+//!   partition replays the same records and completes prepared transactions.
+//! - [`service`]: [`TransactionCoordinator`], the facade the request handlers call.
+//! - [`error`]: [`TxnError`] and its one mapping to Kafka error codes.
+//!
+//! The broker provides three things: a [`ProducerIdAllocator`], a [`TxnMarkerWriter`] that
+//! appends COMMIT/ABORT control batches, and a partition-existence check for AddPartitionsToTxn.
+//! Depends on `protocol`, `clock`, `error` and the coordinator runtime only.
+pub mod error;
+pub mod metadata;
+pub mod records;
+pub mod service;
+pub mod shard;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::TxnError;
+pub use metadata::{TopicPartition, TransactionMetadata, TransactionState};
+pub use service::TransactionCoordinator;
+pub use shard::{TxnLoadSummary, TxnShard};
+
+/// The `__transaction_state` topic name.
+pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
+
+/// Kafka's `RecordBatch.NO_PRODUCER_ID`.
+pub const NO_PRODUCER_ID: i64 = -1;
+/// Kafka's `RecordBatch.NO_PRODUCER_EPOCH`.
+pub const NO_PRODUCER_EPOCH: i16 = -1;
+
+/// Transaction coordinator configuration (Kafka's `TransactionConfig`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnConfig {
+    /// `transaction.state.log.num.partitions`.
+    pub transaction_state_log_num_partitions: i32,
+    /// `transaction.max.timeout.ms`: the largest `transaction.timeout.ms` a producer may ask for.
+    pub transaction_max_timeout_ms: i32,
+    /// `transactional.id.expiration.ms`: an idle transactional id (no transaction in progress)
+    /// is removed after this long without an update.
+    pub transactional_id_expiration_ms: i64,
+}
+
+impl Default for TxnConfig {
+    fn default() -> Self {
+        TxnConfig {
+            transaction_state_log_num_partitions: 50,
+            transaction_max_timeout_ms: 900_000,
+            transactional_id_expiration_ms: 604_800_000,
+        }
+    }
+}
+
+/// Why no producer id could be allocated (the controller's block is not available yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerIdAllocError(pub String);
+
+/// Hands out producer ids (Kafka's `ProducerIdManager`). Implemented by the broker over the
+/// controller's producer-id blocks; ids must never repeat, also across restarts.
+pub trait ProducerIdAllocator: Send + Sync {
+    fn generate_producer_id(&self) -> Result<i64, ProducerIdAllocError>;
+}
+
+/// Why markers could not be written. The transaction stays prepared and
+/// [`TransactionCoordinator::tick`] writes them again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MarkerError {
+    /// A partition could not take the marker now (not leader, storage busy, ...).
+    Retriable(String),
+}
+
+/// Writes transaction markers (Kafka's WriteTxnMarkers, done locally on a single node).
+///
+/// For each `(topic, partition)` the broker appends a COMMIT (`commit`) or ABORT control batch
+/// for `producer_id`/`producer_epoch` with `coordinator_epoch`, completing the producer's
+/// transaction on that partition; on `__consumer_offsets` partitions it also makes the
+/// producer's pending transactional offsets visible (commit) or drops them (abort). A partition
+/// whose topic no longer exists is skipped and counts as written, as in Kafka. Writing the same
+/// markers twice must be harmless (they are re-sent after a failure or a restart).
+///
+/// Called with the coordinator's partition lock held: it must not call back into the
+/// [`TransactionCoordinator`].
+pub trait TxnMarkerWriter: Send + Sync {
+    fn write_markers(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        partitions: &[(String, i32)],
+    ) -> Result<(), MarkerError>;
+}
