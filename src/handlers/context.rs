@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::clock::SharedClock;
 use crate::config::{BrokerConfig, ConfigError, TopicConfig};
 use crate::controller::{MetadataError, MetadataStore, TopicMeta};
+use crate::coordinator::txn::{TransactionCoordinator, TxnConfig};
 use crate::coordinator::{GroupConfig, GroupCoordinator};
 use crate::error::ErrorCode;
 use crate::replica::{PartitionConfig, ReplicaManager};
@@ -34,12 +35,24 @@ pub struct Broker {
     pub config: BrokerConfig,
     pub limits: Limits,
     pub clock: SharedClock,
-    pub metadata: MetadataStore,
+    pub metadata: Arc<MetadataStore>,
     pub replicas: Arc<ReplicaManager>,
-    pub groups: GroupCoordinator,
+    pub groups: Arc<GroupCoordinator>,
+    pub txns: TransactionCoordinator,
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// Serialises the creation and loading of `__consumer_offsets`.
     pub offsets_topic_lock: parking_lot::Mutex<bool>,
+    /// Serialises the creation and loading of `__transaction_state`.
+    pub txn_topic_lock: parking_lot::Mutex<bool>,
+}
+
+/// The transaction coordinator's settings from the broker config.
+pub fn txn_config(c: &BrokerConfig) -> TxnConfig {
+    TxnConfig {
+        transaction_state_log_num_partitions: c.transaction_state_log_num_partitions.max(1),
+        transaction_max_timeout_ms: c.transaction_max_timeout_ms,
+        transactional_id_expiration_ms: c.transactional_id_expiration_ms as i64,
+    }
 }
 
 /// The group coordinator's settings from the broker config.
@@ -229,7 +242,7 @@ impl Broker {
     /// Creates `__consumer_offsets` on first use and loads its partitions into the group
     /// coordinator. Returns false if it could not.
     pub fn ensure_offsets_topic(&self) -> bool {
-        use super::offsets_topic::{load_all, offsets_topic_configs, OFFSETS_TOPIC};
+        use super::offsets_topic::{internal_topic_configs, load_groups, OFFSETS_TOPIC};
         let mut loaded = self.offsets_topic_lock.lock();
         if *loaded {
             return true;
@@ -238,7 +251,7 @@ impl Broker {
         let meta = match self.metadata.topic(OFFSETS_TOPIC) {
             Some(m) => m,
             None => {
-                let configs = offsets_topic_configs(self.config.offsets_topic_segment_bytes);
+                let configs = internal_topic_configs(self.config.offsets_topic_segment_bytes);
                 match self.create_topic(OFFSETS_TOPIC, partitions, 1, &configs, false) {
                     Ok(m) => m,
                     Err(e) => {
@@ -248,7 +261,52 @@ impl Broker {
                 }
             }
         };
-        load_all(&self.groups, &self.replicas, meta.partitions);
+        load_groups(&self.groups, &self.replicas, meta.partitions);
+        *loaded = true;
+        true
+    }
+
+    /// Creates `__transaction_state` on first use and loads its partitions into the
+    /// transaction coordinator, which completes transactions left prepared by a restart.
+    pub fn ensure_transaction_topic(&self) -> bool {
+        use super::offsets_topic::{
+            internal_topic_configs, plain_records, read_partition, TRANSACTION_TOPIC,
+        };
+        let mut loaded = self.txn_topic_lock.lock();
+        if *loaded {
+            return true;
+        }
+        // Markers for `__consumer_offsets` need the group coordinator loaded first.
+        if self
+            .metadata
+            .topic(super::offsets_topic::OFFSETS_TOPIC)
+            .is_some()
+        {
+            self.ensure_offsets_topic();
+        }
+        let partitions = self.config.transaction_state_log_num_partitions.max(1);
+        let meta = match self.metadata.topic(TRANSACTION_TOPIC) {
+            Some(m) => m,
+            None => {
+                let configs = internal_topic_configs(104_857_600);
+                match self.create_topic(TRANSACTION_TOPIC, partitions, 1, &configs, false) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::error!(error = %e.message, "cannot create __transaction_state");
+                        return false;
+                    }
+                }
+            }
+        };
+        for p in 0..meta.partitions {
+            let epoch = self
+                .replicas
+                .get(TRANSACTION_TOPIC, p)
+                .map(|x| x.leader_epoch())
+                .unwrap_or(0);
+            let records = plain_records(read_partition(&self.replicas, TRANSACTION_TOPIC, p));
+            self.txns.load_at_epoch(p, epoch, records);
+        }
         *loaded = true;
         true
     }

@@ -1,7 +1,7 @@
 //! FindCoordinator (key 10), versions 0-4 (batched keys from v4): the group coordinator is the
 //! leader of the group's `__consumer_offsets` partition, which on a single node is this broker.
-//! The offsets topic is created on first use, as Kafka does. Transaction coordinators (key type
-//! 1) come with the transaction coordinator; until then they are COORDINATOR_NOT_AVAILABLE.
+//! The offsets topic (key type 0) and the transaction log (key type 1) are created on first
+//! use, as Kafka does.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -25,7 +25,13 @@ fn find(broker: &Broker, key_type: i8) -> (ErrorCode, i32, String, i32) {
                 (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1)
             }
         }
-        KEY_TYPE_TRANSACTION => (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1),
+        KEY_TYPE_TRANSACTION => {
+            if broker.ensure_transaction_topic() {
+                (ErrorCode::NONE, broker.node_id, ep.host.clone(), ep.port)
+            } else {
+                (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1)
+            }
+        }
         _ => (ErrorCode::INVALID_REQUEST, -1, String::new(), -1),
     }
 }

@@ -1,50 +1,36 @@
-//! InitProducerId (key 22), versions 0-5, for idempotent producers: hands out a fresh producer
-//! id at epoch 0 from blocks reserved in the metadata log, so ids are never reused. A request
-//! with a transactional id needs the transaction coordinator; until it exists it is refused
-//! with NOT_COORDINATOR.
+//! InitProducerId (key 22), versions 0-5: a fresh producer id for idempotent producers, and
+//! for transactional ones the transaction coordinator's fencing and epoch bumps (KIP-98,
+//! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{ready, Broker, ResponseFuture};
+use super::{group_context, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;
 use crate::protocol::messages::init_producer_id_response::InitProducerIdResponse;
 
-pub fn handle(broker: &Broker, request: &InitProducerIdRequest) -> InitProducerIdResponse {
-    let error = |code: ErrorCode| InitProducerIdResponse {
-        error_code: code.code(),
-        producer_id: -1,
-        producer_epoch: -1,
-        ..Default::default()
-    };
-    if request
-        .transactional_id
-        .as_deref()
-        .is_some_and(|t| !t.is_empty())
-    {
-        return error(ErrorCode::NOT_COORDINATOR);
-    }
-    match broker.metadata.allocate_producer_id() {
-        Ok(id) => InitProducerIdResponse {
-            error_code: 0,
-            producer_id: id,
-            producer_epoch: 0,
-            ..Default::default()
-        },
-        Err(e) => {
-            tracing::error!(error = %e, "producer id allocation failed");
-            error(ErrorCode::COORDINATOR_NOT_AVAILABLE)
-        }
-    }
-}
-
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: InitProducerIdRequest,
-    _peer: SocketAddr,
+    peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&broker, &request);
+    let transactional = request
+        .transactional_id
+        .as_deref()
+        .is_some_and(|t| !t.is_empty());
+    let response = if transactional && !broker.ensure_transaction_topic() {
+        InitProducerIdResponse {
+            error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        }
+    } else {
+        broker
+            .txns
+            .init_producer_id(&group_context(&header, peer), &request)
+    };
     ready(header, Some(response))
 }

@@ -18,6 +18,8 @@ use crate::protocol::header::{
 pub mod context;
 pub use context::{Broker, Limits};
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
@@ -30,6 +32,8 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_transactions;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -39,6 +43,7 @@ pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -47,6 +52,7 @@ pub mod offset_for_leader_epoch;
 pub mod offsets_topic;
 pub mod produce;
 pub mod sync_group;
+pub mod txn_offset_commit;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
@@ -101,6 +107,10 @@ api_table! {
     21 => delete_records, delete_records_request::DeleteRecordsRequest, 0..=2;
     22 => init_producer_id, init_producer_id_request::InitProducerIdRequest, 0..=5;
     23 => offset_for_leader_epoch, offset_for_leader_epoch_request::OffsetForLeaderEpochRequest, 2..=4;
+    24 => add_partitions_to_txn, add_partitions_to_txn_request::AddPartitionsToTxnRequest, 0..=5;
+    25 => add_offsets_to_txn, add_offsets_to_txn_request::AddOffsetsToTxnRequest, 0..=4;
+    26 => end_txn, end_txn_request::EndTxnRequest, 0..=4;
+    28 => txn_offset_commit, txn_offset_commit_request::TxnOffsetCommitRequest, 0..=4;
     32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;
     35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
@@ -108,8 +118,10 @@ api_table! {
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
-    61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
+    61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
+    65 => describe_transactions, describe_transactions_request::DescribeTransactionsRequest, 0..=0;
+    66 => list_transactions, list_transactions_request::ListTransactionsRequest, 0..=1;
 }
 
 /// The group coordinator's view of a request: version, client id and host.

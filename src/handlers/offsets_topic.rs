@@ -1,41 +1,58 @@
-//! `__consumer_offsets` as the group coordinator's log: appends coordinator records as record
-//! batches to the group's partition, loads (replays) every partition when the topic is opened,
-//! and creates the topic on first use with Kafka's settings (`offsets.topic.num.partitions`,
-//! compacted, `offsets.topic.segment.bytes`).
+//! The coordinators' internal topics as their logs: `__consumer_offsets` for the group
+//! coordinator and `__transaction_state` for the transaction coordinator. Appends coordinator
+//! records as record batches (transactional ones for TxnOffsetCommit), reads partitions back in
+//! log order for loading (records, transactional records and markers), and creates the topics
+//! on first use with Kafka's settings (50 partitions, compacted).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::clock::SharedClock;
+use crate::controller::MetadataStore;
+use crate::coordinator::txn::{
+    MarkerError, ProducerIdAllocError, ProducerIdAllocator, TxnMarkerWriter,
+};
+use crate::coordinator::txn_offsets::LoadItem;
 use crate::coordinator::{
     CoordinatorLog, CoordinatorLogError, CoordinatorRecord, GroupCoordinator,
 };
-use crate::protocol::records::{decode_records, BatchHeader, RecordBatchBuilder};
+use crate::protocol::records::batch::{parse_header, BatchHeader};
+use crate::protocol::records::control::parse_end_txn_marker_batch;
+use crate::protocol::records::{decode_records, RecordBatchBuilder};
 use crate::replica::{PartitionError, ReplicaManager};
 
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+pub const TRANSACTION_TOPIC: &str = "__transaction_state";
 
 /// Largest decompressed batch read back while loading (coordinator batches are small).
 const MAX_LOAD_BATCH_BYTES: usize = 64 * 1024 * 1024;
 
-pub struct OffsetsTopicLog {
+/// A coordinator's log over the partitions of one internal topic.
+pub struct InternalTopicLog {
+    pub topic: &'static str,
     pub replicas: Arc<ReplicaManager>,
     pub clock: SharedClock,
 }
 
-impl CoordinatorLog for OffsetsTopicLog {
-    fn append(
+impl InternalTopicLog {
+    fn append_batch(
         &self,
         partition: i32,
+        producer: Option<(i64, i16)>,
         records: Vec<CoordinatorRecord>,
     ) -> Result<(), CoordinatorLogError> {
         if records.is_empty() {
             return Ok(());
         }
-        let Some(p) = self.replicas.get(OFFSETS_TOPIC, partition) else {
+        let Some(p) = self.replicas.get(self.topic, partition) else {
             return Err(CoordinatorLogError::NotLeader);
         };
         let now = self.clock.now_ms();
         let mut builder = RecordBatchBuilder::new(0).base_timestamp_ms(now);
+        if let Some((producer_id, producer_epoch)) = producer {
+            builder = builder
+                .producer(producer_id, producer_epoch, -1)
+                .transactional(true);
+        }
         for r in records {
             builder.append(now, Some(r.key), r.value, Vec::new());
         }
@@ -50,9 +67,29 @@ impl CoordinatorLog for OffsetsTopicLog {
     }
 }
 
-/// Every coordinator record of one partition, oldest first (control batches skipped).
-pub fn read_partition(replicas: &ReplicaManager, partition: i32) -> Vec<CoordinatorRecord> {
-    let Some(p) = replicas.get(OFFSETS_TOPIC, partition) else {
+impl CoordinatorLog for InternalTopicLog {
+    fn append(
+        &self,
+        partition: i32,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError> {
+        self.append_batch(partition, None, records)
+    }
+
+    fn append_transactional(
+        &self,
+        partition: i32,
+        producer_id: i64,
+        producer_epoch: i16,
+        records: Vec<CoordinatorRecord>,
+    ) -> Result<(), CoordinatorLogError> {
+        self.append_batch(partition, Some((producer_id, producer_epoch)), records)
+    }
+}
+
+/// Everything in one partition of an internal topic, oldest first.
+pub fn read_partition(replicas: &ReplicaManager, topic: &str, partition: i32) -> Vec<LoadItem> {
+    let Some(p) = replicas.get(topic, partition) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -66,15 +103,15 @@ pub fn read_partition(replicas: &ReplicaManager, partition: i32) -> Vec<Coordina
         let mut pos = 0;
         let mut progressed = false;
         while pos + 61 <= data.len() {
-            let Ok(h) = crate::protocol::records::batch::parse_header(&data[pos..]) else {
+            let Ok(h) = parse_header(&data[pos..]) else {
                 break;
             };
             let size = h.total_size();
             if pos + size > data.len() {
                 break;
             }
-            if !h.is_control() && h.last_offset() >= offset {
-                push_records(&data[pos..pos + size], &h, offset, &mut out);
+            if h.last_offset() >= offset {
+                push_items(&data[pos..pos + size], &h, offset, &mut out);
             }
             offset = offset.max(h.last_offset() + 1);
             progressed = true;
@@ -87,40 +124,111 @@ pub fn read_partition(replicas: &ReplicaManager, partition: i32) -> Vec<Coordina
     out
 }
 
-fn push_records(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<CoordinatorRecord>) {
+fn push_items(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<LoadItem>) {
+    if h.is_control() {
+        if let Ok(marker) = parse_end_txn_marker_batch(batch) {
+            out.push(LoadItem::Marker {
+                producer_id: h.producer_id,
+                commit: marker.commit,
+            });
+        }
+        return;
+    }
     match decode_records(batch, MAX_LOAD_BATCH_BYTES) {
         Ok(records) => {
             for r in records {
                 if h.base_offset + (r.offset_delta as i64) < from_offset {
                     continue;
                 }
-                if let Some(key) = r.key {
-                    out.push(CoordinatorRecord {
-                        key,
-                        value: r.value,
-                    });
-                }
+                let Some(key) = r.key else { continue };
+                let record = CoordinatorRecord {
+                    key,
+                    value: r.value,
+                };
+                out.push(if h.is_transactional() {
+                    LoadItem::TxnRecord {
+                        producer_id: h.producer_id,
+                        record,
+                    }
+                } else {
+                    LoadItem::Record(record)
+                });
             }
         }
         Err(e) => {
-            tracing::warn!(offset = h.base_offset, error = %e, "skipping undecodable __consumer_offsets batch")
+            tracing::warn!(offset = h.base_offset, error = %e, "skipping undecodable internal batch")
         }
     }
 }
 
-/// Replays every partition of the offsets topic into the coordinator.
-pub fn load_all(groups: &GroupCoordinator, replicas: &ReplicaManager, partitions: i32) {
-    for p in 0..partitions {
-        let records = read_partition(replicas, p);
-        groups.load(p, records);
-    }
+/// Plain records only (the transaction log has no transactional batches).
+pub fn plain_records(items: Vec<LoadItem>) -> Vec<CoordinatorRecord> {
+    items
+        .into_iter()
+        .filter_map(|i| match i {
+            LoadItem::Record(r) => Some(r),
+            _ => None,
+        })
+        .collect()
 }
 
-/// Overrides the offsets topic is created with.
-pub fn offsets_topic_configs(segment_bytes: i32) -> BTreeMap<String, String> {
+/// Overrides the internal topics are created with.
+pub fn internal_topic_configs(segment_bytes: i32) -> BTreeMap<String, String> {
     let mut c = BTreeMap::new();
     c.insert("cleanup.policy".to_string(), "compact".to_string());
     c.insert("compression.type".to_string(), "producer".to_string());
     c.insert("segment.bytes".to_string(), segment_bytes.to_string());
     c
+}
+
+/// Producer ids for the transaction coordinator, from blocks reserved in the metadata log.
+pub struct MetadataProducerIds(pub Arc<MetadataStore>);
+
+impl ProducerIdAllocator for MetadataProducerIds {
+    fn generate_producer_id(&self) -> Result<i64, ProducerIdAllocError> {
+        self.0
+            .allocate_producer_id()
+            .map_err(|e| ProducerIdAllocError(e.to_string()))
+    }
+}
+
+/// Writes transaction markers to local partitions (WriteTxnMarkers on a single node), and
+/// tells the group coordinator when a marker lands on a `__consumer_offsets` partition.
+pub struct LocalMarkerWriter {
+    pub replicas: Arc<ReplicaManager>,
+    pub groups: Arc<GroupCoordinator>,
+    pub clock: SharedClock,
+}
+
+impl TxnMarkerWriter for LocalMarkerWriter {
+    fn write_markers(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        partitions: &[(String, i32)],
+    ) -> Result<(), MarkerError> {
+        let now = self.clock.now_ms();
+        for (topic, index) in partitions {
+            // A partition of a deleted topic counts as written, as in Kafka.
+            let Some(p) = self.replicas.get(topic, *index) else {
+                continue;
+            };
+            p.write_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now)
+                .map_err(|e| MarkerError::Retriable(e.message()))?;
+            if topic == OFFSETS_TOPIC {
+                self.groups.complete_txn(*index, producer_id, commit);
+            }
+        }
+        self.replicas.notify_appended();
+        Ok(())
+    }
+}
+
+/// Replays every partition of the offsets topic into the group coordinator.
+pub fn load_groups(groups: &GroupCoordinator, replicas: &ReplicaManager, partitions: i32) {
+    for p in 0..partitions {
+        groups.load_items(p, read_partition(replicas, OFFSETS_TOPIC, p));
+    }
 }

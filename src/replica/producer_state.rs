@@ -104,6 +104,18 @@ impl ProducerStateManager {
         if h.producer_id == NO_PRODUCER_ID || h.is_control() {
             return Ok(SequenceCheck::Append);
         }
+        if h.base_sequence < 0 {
+            // Coordinator-written transactional batches (TxnOffsetCommit) carry no sequence.
+            return match self.producers.get(&h.producer_id) {
+                Some(e) if h.producer_epoch < e.epoch => {
+                    Err(ProducerStateError::InvalidProducerEpoch {
+                        current: e.epoch,
+                        got: h.producer_epoch,
+                    })
+                }
+                _ => Ok(SequenceCheck::Append),
+            };
+        }
         let Some(entry) = self.producers.get(&h.producer_id) else {
             // An unknown producer (new, or its state expired): any sequence starts it (KIP-360).
             return Ok(SequenceCheck::Append);
@@ -160,6 +172,9 @@ impl ProducerStateManager {
         }
         if h.is_transactional() && entry.current_txn_first_offset.is_none() {
             entry.current_txn_first_offset = Some(first_offset);
+        }
+        if h.base_sequence < 0 {
+            return;
         }
         entry.batches.push_back(BatchMetadata {
             first_seq: h.base_sequence,

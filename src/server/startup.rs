@@ -12,9 +12,14 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::SharedClock;
 use crate::config::BrokerConfig;
 use crate::controller::MetadataStore;
+use crate::coordinator::txn::TransactionCoordinator;
 use crate::coordinator::GroupCoordinator;
-use crate::handlers::context::{group_config, partition_config_from, AdvertisedEndpoint};
-use crate::handlers::offsets_topic::{OffsetsTopicLog, OFFSETS_TOPIC};
+use crate::handlers::context::{
+    group_config, partition_config_from, txn_config, AdvertisedEndpoint,
+};
+use crate::handlers::offsets_topic::{
+    InternalTopicLog, LocalMarkerWriter, MetadataProducerIds, OFFSETS_TOPIC, TRANSACTION_TOPIC,
+};
 use crate::handlers::{Broker, Limits};
 use crate::replica::ReplicaManager;
 use crate::storage::LogManager;
@@ -142,6 +147,31 @@ pub async fn start(
         .collect();
 
     let replicas = Arc::new(ReplicaManager::new(logs.clone()));
+    let metadata = Arc::new(metadata);
+    let groups = Arc::new(GroupCoordinator::new(
+        group_config(&config),
+        clock.clone(),
+        Arc::new(InternalTopicLog {
+            topic: OFFSETS_TOPIC,
+            replicas: replicas.clone(),
+            clock: clock.clone(),
+        }),
+    ));
+    let txns = TransactionCoordinator::new(
+        txn_config(&config),
+        clock.clone(),
+        Arc::new(InternalTopicLog {
+            topic: TRANSACTION_TOPIC,
+            replicas: replicas.clone(),
+            clock: clock.clone(),
+        }),
+        Arc::new(MetadataProducerIds(metadata.clone())),
+        Arc::new(LocalMarkerWriter {
+            replicas: replicas.clone(),
+            groups: groups.clone(),
+            clock: clock.clone(),
+        }),
+    );
     let broker = Arc::new(Broker {
         node_id: config.node_id,
         cluster_id: logs.cluster_id(),
@@ -152,15 +182,10 @@ pub async fn start(
             socket_request_max_bytes: config.socket_request_max_bytes.max(1) as usize,
         },
         replicas: replicas.clone(),
-        groups: GroupCoordinator::new(
-            group_config(&config),
-            clock.clone(),
-            Arc::new(OffsetsTopicLog {
-                replicas,
-                clock: clock.clone(),
-            }),
-        ),
+        groups,
+        txns,
         offsets_topic_lock: parking_lot::Mutex::new(false),
+        txn_topic_lock: parking_lot::Mutex::new(false),
         metadata,
         endpoints,
         clock,
@@ -190,6 +215,9 @@ pub async fn start(
     // Groups are served from the log: replay `__consumer_offsets` before accepting clients.
     if broker.metadata.topic(OFFSETS_TOPIC).is_some() {
         broker.ensure_offsets_topic();
+    }
+    if broker.metadata.topic(TRANSACTION_TOPIC).is_some() {
+        broker.ensure_transaction_topic();
     }
 
     let shutdown = CancellationToken::new();
@@ -239,6 +267,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 }
             }
             _ = flush.tick() => {
+                broker.txns.tick();
                 let now = broker.now_ms();
                 for p in broker.replicas.all() {
                     if let Err(e) = p.log.flush_if_due(now) {
