@@ -18,6 +18,7 @@ use crate::protocol::records::batch::{
     set_partition_leader_epoch, BatchError, BatchHeader, BatchIter,
 };
 
+use super::cleaner::CleanerState;
 use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
@@ -31,6 +32,8 @@ pub struct PartitionLog {
     pub(super) topic: String,
     pub(super) partition: i32,
     pub(super) inner: RwLock<Inner>,
+    /// The log cleaner's checkpoint and bookkeeping (`cleaner/`).
+    pub(super) cleaner: CleanerState,
 }
 
 #[derive(Debug)]
@@ -501,6 +504,7 @@ impl PartitionLog {
         inner.log_end_offset = offset;
         inner.recovery_point = inner.recovery_point.min(offset);
         inner.epochs.truncate_from_end(offset)?;
+        self.cleaner.on_truncate(offset);
         Ok(())
     }
 
@@ -531,6 +535,7 @@ impl PartitionLog {
         inner.log_end_offset = offset;
         inner.recovery_point = offset;
         inner.epochs.clear()?;
+        self.cleaner.on_truncate(offset);
         Ok(())
     }
 
