@@ -26,8 +26,8 @@ use crate::protocol::records::batch::{
     compute_crc, BatchHeader, ATTRIBUTES_OFFSET, BASE_OFFSET_OFFSET, BASE_SEQUENCE_OFFSET,
     BASE_TIMESTAMP_OFFSET, BATCH_LENGTH_OFFSET, COMPRESSION_CODEC_MASK, CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET,
-    MAX_TIMESTAMP_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_EPOCH_OFFSET,
-    PRODUCER_ID_OFFSET, RECORDS_COUNT_OFFSET, RECORD_BATCH_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET,
+    RECORDS_COUNT_OFFSET, RECORD_BATCH_OVERHEAD,
 };
 use crate::protocol::records::{
     decode_records, Compression, RecordBatchBuilder, RecordError, TimestampType,
@@ -174,18 +174,22 @@ pub(super) fn empty_batch(h: &BatchHeader) -> BytesMut {
     out[BASE_OFFSET_OFFSET..BASE_OFFSET_OFFSET + 8].copy_from_slice(&h.base_offset.to_be_bytes());
     let len = (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32;
     out[BATCH_LENGTH_OFFSET..BATCH_LENGTH_OFFSET + 4].copy_from_slice(&len.to_be_bytes());
-    out[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4].copy_from_slice(&h.partition_leader_epoch.to_be_bytes());
+    out[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4]
+        .copy_from_slice(&h.partition_leader_epoch.to_be_bytes());
     out[MAGIC_OFFSET] = h.magic as u8;
     let attrs = h.attributes & !COMPRESSION_CODEC_MASK & !DELETE_HORIZON_FLAG_MASK;
     out[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attrs.to_be_bytes());
     out[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
         .copy_from_slice(&h.last_offset_delta.to_be_bytes());
-    out[BASE_TIMESTAMP_OFFSET..BASE_TIMESTAMP_OFFSET + 8].copy_from_slice(&h.max_timestamp.to_be_bytes());
+    out[BASE_TIMESTAMP_OFFSET..BASE_TIMESTAMP_OFFSET + 8]
+        .copy_from_slice(&h.max_timestamp.to_be_bytes());
     out[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8]
         .copy_from_slice(&h.max_timestamp.to_be_bytes());
     out[PRODUCER_ID_OFFSET..PRODUCER_ID_OFFSET + 8].copy_from_slice(&h.producer_id.to_be_bytes());
-    out[PRODUCER_EPOCH_OFFSET..PRODUCER_EPOCH_OFFSET + 2].copy_from_slice(&h.producer_epoch.to_be_bytes());
-    out[BASE_SEQUENCE_OFFSET..BASE_SEQUENCE_OFFSET + 4].copy_from_slice(&h.base_sequence.to_be_bytes());
+    out[PRODUCER_EPOCH_OFFSET..PRODUCER_EPOCH_OFFSET + 2]
+        .copy_from_slice(&h.producer_epoch.to_be_bytes());
+    out[BASE_SEQUENCE_OFFSET..BASE_SEQUENCE_OFFSET + 4]
+        .copy_from_slice(&h.base_sequence.to_be_bytes());
     out[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4].copy_from_slice(&0i32.to_be_bytes());
     let crc = compute_crc(&out);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());

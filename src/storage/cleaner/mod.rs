@@ -32,7 +32,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use crate::protocol::records::batch::{check_batch, parse_header, BatchHeader, RECORD_BATCH_OVERHEAD};
+use crate::protocol::records::batch::{
+    check_batch, parse_header, BatchHeader, RECORD_BATCH_OVERHEAD,
+};
 use crate::protocol::records::decode_records;
 
 use super::config::LogConfig;
@@ -457,7 +459,15 @@ impl PartitionLog {
         };
         let mut counts = FilterCounts::default();
         for group in group_by_size(&to_clean, &snap.config) {
-            let done = self.clean_group(&snap, &group, &cx, cleaner, &mut throttler, &mut counts, &mut stats)?;
+            let done = self.clean_group(
+                &snap,
+                &group,
+                &cx,
+                cleaner,
+                &mut throttler,
+                &mut counts,
+                &mut stats,
+            )?;
             if !done {
                 stats.aborted = true;
                 break;
