@@ -18,8 +18,8 @@ use crate::protocol::records::batch::{
     set_partition_leader_epoch, BatchError, BatchHeader, BatchIter,
 };
 
-use super::cleaner::CleanerState;
 use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
+use super::cleaner::CleanerState;
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};

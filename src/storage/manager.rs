@@ -225,7 +225,9 @@ impl LogManager {
     /// tombstone's delete horizon passed; filthiest first. Everything below the log end offset
     /// counts as stable; see [`LogManager::clean_all_with`]. Blocking.
     pub fn clean_all(&self, now_ms: i64) -> Result<Vec<((String, i32), CleanStats)>> {
-        self.clean_all_with(now_ms, &CleanerConfig::default(), &|log| log.log_end_offset())
+        self.clean_all_with(now_ms, &CleanerConfig::default(), &|log| {
+            log.log_end_offset()
+        })
     }
 
     /// As [`LogManager::clean_all`], with the cleaner's settings and each log's last stable

@@ -54,7 +54,12 @@ impl LogSegment {
 
     /// As [`LogSegment::open`], with `suffix` after each file name (`.cleaned`, `.swap`): the
     /// log cleaner writes its output under such names (Kafka's `LogSegment.open(fileSuffix)`).
-    pub fn open_with_suffix(dir: &Path, base_offset: i64, suffix: &str, now_ms: i64) -> Result<Self> {
+    pub fn open_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        suffix: &str,
+        now_ms: i64,
+    ) -> Result<Self> {
         let name = |s: &str| segment_file(dir, base_offset, &format!("{s}{suffix}"));
         let log_path = name(LOG_SUFFIX);
         let log = OpenOptions::new()

@@ -79,6 +79,7 @@ impl Default for CleanerConfig {
 /// Where a test makes a clean stop dead.
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)]
 pub(crate) enum CrashPoint {
     AfterCleaned,
     AfterSwap,
