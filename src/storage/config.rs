@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 /// Topic-level log settings; names follow Kafka's (`segment.bytes` -> `segment_bytes`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LogConfig {
     /// `segment.bytes`: roll when the active segment would grow past this (default 1 GiB).
     pub segment_bytes: u64,
@@ -24,6 +24,23 @@ pub struct LogConfig {
     pub flush_ms: i64,
     /// `file.delete.delay.ms`: how long `.deleted` files linger (default 60 s).
     pub file_delete_delay_ms: i64,
+    /// `cleanup.policy` contains `compact`: the log cleaner keeps the latest record per key
+    /// (default false).
+    pub compact: bool,
+    /// `cleanup.policy` contains `delete`: retention.ms / retention.bytes delete old segments
+    /// (default true). A compact-only log is never trimmed by time or size.
+    pub delete: bool,
+    /// `delete.retention.ms`: how long a tombstone survives after its batch was first cleaned
+    /// (the delete horizon; default 1 day).
+    pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`: a record stays uncompacted at least this long (default 0).
+    pub min_compaction_lag_ms: i64,
+    /// `min.cleanable.dirty.ratio`: dirty bytes / total cleanable bytes before a clean is due
+    /// (default 0.5).
+    pub min_cleanable_dirty_ratio: f64,
+    /// `max.compaction.lag.ms`: a log whose oldest dirty segment is older than this is cleaned
+    /// whatever its dirty ratio (default i64::MAX, never).
+    pub max_compaction_lag_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -38,6 +55,12 @@ impl Default for LogConfig {
             flush_messages: u64::MAX,
             flush_ms: i64::MAX,
             file_delete_delay_ms: 60_000,
+            compact: false,
+            delete: true,
+            delete_retention_ms: 24 * 60 * 60 * 1000,
+            min_compaction_lag_ms: 0,
+            min_cleanable_dirty_ratio: 0.5,
+            max_compaction_lag_ms: i64::MAX,
         }
     }
 }

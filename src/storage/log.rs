@@ -19,6 +19,7 @@ use crate::protocol::records::batch::{
 };
 
 use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
+use super::cleaner::CleanerState;
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
@@ -31,6 +32,8 @@ pub struct PartitionLog {
     pub(super) topic: String,
     pub(super) partition: i32,
     pub(super) inner: RwLock<Inner>,
+    /// The log cleaner's checkpoint and bookkeeping (`cleaner/`).
+    pub(super) cleaner: CleanerState,
 }
 
 #[derive(Debug)]
@@ -564,6 +567,7 @@ impl PartitionLog {
         inner.recovery_point = inner.recovery_point.min(offset);
         inner.truncations += 1;
         inner.epochs.truncate_from_end(offset)?;
+        self.cleaner.on_truncate(offset);
         Ok(())
     }
 
@@ -595,6 +599,7 @@ impl PartitionLog {
         inner.recovery_point = offset;
         inner.truncations += 1;
         inner.epochs.clear()?;
+        self.cleaner.on_truncate(offset);
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! The log manager (Kafka's `LogManager`): every log dir with its `meta.properties`,
-//! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint` and clean-shutdown marker,
+//! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
+//! `cleaner-offset-checkpoint` and clean-shutdown marker,
 //! and the map of open partition logs. The marker is deleted once read at start-up, so a crash
 //! after start-up is detected on the next one.
 
@@ -16,6 +17,7 @@ use super::checkpoint::{
     write_offset_checkpoint, MetaProperties, OffsetMap, CLEAN_SHUTDOWN_MARKER,
     LOG_START_OFFSET_CHECKPOINT, META_PROPERTIES, RECOVERY_POINT_CHECKPOINT,
 };
+use super::cleaner::{CleanStats, CleanerConfig, CLEANER_OFFSET_CHECKPOINT};
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{parse_topic_partition, PartitionLog};
@@ -84,6 +86,7 @@ impl LogManager {
             }
             let recovery_points = read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT))?;
             let log_starts = read_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT))?;
+            let cleaner_offsets = read_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT))?;
             for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
                 let entry = entry.ctx("list log dir", dir)?;
                 let path = entry.path();
@@ -104,6 +107,9 @@ impl LogManager {
                     clean,
                     now_ms,
                 )?;
+                if let Some(&offset) = cleaner_offsets.get(&tp) {
+                    log.set_cleaner_checkpoint(offset);
+                }
                 logs.insert(tp, Arc::new(log));
             }
         }
@@ -214,12 +220,77 @@ impl LogManager {
         Ok(())
     }
 
+    /// Cleans every compacted log that is due (Kafka's `LogCleaner` loop, one pass): dirty
+    /// ratio >= `min.cleanable.dirty.ratio`, `max.compaction.lag.ms` passed, or a kept
+    /// tombstone's delete horizon passed; filthiest first. Everything below the log end offset
+    /// counts as stable; see [`LogManager::clean_all_with`]. Blocking.
+    pub fn clean_all(&self, now_ms: i64) -> Result<Vec<((String, i32), CleanStats)>> {
+        self.clean_all_with(now_ms, &CleanerConfig::default(), &|log| {
+            log.log_end_offset()
+        })
+    }
+
+    /// As [`LogManager::clean_all`], with the cleaner's settings and each log's last stable
+    /// offset (the broker passes min(high watermark, first unstable offset)). A log whose
+    /// clean fails is logged and skipped; the others are still cleaned. Writes
+    /// `cleaner-offset-checkpoint` in every dir afterwards.
+    pub fn clean_all_with(
+        &self,
+        now_ms: i64,
+        cleaner: &CleanerConfig,
+        last_stable_offset: &dyn Fn(&PartitionLog) -> i64,
+    ) -> Result<Vec<((String, i32), CleanStats)>> {
+        let mut due: Vec<(f64, Arc<PartitionLog>)> = Vec::new();
+        for log in self.all() {
+            let config = log.config();
+            if !config.compact {
+                continue;
+            }
+            let info = log.cleanable_info(now_ms, last_stable_offset(&log));
+            if info.needs_cleaning(&config) {
+                due.push((info.dirty_ratio(), log));
+            }
+        }
+        due.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut out = Vec::new();
+        for (_, log) in due {
+            match log.clean(now_ms, last_stable_offset(&log), cleaner) {
+                Ok(stats) => out.push((log.topic_partition(), stats)),
+                Err(e) => {
+                    let (topic, partition) = log.topic_partition();
+                    tracing::warn!(%topic, partition, error = %e, "log cleaning failed");
+                }
+            }
+        }
+        self.checkpoint_cleaner_offsets()?;
+        Ok(out)
+    }
+
+    /// Writes `cleaner-offset-checkpoint` (first dirty offset per compacted log) in every dir.
+    pub fn checkpoint_cleaner_offsets(&self) -> Result<()> {
+        let logs = self.all();
+        for dir in &self.log_dirs {
+            let mut offsets = OffsetMap::new();
+            for log in logs
+                .iter()
+                .filter(|l| l.dir().parent() == Some(dir.as_path()))
+            {
+                if let Some(offset) = log.cleaner_checkpoint() {
+                    offsets.insert(log.topic_partition(), offset);
+                }
+            }
+            write_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT), &offsets)?;
+        }
+        Ok(())
+    }
+
     /// Closes every log, checkpoints, and writes the clean-shutdown marker in every dir.
     pub fn shutdown(&self) -> Result<()> {
         for log in self.all() {
             log.close()?;
         }
         self.checkpoint()?;
+        self.checkpoint_cleaner_offsets()?;
         for dir in &self.log_dirs {
             write_clean_shutdown_marker(dir)?;
         }

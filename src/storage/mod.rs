@@ -1,7 +1,8 @@
 //! Kafka's on-disk log: segments, offset and time indexes, the partition log, recovery,
-//! retention, checkpoints and the log manager. Plain std with synchronous I/O; no tokio and no
+//! retention, the log cleaner (compaction), checkpoints and the log manager. Plain std with synchronous I/O; no tokio and no
 //! knowledge of the network or handlers.
 pub mod checkpoint;
+pub mod cleaner;
 pub mod config;
 pub mod epoch;
 pub mod error;
@@ -14,6 +15,7 @@ mod retention;
 pub mod segment;
 pub mod time_index;
 
+pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig};
 pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
 pub use log::PartitionLog;

@@ -1,4 +1,5 @@
-//! Opening a partition log (Kafka's `LogLoader`): removes stray `.cleaned`/`.swap`/`.deleted`/
+//! Opening a partition log (Kafka's `LogLoader`): completes a swap of cleaned segments that a
+//! crash interrupted (`cleaner/swap.rs`), removes stray `.cleaned`/`.swap`/`.deleted`/
 //! `.tmp` files and orphaned indexes, opens every segment, and either trusts the data after a
 //! clean shutdown (checking and, if needed, rebuilding the indexes) or re-validates every batch
 //! from the segment holding the recovery point onwards, truncating at the first torn or corrupt
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use parking_lot::RwLock;
 
 use super::checkpoint::{read_partition_metadata, PARTITION_METADATA};
+use super::cleaner::{complete_interrupted_swaps, CleanerState};
 use super::config::LogConfig;
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result};
@@ -50,6 +52,9 @@ impl PartitionLog {
     ) -> Result<Self> {
         let (topic, partition) = parse_topic_partition(&dir)?;
         std::fs::create_dir_all(&dir).ctx("create partition dir", &dir)?;
+
+        // Pass 0: a swap of cleaned segments that a crash interrupted is completed.
+        let swapped = complete_interrupted_swaps(&dir)?;
 
         // Pass 1: stray files out, segment bases in.
         let mut bases = Vec::new();
@@ -99,7 +104,7 @@ impl PartitionLog {
                 drop_rest = true;
                 continue;
             }
-            if base >= recover_from {
+            if base >= recover_from || swapped.contains(&base) {
                 let cut = seg.recover(interval)?;
                 if cut > 0 {
                     tracing::warn!(dir = %dir.display(), base, cut, "truncated a corrupt or torn segment tail");
@@ -173,6 +178,7 @@ impl PartitionLog {
             topic,
             partition,
             inner: RwLock::new(inner),
+            cleaner: CleanerState::new(),
         })
     }
 }

@@ -97,7 +97,10 @@ impl PartitionLog {
         }
 
         let mut deleted = 0;
-        if inner.config.retention_ms >= 0 {
+        // Time and size retention belong to cleanup.policy=delete; a compact-only log keeps
+        // every segment (the log cleaner shrinks it instead).
+        let delete_policy = inner.config.delete;
+        if delete_policy && inner.config.retention_ms >= 0 {
             for base in inner.non_active_bases() {
                 let Some(seg) = inner.segments.get(&base) else {
                     break;
@@ -114,7 +117,7 @@ impl PartitionLog {
                 }
             }
         }
-        if inner.config.retention_bytes >= 0 {
+        if delete_policy && inner.config.retention_bytes >= 0 {
             let total: u64 = inner.segments.values().map(|s| s.size()).sum();
             let mut excess = total as i64 - inner.config.retention_bytes;
             for base in inner.non_active_bases() {

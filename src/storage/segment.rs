@@ -52,7 +52,19 @@ impl LogSegment {
     /// Opens the segment's files, creating them if missing; the state (size, next offset, max
     /// timestamp) is loaded by [`LogSegment::load`] or [`LogSegment::recover`].
     pub fn open(dir: &Path, base_offset: i64, now_ms: i64) -> Result<Self> {
-        let log_path = segment_file(dir, base_offset, LOG_SUFFIX);
+        Self::open_with_suffix(dir, base_offset, "", now_ms)
+    }
+
+    /// As [`LogSegment::open`], with `suffix` after each file name (`.cleaned`, `.swap`): the
+    /// log cleaner writes its output under such names (Kafka's `LogSegment.open(fileSuffix)`).
+    pub fn open_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        suffix: &str,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let name = |s: &str| segment_file(dir, base_offset, &format!("{s}{suffix}"));
+        let log_path = name(LOG_SUFFIX);
         let log = OpenOptions::new()
             .read(true)
             .write(true)
@@ -63,14 +75,8 @@ impl LogSegment {
         let size = log.metadata().ctx("stat segment", &log_path)?.len();
         Ok(LogSegment {
             base_offset,
-            offset_index: OffsetIndex::open(
-                &segment_file(dir, base_offset, INDEX_SUFFIX),
-                base_offset,
-            )?,
-            time_index: TimeIndex::open(
-                &segment_file(dir, base_offset, TIME_INDEX_SUFFIX),
-                base_offset,
-            )?,
+            offset_index: OffsetIndex::open(&name(INDEX_SUFFIX), base_offset)?,
+            time_index: TimeIndex::open(&name(TIME_INDEX_SUFFIX), base_offset)?,
             log_path,
             log,
             size,
@@ -394,6 +400,25 @@ impl LogSegment {
         self.log.sync_data().ctx("fsync segment", &self.log_path)?;
         self.offset_index.flush()?;
         self.time_index.flush()
+    }
+
+    /// Renames the three files from `<name><old_suffix>` to `<name><new_suffix>`, the indexes
+    /// first and the log last: recovery keys on the log file's suffix, so a crash between the
+    /// renames leaves at worst indexes that are rebuilt (Kafka's `changeFileSuffixes`).
+    pub fn change_suffix(&mut self, old_suffix: &str, new_suffix: &str) -> Result<()> {
+        let renamed = |p: &Path| -> PathBuf {
+            let s = p.to_string_lossy();
+            let stem = s.strip_suffix(old_suffix).unwrap_or(&s);
+            PathBuf::from(format!("{stem}{new_suffix}"))
+        };
+        let idx = renamed(self.offset_index.path());
+        self.offset_index.rename_to(&idx)?;
+        let tidx = renamed(self.time_index.path());
+        self.time_index.rename_to(&tidx)?;
+        let log = renamed(&self.log_path);
+        std::fs::rename(&self.log_path, &log).ctx("rename segment", &self.log_path)?;
+        self.log_path = log;
+        Ok(())
     }
 
     /// Renames the three files to `*.deleted` and returns their new paths (Kafka deletes them
