@@ -261,6 +261,26 @@ impl Partition {
                 }
                 other => PartitionError::Record(other),
             })?;
+        if config.compacted {
+            // Kafka refuses keyless records on compacted topics: the cleaner could never keep
+            // or remove them correctly. Only here does the produce path decode records.
+            let mut pos = 0;
+            for h in &headers {
+                let end = pos + h.total_size();
+                let keyed = crate::protocol::records::decode_records(
+                    &records[pos..end],
+                    config.max_message_bytes.max(1 << 20) * 4,
+                )
+                .map(|rs| rs.iter().all(|r| r.key.is_some()))
+                .unwrap_or(false);
+                if !keyed {
+                    return Err(PartitionError::Record(batch::BatchError::InvalidRecord(
+                        "Compacted topic cannot accept message without key",
+                    )));
+                }
+                pos = end;
+            }
+        }
         if headers.iter().any(|h| h.is_control()) {
             return Err(PartitionError::Record(batch::BatchError::InvalidRecord(
                 "control batches cannot be produced by clients",

@@ -106,3 +106,27 @@ fn clients_cannot_produce_control_batches_and_stale_markers_are_refused() {
     let err = p.write_txn_marker(5, 1, false, 0, 0).unwrap_err();
     assert_eq!(err.code(), crate::error::ErrorCode::INVALID_PRODUCER_EPOCH);
 }
+
+#[test]
+fn compacted_topics_refuse_keyless_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let log =
+        PartitionLog::open(dir.path().join("c-0"), LogConfig::default(), 0, false, 0).unwrap();
+    let config = PartitionConfig {
+        compacted: true,
+        ..PartitionConfig::default()
+    };
+    let p = Partition::new("c", 0, Uuid::ZERO, Arc::new(log), config).unwrap();
+    let err = p
+        .append_records(batch(1, (-1, -1, -1), false), 0)
+        .unwrap_err();
+    assert_eq!(err.code(), crate::error::ErrorCode::INVALID_RECORD);
+    let mut keyed = RecordBatchBuilder::new(0);
+    keyed.append(
+        1,
+        Some(Bytes::from_static(b"k")),
+        Some(Bytes::from_static(b"v")),
+        vec![],
+    );
+    assert!(p.append_records(keyed.build().freeze(), 0).is_ok());
+}

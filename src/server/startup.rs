@@ -254,6 +254,8 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
     let mut group_tick = tokio::time::interval(Duration::from_millis(100));
+    // Kafka's log.cleaner.backoff.ms.
+    let mut cleaner = tokio::time::interval(Duration::from_secs(15));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -281,6 +283,25 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 }
             }
             _ = group_tick.tick() => broker.groups.tick(),
+            _ = cleaner.tick() => {
+                if !broker.config.log_cleaner_enable {
+                    continue;
+                }
+                let b = broker.clone();
+                // Compaction reads and rewrites segments: keep it off the async workers.
+                let result = tokio::task::spawn_blocking(move || {
+                    let now = b.now_ms();
+                    let lso = |log: &crate::storage::PartitionLog| {
+                        let (topic, index) = log.topic_partition();
+                        b.replicas.get(&topic, index).map_or(0, |p| p.last_stable_offset())
+                    };
+                    b.replicas.logs().clean_all_with(now, &crate::storage::CleanerConfig::default(), &lso)
+                })
+                .await;
+                if let Ok(Err(e)) = result {
+                    tracing::warn!(error = ?e, "log cleaner failed");
+                }
+            }
             _ = checkpoint.tick() => {
                 if let Err(e) = broker.replicas.logs().checkpoint() {
                     tracing::warn!(error = ?e, "checkpoint failed");
