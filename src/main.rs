@@ -64,6 +64,7 @@ fn main() -> ExitCode {
     for w in warnings {
         tracing::warn!("{w}");
     }
+    raise_open_file_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -96,6 +97,22 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// Every partition keeps its segment and index files open, so thousands of partitions need
+/// more descriptors than the usual soft limit: raise it to the hard limit, as Kafka's docs ask
+/// operators to do by hand.
+fn raise_open_file_limit() {
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::warn!("could not raise the open-file limit");
+            }
+        }
+    }
 }
 
 async fn wait_for_signal() {

@@ -15,7 +15,6 @@ use super::error::{IoContext, Result};
 #[derive(Debug)]
 pub(crate) struct IndexFile {
     path: PathBuf,
-    file: File,
     /// None while the file is empty (a zero-length mapping is not portable).
     mmap: Option<MmapMut>,
     entry_size: usize,
@@ -29,38 +28,36 @@ impl IndexFile {
     /// Opens or creates the file. Every whole entry in an existing file counts as in use; the
     /// caller validates them (and rebuilds the index if they make no sense).
     pub fn open(path: &Path, entry_size: usize) -> Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .ctx("open index", path)?;
+        let file = open_rw(path)?;
         let len = file.metadata().ctx("stat index", path)?.len() as usize;
         let mut index = IndexFile {
             path: path.to_path_buf(),
-            file,
             mmap: None,
             entry_size,
             entries: len / entry_size,
             max_entries: len / entry_size,
         };
-        index.remap(len)?;
+        index.remap(&file, len)?;
         Ok(index)
     }
 
     /// True if the file length is not a whole number of entries.
     pub fn has_partial_entry(&self) -> Result<bool> {
-        let len = self.file.metadata().ctx("stat index", &self.path)?.len() as usize;
+        let len = std::fs::metadata(&self.path)
+            .ctx("stat index", &self.path)?
+            .len() as usize;
         Ok(len % self.entry_size != 0)
     }
 
-    fn remap(&mut self, len: usize) -> Result<()> {
+    /// Maps the file. The descriptor is closed afterwards (the mapping outlives it), so a
+    /// partition holds no descriptors for its indexes: thousands of partitions stay within the
+    /// open-file limit.
+    fn remap(&mut self, file: &File, len: usize) -> Result<()> {
         self.mmap = None;
         if len > 0 {
             // SAFETY: the index file is owned by this process's log; nothing truncates it
             // behind the mapping (every set_len goes through `resize`, which drops the map first).
-            let map = unsafe { MmapMut::map_mut(&self.file) }.ctx("mmap index", &self.path)?;
+            let map = unsafe { MmapMut::map_mut(file) }.ctx("mmap index", &self.path)?;
             self.mmap = Some(map);
         }
         Ok(())
@@ -119,11 +116,10 @@ impl IndexFile {
         let len = (max_bytes / self.entry_size).max(self.entries) * self.entry_size;
         self.flush()?;
         self.mmap = None;
-        self.file
-            .set_len(len as u64)
-            .ctx("resize index", &self.path)?;
+        let file = open_rw(&self.path)?;
+        file.set_len(len as u64).ctx("resize index", &self.path)?;
         self.max_entries = len / self.entry_size;
-        self.remap(len)
+        self.remap(&file, len)
     }
 
     /// Shrinks the file to the entries in use (Kafka's `trimToValidSize`).
@@ -143,6 +139,16 @@ impl IndexFile {
         self.path = new_path.to_path_buf();
         Ok(())
     }
+}
+
+fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .ctx("open index", path)
 }
 
 pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
