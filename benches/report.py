@@ -3,10 +3,10 @@
 over runs for Kafka and Strata (n = runs that produced the figure), the Strata/Kafka ratio of
 the medians, the issue-5 target where there is one, and whether it is met.
 
-  report.py results.json [--splice BENCHMARKS.md]
+  report.py results.json [--splice BENCHMARKS.md [--marker NAME]]
 
 Writes results.md next to the JSON; --splice also replaces the text between
-`<!-- compare-table:start -->` and `<!-- compare-table:end -->` in the given file.
+`<!-- NAME:start -->` and `<!-- NAME:end -->` (NAME defaults to compare-table) in the given file.
 """
 
 import json
@@ -172,7 +172,10 @@ def main():
     open(mdp, "w").write(md)
     if "--splice" in sys.argv:
         target = sys.argv[sys.argv.index("--splice") + 1]
-        start, end = "<!-- compare-table:start -->", "<!-- compare-table:end -->"
+        marker = "compare-table"
+        if "--marker" in sys.argv:
+            marker = sys.argv[sys.argv.index("--marker") + 1]
+        start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
         if os.path.exists(target):
             text = open(target).read()
             if start in text and end in text:
