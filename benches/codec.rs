@@ -8,8 +8,12 @@
 use bytes::{Bytes, BytesMut};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use strata::protocol::codec::{Decode, Encode};
-use strata::protocol::messages::{fetch_request, fetch_response, produce_request, produce_response};
-use strata::protocol::records::batch::{set_base_offset, set_partition_leader_epoch, validate_batches};
+use strata::protocol::messages::{
+    fetch_request, fetch_response, produce_request, produce_response,
+};
+use strata::protocol::records::batch::{
+    set_base_offset, set_partition_leader_epoch, validate_batches,
+};
 use strata::protocol::records::RecordBatchBuilder;
 
 const PRODUCE_VERSION: i16 = 9;
@@ -20,7 +24,12 @@ fn batch(n: usize, size: usize) -> BytesMut {
     let mut b = RecordBatchBuilder::new(0).producer(1000, 0, 0);
     let value = Bytes::from(vec![b'x'; size]);
     for i in 0..n {
-        b.append(1_700_000_000_000 + i as i64, None, Some(value.clone()), Vec::new());
+        b.append(
+            1_700_000_000_000 + i as i64,
+            None,
+            Some(value.clone()),
+            Vec::new(),
+        );
     }
     b.build()
 }
@@ -87,12 +96,21 @@ fn codec(c: &mut Criterion) {
         let req = produce_request(records.clone());
         let wire = req.to_bytes(PRODUCE_VERSION);
         g.throughput(Throughput::Bytes(wire.len() as u64));
-        g.bench_with_input(BenchmarkId::new("produce_request_decode", count), &wire, |b, w| {
-            b.iter(|| produce_request::ProduceRequest::decode(&mut w.clone(), PRODUCE_VERSION).unwrap())
-        });
-        g.bench_with_input(BenchmarkId::new("produce_request_encode", count), &req, |b, r| {
-            b.iter(|| r.to_bytes(PRODUCE_VERSION))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("produce_request_decode", count),
+            &wire,
+            |b, w| {
+                b.iter(|| {
+                    produce_request::ProduceRequest::decode(&mut w.clone(), PRODUCE_VERSION)
+                        .unwrap()
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("produce_request_encode", count),
+            &req,
+            |b, r| b.iter(|| r.to_bytes(PRODUCE_VERSION)),
+        );
     }
     let resp = produce_response::ProduceResponse {
         responses: vec![produce_response::TopicProduceResponse {
@@ -108,17 +126,27 @@ fn codec(c: &mut Criterion) {
         ..Default::default()
     };
     g.throughput(Throughput::Elements(1));
-    g.bench_function("produce_response_encode", |b| b.iter(|| resp.to_bytes(PRODUCE_VERSION)));
+    g.bench_function("produce_response_encode", |b| {
+        b.iter(|| resp.to_bytes(PRODUCE_VERSION))
+    });
     for parts in [1, 100] {
         let req = fetch_request(parts);
         let wire = req.to_bytes(FETCH_VERSION);
         g.throughput(Throughput::Elements(parts as u64));
-        g.bench_with_input(BenchmarkId::new("fetch_request_decode", parts), &wire, |b, w| {
-            b.iter(|| fetch_request::FetchRequest::decode(&mut w.clone(), FETCH_VERSION).unwrap())
-        });
-        g.bench_with_input(BenchmarkId::new("fetch_request_encode", parts), &req, |b, r| {
-            b.iter(|| r.to_bytes(FETCH_VERSION))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("fetch_request_decode", parts),
+            &wire,
+            |b, w| {
+                b.iter(|| {
+                    fetch_request::FetchRequest::decode(&mut w.clone(), FETCH_VERSION).unwrap()
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("fetch_request_encode", parts),
+            &req,
+            |b, r| b.iter(|| r.to_bytes(FETCH_VERSION)),
+        );
     }
     // A fetch response carrying 1 MiB of records (max.partition.fetch.bytes): encoding copies
     // the records into the response buffer.
@@ -140,7 +168,9 @@ fn codec(c: &mut Criterion) {
         ..Default::default()
     };
     g.throughput(Throughput::Bytes(records.len() as u64));
-    g.bench_function("fetch_response_encode/64", |b| b.iter(|| resp.to_bytes(FETCH_VERSION)));
+    g.bench_function("fetch_response_encode/64", |b| {
+        b.iter(|| resp.to_bytes(FETCH_VERSION))
+    });
     g.finish();
 }
 
@@ -149,9 +179,11 @@ fn records(c: &mut Criterion) {
     for count in [1usize, 64] {
         let buf = batches(count);
         g.throughput(Throughput::Bytes(buf.len() as u64));
-        g.bench_with_input(BenchmarkId::new("validate_batches", count), &buf, |b, buf| {
-            b.iter(|| validate_batches(black_box(buf), 1 << 20).unwrap())
-        });
+        g.bench_with_input(
+            BenchmarkId::new("validate_batches", count),
+            &buf,
+            |b, buf| b.iter(|| validate_batches(black_box(buf), 1 << 20).unwrap()),
+        );
         // Offset assignment in place, as append_as_leader does it per batch (no CRC recompute:
         // the CRC does not cover base offset and partition leader epoch).
         let headers = validate_batches(&buf, 1 << 20).unwrap();

@@ -47,7 +47,8 @@ fn append(c: &mut Criterion) {
                 let n = left.min(1024);
                 let bufs: Vec<BytesMut> = (0..n).map(|_| one.clone()).collect();
                 if log.size_bytes() > 256 << 20 {
-                    log.truncate_fully_and_start_at(log.log_end_offset()).unwrap();
+                    log.truncate_fully_and_start_at(log.log_end_offset())
+                        .unwrap();
                 }
                 let t = Instant::now();
                 for buf in bufs {
@@ -74,14 +75,18 @@ fn read(c: &mut Criterion) {
     let mut g = c.benchmark_group("log");
     for max_bytes in [16usize << 10, 1 << 20] {
         g.throughput(Throughput::Bytes(max_bytes as u64));
-        g.bench_with_input(BenchmarkId::new("read", max_bytes), &max_bytes, |b, &max| {
-            let mut offset = 0i64;
-            b.iter(|| {
-                // Walk the log at a stride so every read needs an index lookup and a scan.
-                offset = (offset + 7_919_993) % (end - 20_000);
-                black_box(log.read(offset, max, i64::MAX, true).unwrap())
-            })
-        });
+        g.bench_with_input(
+            BenchmarkId::new("read", max_bytes),
+            &max_bytes,
+            |b, &max| {
+                let mut offset = 0i64;
+                b.iter(|| {
+                    // Walk the log at a stride so every read needs an index lookup and a scan.
+                    offset = (offset + 7_919_993) % (end - 20_000);
+                    black_box(log.read(offset, max, i64::MAX, true).unwrap())
+                })
+            },
+        );
     }
     g.finish();
 }
