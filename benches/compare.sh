@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# End-to-end comparison of Strata with Apache Kafka on this machine (issue 5).
+#
+#   benches/compare.sh            # full run: 3 pairs (Kafka, Strata alternating)
+#
+# From a fresh clone this installs the pinned Kafka jars (compat-tests/setup.sh, cached under
+# compat-tests/.cache), builds the release broker, runs benches/compare.py (raw results in
+# benches/results/compare-<time>.json) and benches/report.py (Markdown table with medians and
+# Strata/Kafka ratios in benches/results/compare-<time>.md, also spliced into BENCHMARKS.md).
+# Knobs (environment, defaults in compare.py): BENCH_PAIRS=3, BENCH_N100=2000000,
+# BENCH_N1K=400000, BENCH_NSCALE=1000000, BENCH_SCALES=100,1000, BENCH_CONNS=1000,10000,
+# BENCH_E2E_N=5000, BENCH_LOADED_SECONDS=20, BENCH_KAFKA_HEAP="-Xmx1g -Xms1g",
+# BENCH_KAFKA_PORT=29092 (and +1 for its controller), BENCH_STRATA_PORT=29192, BENCH_NICE=-10,
+# BENCH_ONLY=prefix,... (run only the scenarios whose names start so; start-up is always measured),
+# BENCH_BROKERS=kafka,strata.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+cd "$ROOT"
+compat-tests/setup.sh >/dev/null
+cargo build --release --bin strata
+PY="$ROOT/compat-tests/.cache/venv/bin/python"   # has confluent-kafka (librdkafka)
+# 10,000 idle connections need that many descriptors in the client and both brokers.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+# BENCH_NICE (default -10; needs root, ignored otherwise): the brokers and clients run at a
+# higher priority than other jobs on a shared machine, so their load disturbs the figures less.
+NICE=(); if [ "$(id -u)" = 0 ]; then NICE=(nice -n "${BENCH_NICE:--10}"); fi
+out=$("${NICE[@]}" "$PY" "$HERE/compare.py")
+"$PY" "$HERE/report.py" "$out" --splice "$ROOT/BENCHMARKS.md"
