@@ -117,3 +117,65 @@ async fn random_bytes_never_take_the_broker_down() {
     }
     still_serves(&b).await;
 }
+
+#[tokio::test]
+async fn max_connections_is_enforced() {
+    let b = TestBroker::start(&[("max.connections", "2")]).await;
+    let mut first = b.client().await;
+    let _second = b.client().await;
+    // The third connection is not served while two are open (it waits in the backlog).
+    let addr = b.addr;
+    let third = tokio::spawn(async move {
+        let mut c = Client::connect(addr).await;
+        let _ = api_call!(
+            c,
+            api_versions_request::ApiVersionsRequest,
+            api_versions_response::ApiVersionsResponse,
+            0,
+            strata::protocol::messages::api_versions_request::ApiVersionsRequest::default()
+        );
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !third.is_finished(),
+        "a third connection was served beyond max.connections=2"
+    );
+    // Closing one lets it in.
+    let _ = api_call!(
+        first,
+        api_versions_request::ApiVersionsRequest,
+        api_versions_response::ApiVersionsResponse,
+        0,
+        strata::protocol::messages::api_versions_request::ApiVersionsRequest::default()
+    );
+    drop(first);
+    tokio::time::timeout(std::time::Duration::from_secs(5), third)
+        .await
+        .expect("served once a slot frees")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn pipelined_requests_beyond_the_in_flight_bound_are_answered_in_order() {
+    let b = TestBroker::start(&[("strata.max.inflight.requests.per.connection", "2")]).await;
+    let mut c = b.client().await;
+    // Pipeline ten ApiVersions requests without reading; all are answered, in order.
+    let mut frames = BytesMut::new();
+    for id in 1..=10 {
+        f_api_versions(&mut frames, id);
+    }
+    c.stream.write_all(&frames).await.unwrap();
+    for id in 1..=10 {
+        let mut resp = c.read_frame().await.expect("response");
+        use bytes::Buf;
+        assert_eq!(resp.get_i32(), id, "responses in request order");
+    }
+}
+
+fn f_api_versions(f: &mut BytesMut, correlation_id: i32) {
+    f.put_i32(10);
+    f.put_i16(18);
+    f.put_i16(0);
+    f.put_i32(correlation_id);
+    f.put_i16(-1);
+}
