@@ -760,3 +760,240 @@ async fn idempotent_retry_after_kill_9_is_deduplicated() {
     let want: Vec<&[u8]> = vec![b"a0", b"a1", b"a2", b"b0", b"b1", b"c0"];
     assert_eq!(values, want.iter().map(|v| v.to_vec()).collect::<Vec<_>>());
 }
+
+/// A transactional batch of `values` for (producer id, epoch, base sequence).
+fn txn_batch(values: &[&str], producer: (i64, i16, i32)) -> Bytes {
+    let now = now_ms();
+    let mut b = strata::protocol::records::RecordBatchBuilder::new(0)
+        .producer(producer.0, producer.1, producer.2)
+        .transactional(true)
+        .base_timestamp_ms(now);
+    for v in values {
+        b.append(
+            now,
+            None,
+            Some(Bytes::copy_from_slice(v.as_bytes())),
+            vec![],
+        );
+    }
+    b.build().freeze()
+}
+
+async fn txn_init(c: &mut Client, id: &str, timeout_ms: i32) -> (i64, i16) {
+    use init_producer_id_request::*;
+    for _ in 0..50 {
+        let r = api_call!(
+            c,
+            init_producer_id_request::InitProducerIdRequest,
+            init_producer_id_response::InitProducerIdResponse,
+            4,
+            InitProducerIdRequest {
+                transactional_id: Some(id.into()),
+                transaction_timeout_ms: timeout_ms,
+                producer_id: -1,
+                producer_epoch: -1,
+                ..Default::default()
+            }
+        );
+        if r.error_code == 0 {
+            return (r.producer_id, r.producer_epoch);
+        }
+        // CONCURRENT_TRANSACTIONS / COORDINATOR_LOAD_IN_PROGRESS: retry as clients do.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("InitProducerId for {id} never succeeded");
+}
+
+async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
+    use add_partitions_to_txn_request::*;
+    let r = api_call!(
+        c,
+        add_partitions_to_txn_request::AddPartitionsToTxnRequest,
+        add_partitions_to_txn_response::AddPartitionsToTxnResponse,
+        3,
+        AddPartitionsToTxnRequest {
+            v3_and_below_transactional_id: id.into(),
+            v3_and_below_producer_id: pid.0,
+            v3_and_below_producer_epoch: pid.1,
+            v3_and_below_topics: vec![AddPartitionsToTxnTopic {
+                name: topic.into(),
+                partitions: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let code = r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
+    assert_eq!(code, 0, "AddPartitionsToTxn");
+}
+
+async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
+    use end_txn_request::*;
+    let r = api_call!(
+        c,
+        end_txn_request::EndTxnRequest,
+        end_txn_response::EndTxnResponse,
+        3,
+        EndTxnRequest {
+            transactional_id: id.into(),
+            producer_id: pid.0,
+            producer_epoch: pid.1,
+            committed: commit,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, 0, "EndTxn");
+}
+
+/// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
+/// the Java consumer does, plus the partition's last stable offset.
+async fn visible(c: &mut Client, topic: &str, isolation: i8) -> (Vec<String>, i64) {
+    use fetch_request::*;
+    let req = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        isolation_level: isolation,
+        topics: vec![FetchTopic {
+            topic: topic.into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        req
+    );
+    let p = r.responses[0].partitions[0].clone();
+    assert_eq!(p.error_code, 0);
+    let aborted: Vec<(i64, i64)> = p
+        .aborted_transactions
+        .unwrap_or_default()
+        .iter()
+        .map(|a| (a.producer_id, a.first_offset))
+        .collect();
+    let records = p.records.unwrap_or_default();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    // As consumers do: a producer's batches are skipped from the first offset of an aborted
+    // transaction until that producer's next control marker.
+    let mut aborting: HashSet<i64> = HashSet::new();
+    while pos + 61 <= records.len() {
+        let h = parse_header(&records[pos..]).unwrap();
+        let end = pos + h.total_size();
+        if !h.is_control()
+            && aborted
+                .iter()
+                .any(|(pid, first)| *pid == h.producer_id && *first == h.base_offset)
+        {
+            aborting.insert(h.producer_id);
+        }
+        let dropped = h.is_control() || aborting.contains(&h.producer_id);
+        if h.is_control() {
+            aborting.remove(&h.producer_id);
+        }
+        if !dropped {
+            for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 20).unwrap()
+            {
+                out.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap());
+            }
+        }
+        pos = end;
+    }
+    (out, p.last_stable_offset)
+}
+
+/// kill -9 with one transaction committed, one aborted and one still open: after restart the
+/// committed data is visible to read_committed, the aborted and the open ones never are, and the
+/// open one is aborted by the restarted coordinator when its timeout passes, unblocking the LSO.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_transactions_are_aborted_after_kill_9_and_never_visible() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Strata::spawn(dir.path());
+    let mut c = Client::connect(broker.addr).await;
+    create_topic(&mut c, "txk").await;
+    let p1 = txn_init(&mut c, "tx-one", 2_000).await;
+    txn_add(&mut c, "tx-one", p1, "txk").await;
+    assert_eq!(
+        produce(&mut c, "txk", txn_batch(&["a0", "a1"], (p1.0, p1.1, 0)))
+            .await
+            .0,
+        0
+    );
+    txn_end(&mut c, "tx-one", p1, true).await;
+    txn_add(&mut c, "tx-one", p1, "txk").await;
+    assert_eq!(
+        produce(&mut c, "txk", txn_batch(&["b0", "b1"], (p1.0, p1.1, 2)))
+            .await
+            .0,
+        0
+    );
+    txn_end(&mut c, "tx-one", p1, false).await;
+    let p2 = txn_init(&mut c, "tx-two", 2_000).await;
+    txn_add(&mut c, "tx-two", p2, "txk").await;
+    assert_eq!(
+        produce(
+            &mut c,
+            "txk",
+            txn_batch(&["open0", "open1"], (p2.0, p2.1, 0))
+        )
+        .await
+        .0,
+        0
+    );
+    txn_add(&mut c, "tx-one", p1, "txk").await;
+    assert_eq!(
+        produce(&mut c, "txk", txn_batch(&["c0"], (p1.0, p1.1, 4)))
+            .await
+            .0,
+        0
+    );
+    txn_end(&mut c, "tx-one", p1, true).await;
+    drop(c);
+    broker.kill9();
+
+    let broker = Strata::spawn(dir.path());
+    let mut c = Client::connect(broker.addr).await;
+    let (committed, lso) = visible(&mut c, "txk", 1).await;
+    assert_eq!(
+        committed,
+        vec!["a0", "a1"],
+        "only what precedes the open transaction is stable"
+    );
+    assert_eq!(
+        lso, 6,
+        "LSO held at the first offset of the open transaction"
+    );
+    // The restarted coordinator aborts the open transaction once its 2 s timeout passes.
+    let mut settled = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (v, lso) = visible(&mut c, "txk", 1).await;
+        if lso >= 9 {
+            settled = v;
+            break;
+        }
+    }
+    assert_eq!(
+        settled,
+        vec!["a0", "a1", "c0"],
+        "committed data visible, aborted and timed-out data never"
+    );
+    let (all, _) = visible(&mut c, "txk", 0).await;
+    for v in ["a0", "b0", "open0", "c0"] {
+        assert!(
+            all.iter().any(|x| x == v),
+            "read_uncommitted sees {v}: {all:?}"
+        );
+    }
+    broker.stop();
+}
