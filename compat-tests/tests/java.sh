@@ -82,10 +82,13 @@ java_producer_perf() {
 }
 
 # ---- groups (need the classic group coordinator) ---------------------------
+# groups_console_share [N]: N console consumers (default 2) in one group share a 4-partition
+# topic: each gets data, none twice, nothing lost.
 groups_console_share() {
-  local t g; t=$(topic grp-share); g="compat-$RUN_ID-share"
+  local n=${1:-2} t g; t=$(topic "grp-share$n"); g="compat-$RUN_ID-share$n"
+  local names; names=$(echo a b c d | cut -d' ' -f1-"$n")
   kafka_topics --create --topic "$t" --partitions 4 --replication-factor 1
-  for c in a b; do
+  for c in $names; do
     kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 20000 \
       --property print.key=true --property key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
     echo $! > "$OUT/cons-$c.pid"
@@ -94,18 +97,21 @@ groups_console_share() {
   local ok=0
   for _ in $(seq 60); do
     kafka_consumer_groups --describe --group "$g" --members > "$OUT/members.txt" 2>&1 || true
-    if [ "$(grep -c "console-consumer" "$OUT/members.txt")" -ge 2 ] && ! grep -q "rebalancing" "$OUT/members.txt"; then ok=1; break; fi
+    if [ "$(grep -c "console-consumer" "$OUT/members.txt")" -ge "$n" ] && ! grep -q "rebalancing" "$OUT/members.txt"; then ok=1; break; fi
     sleep 1
   done
   cat "$OUT/members.txt"
-  [ $ok = 1 ] || fail "group $g did not get 2 members"
+  [ $ok = 1 ] || fail "group $g did not get $n members"
   for i in $(seq 1 2000); do echo "key$i:msg$i"; done > "$OUT/in.txt"
   kafka_console_producer --topic "$t" --property parse.key=true --property key.separator=: < "$OUT/in.txt"
-  wait "$(cat "$OUT/cons-a.pid")" || true; wait "$(cat "$OUT/cons-b.pid")" || true
-  local na nb; na=$(wc -l < "$OUT/cons-a.txt"); nb=$(wc -l < "$OUT/cons-b.txt")
-  echo "consumer a: $na, consumer b: $nb"
-  [ "$na" -gt 0 ] && [ "$nb" -gt 0 ] || fail "partitions not shared (a=$na b=$nb)"
-  sort "$OUT/cons-a.txt" "$OUT/cons-b.txt" > "$OUT/all.txt"
+  local files=()
+  for c in $names; do
+    wait "$(cat "$OUT/cons-$c.pid")" || true
+    local k; k=$(wc -l < "$OUT/cons-$c.txt"); echo "consumer $c: $k"
+    [ "$k" -gt 0 ] || fail "consumer $c got no partition's data"
+    files+=("$OUT/cons-$c.txt")
+  done
+  sort "${files[@]}" > "$OUT/all.txt"
   [ -z "$(uniq -d "$OUT/all.txt")" ] || fail "duplicates: $(uniq -d "$OUT/all.txt" | head -3)"
   sort "$OUT/in.txt" | cmp - "$OUT/all.txt" || fail "lost or unexpected messages ($(wc -l < "$OUT/all.txt") of 2000)"
 }
@@ -133,6 +139,23 @@ groups_describe_lag() {
     || fail "expected CURRENT-OFFSET 40, LOG-END-OFFSET 100, LAG 60"
 }
 
+groups_three() { groups_console_share 3; }
+
+# kafka-consumer-groups --reset-offsets moves a group, --delete-offsets and --delete remove it.
+groups_reset_delete() {
+  local t g; t=$(topic grp-reset); g="compat-$RUN_ID-reset"
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
+  seq 1 50 | kafka_console_producer --topic "$t"
+  kafka_console_consumer --topic "$t" --group "$g" --from-beginning --max-messages 50 --timeout-ms 30000 > /dev/null
+  kafka_consumer_groups --reset-offsets --group "$g" --topic "$t" --to-offset 10 --execute | tee "$OUT/reset.txt"
+  kafka_consumer_groups --describe --group "$g" > "$OUT/desc.txt" 2>&1
+  awk -v t="$t" '$2==t && $3==0 {print $4, $6}' "$OUT/desc.txt" | grep -qx "10 40" || fail "after reset: $(cat "$OUT/desc.txt")"
+  kafka_consumer_groups --delete-offsets --group "$g" --topic "$t" | tee "$OUT/delo.txt"
+  kafka_consumer_groups --delete --group "$g" | tee "$OUT/del.txt"
+  kafka_consumer_groups --list > "$OUT/list.txt"
+  ! grep -qx "$g" "$OUT/list.txt" || fail "group still listed after --delete"
+}
+
 case_run core java.topics.create java_topics_create
 case_run core java.topics.list java_topics_list
 case_run core java.topics.describe java_topics_describe
@@ -145,4 +168,6 @@ case_run core java.perf.producer java_producer_perf
 case_run groups java.groups.console-share groups_console_share
 case_run groups java.groups.describe-lag groups_describe_lag
 case_run groups java.groups.consumer-perf groups_consumer_perf
+case_run groups java.groups.three-consumers groups_three
+case_run groups java.groups.reset-delete groups_reset_delete
 case_summary
