@@ -26,6 +26,10 @@ if [ "$mode" = all ] || [ "$mode" = --compat ]; then
   cargo build --release --bin strata
   port=${STRATA_TEST_PORT:-19092}
   data=$(mktemp -d /tmp/strata-compat.XXXXXX)
+  if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
+    echo "error: 127.0.0.1:$port is already in use; set STRATA_TEST_PORT to a free port" >&2
+    exit 1
+  fi
   step "starting strata on 127.0.0.1:$port (data in $data)"
   ./target/release/strata --override "listeners=PLAINTEXT://127.0.0.1:$port" --override "log.dirs=$data" \
     >"$data.log" 2>&1 &
@@ -35,6 +39,11 @@ if [ "$mode" = all ] || [ "$mode" = --compat ]; then
     (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
     sleep 0.1
   done
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "error: strata exited at start-up:" >&2
+    cat "$data.log" >&2
+    exit 1
+  fi
   step "compat-tests against strata"
   status=0
   BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || status=$?
