@@ -54,6 +54,8 @@ pub enum Validator {
     Listeners,
     /// `id@host:port` entries.
     QuorumVoters,
+    /// `*` or `partition:broker` entries (Kafka's `ThrottledReplicaListValidator`).
+    ThrottledReplicas,
 }
 
 /// A typed config value.
@@ -129,6 +131,22 @@ impl ConfigDef {
             Validator::OneOf(allowed) => match v {
                 ConfigValue::String(s) if !allowed.contains(&s.as_str()) => {
                     bad(format!("String must be one of: {}", allowed.join(", ")))
+                }
+                _ => Ok(()),
+            },
+            Validator::ThrottledReplicas => match v {
+                ConfigValue::List(items) => {
+                    let pair = |i: &str| {
+                        i.split_once(':').is_some_and(|(p, b)| {
+                            p.trim().parse::<u32>().is_ok() && b.trim().parse::<u32>().is_ok()
+                        })
+                    };
+                    let wildcard = items.len() == 1 && items[0] == "*";
+                    if wildcard || items.iter().all(|i| pair(i)) {
+                        Ok(())
+                    } else {
+                        bad("Must be '*' or a list of [partitionId]:[brokerId]".into())
+                    }
                 }
                 _ => Ok(()),
             },
@@ -237,68 +255,27 @@ pub const TIMESTAMP_TYPES: &[&str] = &["CreateTime", "LogAppendTime"];
 /// `node.id` 1, `listeners` on 127.0.0.1:9092, `log.dir` `./strata-data`, `max.connections`
 /// 10000 and internal-topic replication factors 1 (Kafka's shipped single-node
 /// `server.properties` values) so that a broker with no configuration works on one machine.
+#[rustfmt::skip]
 pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("node.id", I, Some("1"), AtLeast(0), false),
     def("broker.id", I, None, AtLeast(-1), false),
-    def(
-        "process.roles",
-        L,
-        Some("broker,controller"),
-        Validator::ListOf(&["broker", "controller"]),
-        false,
-    ),
-    def(
-        "listeners",
-        L,
-        Some("PLAINTEXT://127.0.0.1:9092"),
-        Validator::Listeners,
-        true,
-    ),
+    def("process.roles", L, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), false),
+    def("listeners", L, Some("PLAINTEXT://127.0.0.1:9092"), Validator::Listeners, true),
     def("advertised.listeners", L, None, Validator::Listeners, true),
     def("controller.listener.names", T, None, Any, false),
-    def(
-        "controller.quorum.voters",
-        L,
-        Some(""),
-        Validator::QuorumVoters,
-        false,
-    ),
+    def("controller.quorum.voters", L, Some(""), Validator::QuorumVoters, false),
     def("log.dirs", L, None, Any, false),
     def("log.dir", T, Some("./strata-data"), Any, false),
     def("num.partitions", I, Some("1"), AtLeast(1), false),
-    def(
-        "default.replication.factor",
-        I,
-        Some("1"),
-        AtLeast(1),
-        false,
-    ),
+    def("default.replication.factor", I, Some("1"), AtLeast(1), false),
     def("auto.create.topics.enable", B, Some("true"), Any, false),
     def("delete.topic.enable", B, Some("true"), Any, false),
     def("message.max.bytes", I, Some("1048588"), AtLeast(0), true),
-    def(
-        "socket.request.max.bytes",
-        I,
-        Some("104857600"),
-        AtLeast(1),
-        false,
-    ),
+    def("socket.request.max.bytes", I, Some("104857600"), AtLeast(1), false),
     def("max.connections", I, Some("10000"), AtLeast(0), true),
     def("queued.max.requests", I, Some("500"), AtLeast(1), false),
-    def(
-        "strata.max.inflight.requests.per.connection",
-        I,
-        Some("16"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "log.segment.bytes",
-        I,
-        Some("1073741824"),
-        AtLeast(14),
-        true,
-    ),
+    def("strata.max.inflight.requests.per.connection", I, Some("16"), AtLeast(1), false),
+    def("log.segment.bytes", I, Some("1073741824"), AtLeast(14), true),
     def("log.roll.ms", G, None, AtLeast(1), true),
     def("log.roll.hours", I, Some("168"), AtLeast(1), true),
     def("log.roll.jitter.ms", G, None, AtLeast(0), true),
@@ -307,214 +284,40 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("log.retention.minutes", I, None, Any, true),
     def("log.retention.hours", I, Some("168"), Any, true),
     def("log.retention.bytes", G, Some("-1"), Any, true),
-    def(
-        "log.retention.check.interval.ms",
-        G,
-        Some("300000"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "log.index.interval.bytes",
-        I,
-        Some("4096"),
-        AtLeast(0),
-        true,
-    ),
-    def(
-        "log.index.size.max.bytes",
-        I,
-        Some("10485760"),
-        AtLeast(4),
-        true,
-    ),
-    def(
-        "log.flush.interval.messages",
-        G,
-        Some(LONG_MAX),
-        AtLeast(1),
-        true,
-    ),
+    def("log.retention.check.interval.ms", G, Some("300000"), AtLeast(1), false),
+    def("log.index.interval.bytes", I, Some("4096"), AtLeast(0), true),
+    def("log.index.size.max.bytes", I, Some("10485760"), AtLeast(4), true),
+    def("log.flush.interval.messages", G, Some(LONG_MAX), AtLeast(1), true),
     def("log.flush.interval.ms", G, None, AtLeast(0), true),
-    def(
-        "log.flush.scheduler.interval.ms",
-        G,
-        Some(LONG_MAX),
-        Any,
-        false,
-    ),
-    def(
-        "log.message.timestamp.type",
-        T,
-        Some("CreateTime"),
-        Validator::OneOf(TIMESTAMP_TYPES),
-        true,
-    ),
-    def(
-        "log.message.timestamp.before.max.ms",
-        G,
-        Some(LONG_MAX),
-        AtLeast(0),
-        true,
-    ),
-    def(
-        "log.message.timestamp.after.max.ms",
-        G,
-        Some(LONG_MAX),
-        AtLeast(0),
-        true,
-    ),
-    def(
-        "log.cleanup.policy",
-        L,
-        Some("delete"),
-        Validator::ListOf(CLEANUP_POLICIES),
-        true,
-    ),
+    def("log.flush.scheduler.interval.ms", G, Some(LONG_MAX), Any, false),
+    def("log.message.timestamp.type", T, Some("CreateTime"), Validator::OneOf(TIMESTAMP_TYPES), true),
+    def("log.message.timestamp.before.max.ms", G, Some(LONG_MAX), AtLeast(0), true),
+    def("log.message.timestamp.after.max.ms", G, Some(LONG_MAX), AtLeast(0), true),
+    def("log.cleanup.policy", L, Some("delete"), Validator::ListOf(CLEANUP_POLICIES), true),
     def("log.cleaner.enable", B, Some("true"), Any, false),
-    def(
-        "log.cleaner.delete.retention.ms",
-        G,
-        Some("86400000"),
-        AtLeast(0),
-        true,
-    ),
-    def(
-        "log.cleaner.min.compaction.lag.ms",
-        G,
-        Some("0"),
-        AtLeast(0),
-        true,
-    ),
-    def(
-        "log.cleaner.max.compaction.lag.ms",
-        G,
-        Some(LONG_MAX),
-        AtLeast(1),
-        true,
-    ),
-    def(
-        "log.cleaner.min.cleanable.ratio",
-        D,
-        Some("0.5"),
-        Validator::DoubleBetween(0.0, 1.0),
-        true,
-    ),
-    def(
-        "log.segment.delete.delay.ms",
-        G,
-        Some("60000"),
-        AtLeast(0),
-        true,
-    ),
+    def("log.cleaner.delete.retention.ms", G, Some("86400000"), AtLeast(0), true),
+    def("log.cleaner.min.compaction.lag.ms", G, Some("0"), AtLeast(0), true),
+    def("log.cleaner.max.compaction.lag.ms", G, Some(LONG_MAX), AtLeast(1), true),
+    def("log.cleaner.min.cleanable.ratio", D, Some("0.5"), Validator::DoubleBetween(0.0, 1.0), true),
+    def("log.segment.delete.delay.ms", G, Some("60000"), AtLeast(0), true),
     def("log.preallocate", B, Some("false"), Any, true),
     def("min.insync.replicas", I, Some("1"), AtLeast(1), true),
-    def(
-        "compression.type",
-        T,
-        Some("producer"),
-        Validator::OneOf(COMPRESSION_TYPES),
-        true,
-    ),
-    def(
-        "unclean.leader.election.enable",
-        B,
-        Some("false"),
-        Any,
-        true,
-    ),
-    def(
-        "offsets.topic.num.partitions",
-        I,
-        Some("50"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "offsets.topic.replication.factor",
-        S,
-        Some("1"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "offsets.topic.segment.bytes",
-        I,
-        Some("104857600"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "offsets.retention.minutes",
-        I,
-        Some("10080"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "group.initial.rebalance.delay.ms",
-        I,
-        Some("3000"),
-        AtLeast(0),
-        false,
-    ),
-    def(
-        "group.min.session.timeout.ms",
-        I,
-        Some("6000"),
-        AtLeast(0),
-        false,
-    ),
-    def(
-        "group.max.session.timeout.ms",
-        I,
-        Some("1800000"),
-        AtLeast(0),
-        false,
-    ),
+    def("compression.type", T, Some("producer"), Validator::OneOf(COMPRESSION_TYPES), true),
+    def("unclean.leader.election.enable", B, Some("false"), Any, true),
+    def("offsets.topic.num.partitions", I, Some("50"), AtLeast(1), false),
+    def("offsets.topic.replication.factor", S, Some("1"), AtLeast(1), false),
+    def("offsets.topic.segment.bytes", I, Some("104857600"), AtLeast(1), false),
+    def("offsets.retention.minutes", I, Some("10080"), AtLeast(1), false),
+    def("group.initial.rebalance.delay.ms", I, Some("3000"), AtLeast(0), false),
+    def("group.min.session.timeout.ms", I, Some("6000"), AtLeast(0), false),
+    def("group.max.session.timeout.ms", I, Some("1800000"), AtLeast(0), false),
     def("group.max.size", I, Some(INT_MAX), AtLeast(1), false),
-    def(
-        "transaction.state.log.num.partitions",
-        I,
-        Some("50"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "transaction.state.log.replication.factor",
-        S,
-        Some("1"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "transaction.max.timeout.ms",
-        I,
-        Some("900000"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "transactional.id.expiration.ms",
-        I,
-        Some("604800000"),
-        AtLeast(1),
-        false,
-    ),
-    def(
-        "producer.id.expiration.ms",
-        I,
-        Some("86400000"),
-        AtLeast(1),
-        true,
-    ),
-    def(
-        "replica.lag.time.max.ms",
-        G,
-        Some("30000"),
-        AtLeast(0),
-        false,
-    ),
+    def("transaction.state.log.num.partitions", I, Some("50"), AtLeast(1), false),
+    def("transaction.state.log.replication.factor", S, Some("1"), AtLeast(1), false),
+    def("transaction.max.timeout.ms", I, Some("900000"), AtLeast(1), false),
+    def("transactional.id.expiration.ms", I, Some("604800000"), AtLeast(1), false),
+    def("producer.id.expiration.ms", I, Some("86400000"), AtLeast(1), true),
+    def("replica.lag.time.max.ms", G, Some("30000"), AtLeast(0), false),
 ];
 
 /// Kafka broker keys that Strata accepts without acting on them: a Kafka `server.properties`

@@ -124,160 +124,36 @@ use ConfigType::{Boolean as B, Double as D, Int as I, List as L, Long as G, Stri
 use Validator::{Any, AtLeast};
 
 /// Every topic config Strata supports, in name order (as Kafka lists them).
+#[rustfmt::skip]
 pub static TOPIC_CONFIGS: &[TopicConfigDef] = &[
-    t(
-        "cleanup.policy",
-        L,
-        "delete",
-        Validator::ListOf(CLEANUP_POLICIES),
-        &["log.cleanup.policy"],
-    ),
-    t(
-        "compression.type",
-        T,
-        "producer",
-        Validator::OneOf(COMPRESSION_TYPES),
-        &["compression.type"],
-    ),
-    t(
-        "delete.retention.ms",
-        G,
-        "86400000",
-        AtLeast(0),
-        &["log.cleaner.delete.retention.ms"],
-    ),
-    t(
-        "file.delete.delay.ms",
-        G,
-        "60000",
-        AtLeast(0),
-        &["log.segment.delete.delay.ms"],
-    ),
-    t(
-        "flush.messages",
-        G,
-        LONG_MAX,
-        AtLeast(1),
-        &["log.flush.interval.messages"],
-    ),
-    t(
-        "flush.ms",
-        G,
-        LONG_MAX,
-        AtLeast(0),
-        &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"],
-    ),
-    t(
-        "index.interval.bytes",
-        I,
-        "4096",
-        AtLeast(0),
-        &["log.index.interval.bytes"],
-    ),
-    t(
-        "max.compaction.lag.ms",
-        G,
-        LONG_MAX,
-        AtLeast(1),
-        &["log.cleaner.max.compaction.lag.ms"],
-    ),
-    t(
-        "max.message.bytes",
-        I,
-        "1048588",
-        AtLeast(0),
-        &["message.max.bytes"],
-    ),
-    t(
-        "message.timestamp.after.max.ms",
-        G,
-        LONG_MAX,
-        AtLeast(0),
-        &["log.message.timestamp.after.max.ms"],
-    ),
-    t(
-        "message.timestamp.before.max.ms",
-        G,
-        LONG_MAX,
-        AtLeast(0),
-        &["log.message.timestamp.before.max.ms"],
-    ),
-    t(
-        "message.timestamp.type",
-        T,
-        "CreateTime",
-        Validator::OneOf(TIMESTAMP_TYPES),
-        &["log.message.timestamp.type"],
-    ),
-    t(
-        "min.cleanable.dirty.ratio",
-        D,
-        "0.5",
-        Validator::DoubleBetween(0.0, 1.0),
-        &["log.cleaner.min.cleanable.ratio"],
-    ),
-    t(
-        "min.compaction.lag.ms",
-        G,
-        "0",
-        AtLeast(0),
-        &["log.cleaner.min.compaction.lag.ms"],
-    ),
-    t(
-        "min.insync.replicas",
-        I,
-        "1",
-        AtLeast(1),
-        &["min.insync.replicas"],
-    ),
+    t("cleanup.policy", L, "delete", Validator::ListOf(CLEANUP_POLICIES), &["log.cleanup.policy"]),
+    t("compression.type", T, "producer", Validator::OneOf(COMPRESSION_TYPES), &["compression.type"]),
+    t("delete.retention.ms", G, "86400000", AtLeast(0), &["log.cleaner.delete.retention.ms"]),
+    t("file.delete.delay.ms", G, "60000", AtLeast(0), &["log.segment.delete.delay.ms"]),
+    t("follower.replication.throttled.replicas", L, "", Validator::ThrottledReplicas, &[]),
+    t("flush.messages", G, LONG_MAX, AtLeast(1), &["log.flush.interval.messages"]),
+    t("flush.ms", G, LONG_MAX, AtLeast(0), &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"]),
+    t("index.interval.bytes", I, "4096", AtLeast(0), &["log.index.interval.bytes"]),
+    t("leader.replication.throttled.replicas", L, "", Validator::ThrottledReplicas, &[]),
+    t("local.retention.bytes", G, "-2", AtLeast(-2), &[]),
+    t("local.retention.ms", G, "-2", AtLeast(-2), &[]),
+    t("max.compaction.lag.ms", G, LONG_MAX, AtLeast(1), &["log.cleaner.max.compaction.lag.ms"]),
+    t("max.message.bytes", I, "1048588", AtLeast(0), &["message.max.bytes"]),
+    t("message.timestamp.after.max.ms", G, LONG_MAX, AtLeast(0), &["log.message.timestamp.after.max.ms"]),
+    t("message.timestamp.before.max.ms", G, LONG_MAX, AtLeast(0), &["log.message.timestamp.before.max.ms"]),
+    t("message.timestamp.type", T, "CreateTime", Validator::OneOf(TIMESTAMP_TYPES), &["log.message.timestamp.type"]),
+    t("min.cleanable.dirty.ratio", D, "0.5", Validator::DoubleBetween(0.0, 1.0), &["log.cleaner.min.cleanable.ratio"]),
+    t("min.compaction.lag.ms", G, "0", AtLeast(0), &["log.cleaner.min.compaction.lag.ms"]),
+    t("min.insync.replicas", I, "1", AtLeast(1), &["min.insync.replicas"]),
     t("preallocate", B, "false", Any, &["log.preallocate"]),
+    t("remote.storage.enable", B, "false", Any, &[]),
     t("retention.bytes", G, "-1", Any, &["log.retention.bytes"]),
-    t(
-        "retention.ms",
-        G,
-        "604800000",
-        AtLeast(-1),
-        &[
-            "log.retention.ms",
-            "log.retention.minutes",
-            "log.retention.hours",
-        ],
-    ),
-    t(
-        "segment.bytes",
-        I,
-        "1073741824",
-        AtLeast(14),
-        &["log.segment.bytes"],
-    ),
-    t(
-        "segment.index.bytes",
-        I,
-        "10485760",
-        AtLeast(4),
-        &["log.index.size.max.bytes"],
-    ),
-    t(
-        "segment.jitter.ms",
-        G,
-        "0",
-        AtLeast(0),
-        &["log.roll.jitter.ms", "log.roll.jitter.hours"],
-    ),
-    t(
-        "segment.ms",
-        G,
-        "604800000",
-        AtLeast(1),
-        &["log.roll.ms", "log.roll.hours"],
-    ),
-    t(
-        "unclean.leader.election.enable",
-        B,
-        "false",
-        Any,
-        &["unclean.leader.election.enable"],
-    ),
+    t("retention.ms", G, "604800000", AtLeast(-1), &["log.retention.ms", "log.retention.minutes", "log.retention.hours"]),
+    t("segment.bytes", I, "1073741824", AtLeast(14), &["log.segment.bytes"]),
+    t("segment.index.bytes", I, "10485760", AtLeast(4), &["log.index.size.max.bytes"]),
+    t("segment.jitter.ms", G, "0", AtLeast(0), &["log.roll.jitter.ms", "log.roll.jitter.hours"]),
+    t("segment.ms", G, "604800000", AtLeast(1), &["log.roll.ms", "log.roll.hours"]),
+    t("unclean.leader.election.enable", B, "false", Any, &["unclean.leader.election.enable"]),
 ];
 
 /// The topic key named `name`.
@@ -663,6 +539,15 @@ mod tests {
             Some("7")
         );
         assert!(apply_incremental_op("nope", None, Set, Some("7")).is_err());
+        // kafka-reassign-partitions appends throttled replicas.
+        let key = "leader.replication.throttled.replicas";
+        let r = apply_incremental_op(key, None, Append, Some("0:1,1:2"));
+        assert_eq!(r.unwrap().as_deref(), Some("0:1,1:2"));
+        let r = apply_incremental_op(key, Some("0:1,1:2"), Subtract, Some("0:1"));
+        assert_eq!(r.unwrap().as_deref(), Some("1:2"));
+        assert!(validate_topic_override(key, "*").is_ok());
+        assert!(validate_topic_override(key, "0:x").is_err());
+        assert!(validate_topic_override("remote.storage.enable", "false").is_ok());
         assert_eq!(AlterConfigOp::from_id(3), Some(Subtract));
         assert_eq!(AlterConfigOp::from_id(4), None);
     }
@@ -672,7 +557,14 @@ mod tests {
         let b = BrokerConfig::default();
         for td in TOPIC_CONFIGS {
             td.def.parse(td.def.default.unwrap_or("")).unwrap();
-            assert!(broker_value(td.def.name, &b).is_some(), "{}", td.def.name);
+            // Keys without a broker synonym take the topic default.
+            let has_synonym = !td.broker_synonyms.is_empty();
+            assert_eq!(
+                broker_value(td.def.name, &b).is_some(),
+                has_synonym,
+                "{}",
+                td.def.name
+            );
             for s in td.broker_synonyms {
                 assert!(super::super::registry::broker_def(s).is_some(), "{s}");
             }

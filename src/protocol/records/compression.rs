@@ -41,8 +41,10 @@ const XERIAL_BLOCK_BYTES: usize = 32 * 1024;
 const ZSTD_DEFAULT_LEVEL: i32 = 3;
 /// The largest zstd window (log2 bytes) any decoder accepts (zstd's own default limit).
 const ZSTD_WINDOW_LOG_LIMIT: u32 = 27;
-/// The smallest window limit we ever set, so tiny outputs still decode normal frames.
-const ZSTD_WINDOW_LOG_FLOOR: u32 = 20;
+/// The smallest window limit we ever set: 8 MiB covers what zstd-jni's streaming encoder
+/// (Kafka's Java producer, size not known in advance) writes at levels up to 19, so small
+/// `max_output_bytes` never reject ordinary frames. Only "ultra" levels 20-22 need more.
+const ZSTD_WINDOW_LOG_FLOOR: u32 = 23;
 
 impl Compression {
     /// The codec from its id (0-4); 5-7 are not defined by any Kafka version.

@@ -20,3 +20,6 @@ pub use compression::{compress, decompress, Compression};
 pub use control::{build_end_txn_marker_batch, ControlRecordType, EndTransactionMarker};
 pub use error::RecordError;
 pub use record::{decode_records, Record, RecordHeader};
+
+#[cfg(test)]
+mod oracle_tests;
