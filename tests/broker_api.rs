@@ -498,3 +498,133 @@ async fn long_poll_fetch_wakes_on_produce() {
         "woke on produce, not at max_wait"
     );
 }
+
+async fn topic_overrides(c: &mut Client, topic: &str) -> Vec<(String, String)> {
+    use describe_configs_request::*;
+    let req = DescribeConfigsRequest {
+        resources: vec![DescribeConfigsResource {
+            resource_type: 2,
+            resource_name: topic.into(),
+            configuration_keys: None,
+            ..Default::default()
+        }],
+        include_synonyms: true,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        describe_configs_request::DescribeConfigsRequest,
+        describe_configs_response::DescribeConfigsResponse,
+        4,
+        req
+    );
+    assert_eq!(r.results[0].error_code, 0);
+    r.results[0]
+        .configs
+        .iter()
+        .filter(|e| e.config_source == 1)
+        .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[tokio::test]
+async fn alter_configs_whole_set_and_incremental() {
+    use strata::error::ErrorCode;
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "cfg", 1, &[("retention.ms", "1000")]).await;
+    // IncrementalAlterConfigs: SET one key, APPEND to a list key, unknown key refused.
+    let inc = |ops: Vec<(&str, i8, Option<&str>)>| {
+        use incremental_alter_configs_request::*;
+        IncrementalAlterConfigsRequest {
+            resources: vec![AlterConfigsResource {
+                resource_type: 2,
+                resource_name: "cfg".into(),
+                configs: ops
+                    .into_iter()
+                    .map(|(n, op, v)| AlterableConfig {
+                        name: n.into(),
+                        config_operation: op,
+                        value: v.map(String::from),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    };
+    let r = api_call!(
+        c,
+        incremental_alter_configs_request::IncrementalAlterConfigsRequest,
+        incremental_alter_configs_response::IncrementalAlterConfigsResponse,
+        1,
+        inc(vec![
+            ("segment.ms", 0, Some("60000")),
+            ("cleanup.policy", 2, Some("compact"))
+        ])
+    );
+    assert_eq!(r.responses[0].error_code, 0);
+    let mut got = topic_overrides(&mut c, "cfg").await;
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("cleanup.policy".into(), "delete,compact".into()),
+            ("retention.ms".into(), "1000".into()),
+            ("segment.ms".into(), "60000".into())
+        ]
+    );
+    let r = api_call!(
+        c,
+        incremental_alter_configs_request::IncrementalAlterConfigsRequest,
+        incremental_alter_configs_response::IncrementalAlterConfigsResponse,
+        1,
+        inc(vec![("no.such.key", 0, Some("1"))])
+    );
+    assert_eq!(r.responses[0].error_code, ErrorCode::INVALID_CONFIG.code());
+    // AlterConfigs replaces the whole set: keys not named are removed.
+    use alter_configs_request::*;
+    let req = AlterConfigsRequest {
+        resources: vec![AlterConfigsResource {
+            resource_type: 2,
+            resource_name: "cfg".into(),
+            configs: vec![AlterableConfig {
+                name: "retention.ms".into(),
+                value: Some("5000".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        alter_configs_request::AlterConfigsRequest,
+        alter_configs_response::AlterConfigsResponse,
+        2,
+        req
+    );
+    assert_eq!(r.responses[0].error_code, 0);
+    assert_eq!(
+        topic_overrides(&mut c, "cfg").await,
+        vec![("retention.ms".to_string(), "5000".to_string())]
+    );
+    // Broker configs are static.
+    let req = AlterConfigsRequest {
+        resources: vec![AlterConfigsResource {
+            resource_type: 4,
+            resource_name: "1".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        alter_configs_request::AlterConfigsRequest,
+        alter_configs_response::AlterConfigsResponse,
+        2,
+        req
+    );
+    assert_eq!(r.responses[0].error_code, ErrorCode::INVALID_REQUEST.code());
+}

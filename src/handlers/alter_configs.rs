@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::describe_configs::{is_this_broker, RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
 use super::{ready, Broker, ResponseFuture};
 use crate::config::validate_topic_override;
 use crate::error::ErrorCode;
@@ -17,58 +17,28 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
-) -> Result<(), (ErrorCode, String)> {
-    match r.resource_type {
-        RESOURCE_TOPIC => {}
-        RESOURCE_BROKER if is_this_broker(broker, &r.resource_name) => {
-            return Err((
-                ErrorCode::INVALID_REQUEST,
-                "Strata's broker configs are static; change server.properties and restart".into(),
-            ))
-        }
-        _ => {
-            return Err((
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Unsupported resource type {} for AlterConfigs",
-                    r.resource_type
-                ),
-            ))
-        }
-    }
-    let meta = broker.metadata.topic(&r.resource_name).ok_or((
-        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
-        format!("Topic {} does not exist.", r.resource_name),
-    ))?;
-    let mut next = BTreeMap::new();
-    for c in &r.configs {
-        let value = c.value.as_deref().ok_or((
-            ErrorCode::INVALID_REQUEST,
-            format!("Null value not supported for: {}", c.name),
-        ))?;
-        validate_topic_override(&c.name, value)
-            .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
-        next.insert(c.name.clone(), value.to_string());
-    }
-    broker
-        .topic_config(&next)
-        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
-    if validate_only {
-        return Ok(());
-    }
-    let mut changes: Vec<(String, Option<String>)> = meta
-        .configs
-        .keys()
-        .filter(|k| !next.contains_key(*k))
-        .map(|k| (k.clone(), None))
-        .collect();
-    changes.extend(next.into_iter().map(|(k, v)| (k, Some(v))));
-    broker
-        .metadata
-        .alter_topic_configs(&r.resource_name, &changes)
-        .map_err(|e| (ErrorCode::KAFKA_STORAGE_ERROR, e.to_string()))?;
-    broker.refresh_topic_config(&r.resource_name);
-    Ok(())
+) -> Result<(), AlterError> {
+    alter_topic_overrides(
+        broker,
+        r.resource_type,
+        &r.resource_name,
+        "AlterConfigs",
+        validate_only,
+        |_| {
+            // The legacy API replaces the whole override set: keys not named are removed.
+            let mut next = BTreeMap::new();
+            for c in &r.configs {
+                let value = c.value.as_deref().ok_or((
+                    ErrorCode::INVALID_REQUEST,
+                    format!("Null value not supported for: {}", c.name),
+                ))?;
+                validate_topic_override(&c.name, value)
+                    .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
+                next.insert(c.name.clone(), value.to_string());
+            }
+            Ok(next)
+        },
+    )
 }
 
 pub fn handle(broker: &Broker, request: &AlterConfigsRequest) -> AlterConfigsResponse {
@@ -76,12 +46,9 @@ pub fn handle(broker: &Broker, request: &AlterConfigsRequest) -> AlterConfigsRes
         .resources
         .iter()
         .map(|r| {
-            let (code, msg) = match alter_one(broker, r, request.validate_only) {
-                Ok(()) => (ErrorCode::NONE, None),
-                Err((c, m)) => (c, Some(m)),
-            };
+            let (error_code, msg) = alter_outcome(alter_one(broker, r, request.validate_only));
             AlterConfigsResourceResponse {
-                error_code: code.code(),
+                error_code,
                 error_message: msg,
                 resource_type: r.resource_type,
                 resource_name: r.resource_name.clone(),

@@ -19,6 +19,74 @@ pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
 
+/// Why an alter of one resource failed: the error code and message for its result.
+pub type AlterError = (ErrorCode, String);
+
+/// The common path of AlterConfigs and IncrementalAlterConfigs for one resource: refuses
+/// broker resources (static in Strata), finds the topic, lets `next` compute the topic's new
+/// override set from the current one, validates the result as a whole, and (unless
+/// `validate_only`) records only the keys that changed.
+pub fn alter_topic_overrides(
+    broker: &Broker,
+    resource_type: i8,
+    resource_name: &str,
+    api: &str,
+    validate_only: bool,
+    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
+) -> Result<(), AlterError> {
+    match resource_type {
+        RESOURCE_TOPIC => {}
+        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER if is_this_broker(broker, resource_name) => {
+            return Err((
+                ErrorCode::INVALID_REQUEST,
+                "Strata's broker configs are static; change server.properties and restart".into(),
+            ))
+        }
+        other => {
+            return Err((
+                ErrorCode::INVALID_REQUEST,
+                format!("Unsupported resource type {other} for {api}"),
+            ))
+        }
+    }
+    let meta = broker.metadata.topic(resource_name).ok_or((
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        format!("Topic {resource_name} does not exist."),
+    ))?;
+    let next = next(&meta.configs)?;
+    broker
+        .topic_config(&next)
+        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
+    if validate_only {
+        return Ok(());
+    }
+    let mut changes: Vec<(String, Option<String>)> = meta
+        .configs
+        .keys()
+        .filter(|k| !next.contains_key(*k))
+        .map(|k| (k.clone(), None))
+        .collect();
+    changes.extend(
+        next.into_iter()
+            .filter(|(k, v)| meta.configs.get(k) != Some(v))
+            .map(|(k, v)| (k, Some(v))),
+    );
+    broker
+        .metadata
+        .alter_topic_configs(resource_name, &changes)
+        .map_err(|e| (ErrorCode::KAFKA_STORAGE_ERROR, e.to_string()))?;
+    broker.refresh_topic_config(resource_name);
+    Ok(())
+}
+
+/// An alter result as the response fields (error code, message).
+pub fn alter_outcome(result: Result<(), AlterError>) -> (i16, Option<String>) {
+    match result {
+        Ok(()) => (0, None),
+        Err((code, message)) => (code.code(), Some(message)),
+    }
+}
+
 /// The described configs of a topic with these overrides (also used by CreateTopics v5+).
 pub fn topic_entries(broker: &Broker, overrides: &BTreeMap<String, String>) -> Vec<ConfigEntry> {
     describe_topic_configs(overrides, &broker.config).unwrap_or_default()
