@@ -10,7 +10,9 @@ Strata, ... (BENCH_PAIRS pairs). Within one run the scenarios are, in order:
   start-up (process start -> first acknowledged produce), idle RSS,
   warm-up produce (not measured), ProducerPerformance at saturation for 100 B / 1 KiB x
   acks=1 / acks=all on a 1-partition topic, ConsumerPerformance over the 100 B and 1 KiB acks=1
-  topics, EndToEndLatency (lock-step) idle and while a fixed-rate ProducerPerformance loads the
+  topics, librdkafka's C tool rdkafka_performance (produce 100 B / 1 KiB x acks=1 / acks=all,
+  then consume what the acks=1 run wrote; built by benches/build-rdkafka-perf.sh),
+  EndToEndLatency (lock-step) idle and while a fixed-rate ProducerPerformance loads the
   broker at half of Kafka's saturating rate, ProducerPerformance on 100 / 1000 partitions (memory
   per idle partition measured at topic creation), and 1000 / 10000 idle connections that each
   sent one ApiVersions request.
@@ -44,6 +46,7 @@ N1K = int(os.environ.get("BENCH_N1K", "400000"))         # 1 KiB records per pro
 NSCALE = int(os.environ.get("BENCH_NSCALE", "1000000"))  # 100 B records on 100/1000 partitions
 SCALES = [int(x) for x in os.environ.get("BENCH_SCALES", "100,1000").split(",") if x]
 CONNS = [int(x) for x in os.environ.get("BENCH_CONNS", "1000,10000").split(",") if x]
+N_RDK = int(os.environ.get("BENCH_N_RDK", "5000000"))  # 100 B records per rdkafka_performance run
 E2E_N = int(os.environ.get("BENCH_E2E_N", "5000"))
 LOADED_SECONDS = int(os.environ.get("BENCH_LOADED_SECONDS", "20"))
 KAFKA_HEAP = os.environ.get("BENCH_KAFKA_HEAP", "-Xmx1g -Xms1g").split()
@@ -397,6 +400,70 @@ def rdk_consume(broker, topic, n, size):
     return r
 
 
+RDK_PERF = os.path.join(ROOT, "compat-tests", ".cache", "bin", "rdkafka_performance")
+
+
+def rdk_perf_table(out):
+    """The last row of rdkafka_performance's `-u` table as {column: value}."""
+    header, row = None, None
+    for ln in out.splitlines():
+        if ln.startswith("|") and "elapsed" in ln:
+            header = [c.strip() for c in ln.strip("|").split("|")]
+        elif ln.startswith("|") and header:
+            row = [c.strip() for c in ln.strip("|").split("|")]
+    if not header or not row:
+        raise RuntimeError("cannot parse rdkafka_performance output: " + out[-500:])
+    return dict(zip(header, (float(x) for x in row)))
+
+
+def rdk_perf(broker, args, timeout=600):
+    cmd = [RDK_PERF, "-b", broker.addr, "-u", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"rdkafka_performance failed ({p.returncode}): {p.stderr[-1000:]}")
+    return rdk_perf_table(p.stdout)
+
+
+def rdk_perf_produce(broker, topic, n, size, acks):
+    """librdkafka's rdkafka_performance -P: a C producer, much lighter than the Java tool, so the
+    broker is a larger share of the work. linger.ms=5, librdkafka's other defaults (batch.size
+    1,000,000, up to 10,000 messages per batch), no compression, partition 0."""
+    args = ["-P", "-t", topic, "-p", "0", "-s", str(size), "-c", str(n),
+            "-a", "-1" if acks == "all" else acks, "-X", f"linger.ms={LINGER_MS}",
+            "-X", "compression.type=none",
+            "-X", f"enable.idempotence={'true' if acks == 'all' else 'false'}"]
+
+    def run():
+        t = rdk_perf(broker, args)
+        # tx_err counts local queue-full retries (back-pressure), not lost messages.
+        if t.get("dr", 0) < n or t.get("dr_err", 0):
+            raise RuntimeError(f"incomplete delivery: {t}")
+        return {"records": int(t["dr"]), "records_per_s": t["dr_m/s"],
+                "mb_per_s": t["dr_m/s"] * size / 1e6, "queue_full_retries": int(t.get("tx_err", 0))}
+
+    r = measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
+def rdk_perf_consume(broker, topic, n, size):
+    """librdkafka's rdkafka_performance -C: partition 0 from the beginning, no group."""
+    args = ["-C", "-t", topic, "-p", "0", "-o", "beginning", "-c", str(n),
+            "-X", "fetch.wait.max.ms=500", "-X", "fetch.max.bytes=52428800",
+            "-X", "max.partition.fetch.bytes=1048576"]
+
+    def run():
+        t = rdk_perf(broker, args)
+        if t.get("msgs", 0) < n:
+            raise RuntimeError(f"consumed {t.get('msgs')} of {n}")
+        return {"records": int(t["msgs"]), "records_per_s": t["m/s"],
+                "mb_per_s": t["m/s"] * size / 1e6}
+
+    r = measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
 def rdk_e2e(broker, topic, n):
     """Lock-step end-to-end latency with librdkafka, as Kafka's EndToEndLatency does it: send one
     100 B record (acks=1, linger.ms=0), wait for the ack, then poll the assigned consumer until
@@ -520,6 +587,15 @@ def one_run(kind, idx, fixed_rate):
         for size, n in ((100, N100), (1024, N1K)):
             step(f"consume_rdk_p1_{size}B", lambda size=size, n=n: rdk_consume(
                 b, f"p1-s{size}-a1", n, size))
+        if os.path.exists(RDK_PERF):
+            for size, n in ((100, N_RDK), (1024, N_RDK // 5)):
+                for acks in ("1", "all"):
+                    t = f"rdk-s{size}-a{acks}"
+                    create_topic(b, t, 1)
+                    step(f"produce_rdkperf_p1_{size}B_acks{acks}",
+                         lambda t=t, n=n, size=size, acks=acks: rdk_perf_produce(b, t, n, size, acks))
+                step(f"consume_rdkperf_p1_{size}B",
+                     lambda size=size, n=n: rdk_perf_consume(b, f"rdk-s{size}-a1", n, size))
         create_topic(b, "e2e-idle", 1)
         step("e2e_idle", lambda: e2e_latency(b, "e2e-idle"))
         create_topic(b, "e2e-rdk-idle", 1)
@@ -583,7 +659,7 @@ def main():
     path = os.environ.get("BENCH_OUT", os.path.join(HERE, "results", f"compare-{stamp}.json"))
     res = {"machine": machine_info(), "params": {
         "pairs": PAIRS, "n100": N100, "n1k": N1K, "nscale": NSCALE, "scales": SCALES,
-        "conns": CONNS, "e2e_n": E2E_N, "loaded_seconds": LOADED_SECONDS,
+        "conns": CONNS, "e2e_n": E2E_N, "n_rdk": N_RDK, "loaded_seconds": LOADED_SECONDS,
         "kafka_heap": " ".join(KAFKA_HEAP), "linger_ms": LINGER_MS, "batch_size": BATCH_SIZE},
         "runs": []}
     fixed_rate = None

@@ -9,7 +9,7 @@
 # Strata/Kafka ratios in benches/results/compare-<time>.md, also spliced into BENCHMARKS.md).
 # Knobs (environment, defaults in compare.py): BENCH_PAIRS=3, BENCH_N100=2000000,
 # BENCH_N1K=400000, BENCH_NSCALE=1000000, BENCH_SCALES=100,1000, BENCH_CONNS=1000,10000,
-# BENCH_E2E_N=5000, BENCH_LOADED_SECONDS=20, BENCH_KAFKA_HEAP="-Xmx1g -Xms1g",
+# BENCH_N_RDK=5000000 (rdkafka_performance 100 B runs; 1 KiB runs use a fifth), BENCH_E2E_N=5000, BENCH_LOADED_SECONDS=20, BENCH_KAFKA_HEAP="-Xmx1g -Xms1g",
 # BENCH_KAFKA_PORT=29092 (and +1 for its controller), BENCH_STRATA_PORT=29192, BENCH_NICE=-10,
 # BENCH_ONLY=prefix,... (run only the scenarios whose names start so; start-up is always measured),
 # BENCH_BROKERS=kafka,strata.
@@ -18,6 +18,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
 cd "$ROOT"
 compat-tests/setup.sh >/dev/null
+"$HERE/build-rdkafka-perf.sh" >/dev/null
 cargo build --release --bin strata
 PY="$ROOT/compat-tests/.cache/venv/bin/python"   # has confluent-kafka (librdkafka)
 # 10,000 idle connections need that many descriptors in the client and both brokers.
