@@ -58,6 +58,11 @@ impl IndexFile {
             // SAFETY: the index file is owned by this process's log; nothing truncates it
             // behind the mapping (every set_len goes through `resize`, which drops the map first).
             let map = unsafe { MmapMut::map_mut(file) }.ctx("mmap index", &self.path)?;
+            // Entries are touched one page at a time; without this hint the first write to a
+            // fresh (sparse) index makes the kernel read ahead and zero-fill a large folio,
+            // which with many partitions was most of the broker's produce CPU.
+            map.advise(memmap2::Advice::Random)
+                .ctx("madvise index", &self.path)?;
             self.mmap = Some(map);
         }
         Ok(())
