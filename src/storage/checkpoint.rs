@@ -2,7 +2,10 @@
 //! offset checkpoints (`recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`;
 //! Kafka's `OffsetCheckpointFile`), the `leader-epoch-checkpoint` (`LeaderEpochCheckpointFile`),
 //! `partition.metadata` (`PartitionMetadataFile`), `meta.properties` (`MetaProperties`, v1) and
-//! the `.kafka_cleanshutdown` marker. Every write goes to a temp file, is fsynced and renamed.
+//! the `.kafka_cleanshutdown` marker. Every write goes to a temp file and is renamed; it is
+//! fsynced at once, except the two per-partition files Kafka also makes durable later
+//! (`leader-epoch-checkpoint` on assign, KAFKA-15046; `partition.metadata`, flushed with the
+//! log): creating a partition must not cost fsyncs, or thousands of partitions take minutes.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -21,20 +24,49 @@ pub const CLEAN_SHUTDOWN_MARKER: &str = ".kafka_cleanshutdown";
 
 /// Writes `contents` to `path` atomically: temp file, fsync, rename, fsync of the directory.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_replacing(path, contents, true)
+}
+
+/// As [`write_atomic`] without the fsyncs: readers see the old or the new contents, never a
+/// mix, but a crash may lose the file (or leave it empty) until [`sync_file`] ran.
+pub fn write_atomic_deferred(path: &Path, contents: &[u8]) -> Result<()> {
+    write_replacing(path, contents, false)
+}
+
+fn write_replacing(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     let tmp = PathBuf::from(format!("{}.tmp", path.display()));
     {
         let mut f = std::fs::File::create(&tmp).ctx("create temp file", &tmp)?;
         f.write_all(contents).ctx("write temp file", &tmp)?;
-        f.sync_all().ctx("fsync temp file", &tmp)?;
+        if durable {
+            f.sync_all().ctx("fsync temp file", &tmp)?;
+        }
     }
     std::fs::rename(&tmp, path).ctx("rename temp file", path)?;
+    if durable {
+        sync_dir_of(path);
+    }
+    Ok(())
+}
+
+/// Makes a file written by [`write_atomic_deferred`] durable: the file, then its directory.
+pub fn sync_file(path: &Path) -> Result<()> {
+    match std::fs::File::open(path) {
+        Ok(f) => f.sync_all().ctx("fsync", path)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).ctx("open for fsync", path),
+    }
+    sync_dir_of(path);
+    Ok(())
+}
+
+fn sync_dir_of(path: &Path) {
     if let Some(dir) = path.parent() {
         // Directory fsync makes the rename durable; some filesystems refuse it, which is harmless.
         if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();
         }
     }
-    Ok(())
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>> {
@@ -125,12 +157,17 @@ pub fn read_leader_epoch_checkpoint(path: &Path) -> Result<Vec<(i32, i64)>> {
     Ok(out)
 }
 
-pub fn write_leader_epoch_checkpoint(path: &Path, entries: &[(i32, i64)]) -> Result<()> {
+/// Writes the checkpoint; `durable` false defers the fsync to [`sync_file`].
+pub fn write_leader_epoch_checkpoint(
+    path: &Path,
+    entries: &[(i32, i64)],
+    durable: bool,
+) -> Result<()> {
     let mut s = format!("0\n{}\n", entries.len());
     for (epoch, offset) in entries {
         s.push_str(&format!("{epoch} {offset}\n"));
     }
-    write_atomic(path, s.as_bytes())
+    write_replacing(path, s.as_bytes(), durable)
 }
 
 pub fn read_partition_metadata(path: &Path) -> Result<Option<Uuid>> {
@@ -157,8 +194,9 @@ pub fn read_partition_metadata(path: &Path) -> Result<Option<Uuid>> {
         .ok_or_else(|| corrupt(path, "bad topic_id"))
 }
 
+/// Writes `partition.metadata` without an fsync; the log makes it durable at its next flush.
 pub fn write_partition_metadata(path: &Path, topic_id: Uuid) -> Result<()> {
-    write_atomic(
+    write_atomic_deferred(
         path,
         format!("version: 0\ntopic_id: {topic_id}\n").as_bytes(),
     )
@@ -253,7 +291,7 @@ mod tests {
     fn leader_epoch_and_partition_metadata_round_trip() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(LEADER_EPOCH_CHECKPOINT);
-        write_leader_epoch_checkpoint(&path, &[(0, 0), (3, 120)]).expect("write");
+        write_leader_epoch_checkpoint(&path, &[(0, 0), (3, 120)], true).expect("write");
         assert_eq!(
             std::fs::read_to_string(&path).expect("read"),
             "0\n2\n0 0\n3 120\n"

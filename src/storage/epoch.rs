@@ -1,13 +1,16 @@
 //! The leader epoch cache backed by `leader-epoch-checkpoint` (Kafka's `LeaderEpochFileCache`):
 //! (epoch, start_offset) pairs in increasing order, used to answer OffsetForLeaderEpoch and to
-//! truncate followers. Every change is written through to the checkpoint file.
+//! truncate followers. Every change is written through to the checkpoint file; an `assign`
+//! is fsynced only when the log flushes (as Kafka since KAFKA-15046), which is safe because
+//! recovery re-assigns epochs from the batches past the recovery point, and a checkpoint lost
+//! to a crash is rebuilt from the batch headers.
 
 use std::path::{Path, PathBuf};
 
 use super::checkpoint::{
-    read_leader_epoch_checkpoint, write_leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT,
+    read_leader_epoch_checkpoint, sync_file, write_leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT,
 };
-use super::error::Result;
+use super::error::{Result, StorageError};
 
 /// Kafka's `UNDEFINED_EPOCH` and `UNDEFINED_EPOCH_OFFSET`.
 pub const UNDEFINED_EPOCH: i32 = -1;
@@ -18,17 +21,40 @@ pub struct LeaderEpochCache {
     path: PathBuf,
     /// (epoch, start_offset), both strictly increasing.
     entries: Vec<(i32, i64)>,
+    /// The file holds entries not yet fsynced.
+    unsynced: bool,
 }
 
 impl LeaderEpochCache {
-    /// Loads the checkpoint in `dir` (missing file: empty cache).
-    pub fn load(dir: &Path) -> Result<Self> {
+    /// Loads the checkpoint in `dir` (missing file: empty cache). The flag is false when the
+    /// file existed but could not be read (a crash before its deferred fsync can leave it
+    /// empty): the cache is then empty and the caller rebuilds it from the log.
+    pub fn load(dir: &Path) -> Result<(Self, bool)> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT);
-        let mut entries = read_leader_epoch_checkpoint(&path)?;
+        let (mut entries, readable) = match read_leader_epoch_checkpoint(&path) {
+            Ok(e) => (e, true),
+            Err(StorageError::CorruptFile { .. }) => (Vec::new(), false),
+            Err(e) => return Err(e),
+        };
         // Keep only a monotonic sequence, in case the file was edited by hand.
         entries.sort();
         entries.dedup_by(|b, a| b.1 <= a.1);
-        Ok(LeaderEpochCache { path, entries })
+        let cache = LeaderEpochCache {
+            path,
+            entries,
+            unsynced: false,
+        };
+        Ok((cache, readable))
+    }
+
+    /// fsyncs entries written since the last sync; the log calls it before it moves its
+    /// recovery point.
+    pub fn sync(&mut self) -> Result<()> {
+        if self.unsynced {
+            sync_file(&self.path)?;
+            self.unsynced = false;
+        }
+        Ok(())
     }
 
     pub fn entries(&self) -> &[(i32, i64)] {
@@ -39,8 +65,11 @@ impl LeaderEpochCache {
         self.entries.last().map(|e| e.0)
     }
 
-    fn write(&self) -> Result<()> {
-        write_leader_epoch_checkpoint(&self.path, &self.entries)
+    /// Durable write, for truncations: they must not be undone by a crash.
+    fn write(&mut self) -> Result<()> {
+        write_leader_epoch_checkpoint(&self.path, &self.entries, true)?;
+        self.unsynced = false;
+        Ok(())
     }
 
     /// Records that `epoch` starts at `start_offset` (Kafka's `assign`): a no-op if it is the
@@ -63,7 +92,8 @@ impl LeaderEpochCache {
             }
         }
         self.entries.push((epoch, start_offset));
-        self.write()?;
+        write_leader_epoch_checkpoint(&self.path, &self.entries, false)?;
+        self.unsynced = true;
         Ok(true)
     }
 
@@ -130,7 +160,7 @@ mod tests {
 
     fn cache(entries: &[(i32, i64)]) -> (tempfile::TempDir, LeaderEpochCache) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut c = LeaderEpochCache::load(dir.path()).expect("load");
+        let (mut c, _) = LeaderEpochCache::load(dir.path()).expect("load");
         for &(e, s) in entries {
             c.assign(e, s).expect("assign");
         }
@@ -171,7 +201,7 @@ mod tests {
         );
         assert!(c.assign(3, 15).expect("assign"));
         assert_eq!(c.entries(), &[(1, 0), (2, 10), (3, 15)]);
-        let reloaded = LeaderEpochCache::load(dir.path()).expect("load");
+        let (reloaded, _) = LeaderEpochCache::load(dir.path()).expect("load");
         assert_eq!(reloaded.entries(), c.entries());
     }
 

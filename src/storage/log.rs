@@ -19,7 +19,7 @@ use crate::protocol::records::batch::{
     RECORD_BATCH_OVERHEAD,
 };
 
-use super::checkpoint::{write_partition_metadata, PARTITION_METADATA};
+use super::checkpoint::{sync_file, write_partition_metadata, PARTITION_METADATA};
 use super::cleaner::CleanerState;
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
@@ -48,6 +48,8 @@ pub(super) struct Inner {
     pub recovery_point: i64,
     pub epochs: LeaderEpochCache,
     pub topic_id: Option<Uuid>,
+    /// `partition.metadata` was written and awaits its fsync (at the next flush).
+    pub topic_id_unsynced: bool,
     pub unflushed_messages: u64,
     pub last_flush_ms: i64,
     /// `.deleted` files and when they may go (file.delete.delay.ms).
@@ -189,6 +191,11 @@ impl Inner {
             .unwrap_or(i64::MIN);
         for seg in self.segments.range(from..).map(|(_, s)| s) {
             seg.flush()?;
+        }
+        self.epochs.sync()?;
+        if self.topic_id_unsynced {
+            sync_file(&self.dir.join(PARTITION_METADATA))?;
+            self.topic_id_unsynced = false;
         }
         self.recovery_point = self.log_end_offset;
         self.unflushed_messages = 0;
@@ -652,6 +659,7 @@ impl PartitionLog {
         let mut inner = self.inner.write();
         write_partition_metadata(&inner.dir.join(PARTITION_METADATA), id)?;
         inner.topic_id = Some(id);
+        inner.topic_id_unsynced = true;
         Ok(())
     }
 

@@ -163,15 +163,27 @@ impl LogManager {
         if let Some(log) = logs.get(&(topic.to_string(), partition)) {
             return Ok(log.clone());
         }
-        let dir = self
-            .log_dirs
-            .iter()
-            .min_by_key(|d| {
-                logs.values()
-                    .filter(|l| l.dir().parent() == Some(d.as_path()))
-                    .count()
-            })
-            .ok_or(StorageError::InvalidArgument("no log dirs"))?;
+        // One pass over the open logs, and none with a single log dir: creating thousands of
+        // partitions must not be quadratic.
+        let dir = if self.log_dirs.len() == 1 {
+            &self.log_dirs[0]
+        } else {
+            let mut counts = vec![0usize; self.log_dirs.len()];
+            for l in logs.values() {
+                let parent = l.dir().parent();
+                if let Some(i) = self
+                    .log_dirs
+                    .iter()
+                    .position(|d| Some(d.as_path()) == parent)
+                {
+                    counts[i] += 1;
+                }
+            }
+            let least = (0..counts.len()).min_by_key(|&i| counts[i]);
+            least
+                .map(|i| &self.log_dirs[i])
+                .ok_or(StorageError::InvalidArgument("no log dirs"))?
+        };
         let path = dir.join(format!("{topic}-{partition}"));
         let log = Arc::new(PartitionLog::open(
             path,

@@ -14,7 +14,7 @@ use super::checkpoint::{read_partition_metadata, PARTITION_METADATA};
 use super::cleaner::{complete_interrupted_swaps, CleanerState};
 use super::config::LogConfig;
 use super::epoch::LeaderEpochCache;
-use super::error::{IoContext, Result};
+use super::error::{IoContext, Result, StorageError};
 use super::log::{delete_files_now, parse_topic_partition, Inner, PartitionLog};
 use super::segment::{LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
 
@@ -95,6 +95,9 @@ impl PartitionLog {
         let mut segments = BTreeMap::new();
         let mut prev_next: Option<i64> = None;
         let mut drop_rest = false;
+        // Epochs of batches past the recovery point may be missing from the checkpoint (its
+        // fsync is deferred to the flush that moves the recovery point).
+        let mut first_recovered: Option<i64> = None;
         for base in bases {
             let mut seg = LogSegment::open(&dir, base, now_ms)?;
             // A segment that overlaps its predecessor, or follows a truncated one, goes.
@@ -105,6 +108,7 @@ impl PartitionLog {
                 continue;
             }
             if base >= recover_from || swapped.contains(&base) {
+                first_recovered.get_or_insert(base);
                 let cut = seg.recover(interval)?;
                 if cut > 0 {
                     tracing::warn!(dir = %dir.display(), base, cut, "truncated a corrupt or torn segment tail");
@@ -142,10 +146,41 @@ impl PartitionLog {
         let first_base = segments.keys().next().copied().unwrap_or(0);
         let log_start_offset = log_start_offset.max(first_base).min(log_end_offset);
 
-        let mut epochs = LeaderEpochCache::load(&dir)?;
+        let (mut epochs, readable) = LeaderEpochCache::load(&dir)?;
+        if !readable {
+            tracing::warn!(dir = %dir.display(), "unreadable leader-epoch-checkpoint; rebuilding it from the log");
+            first_recovered = Some(i64::MIN);
+        }
         epochs.truncate_from_end(log_end_offset)?;
+        if let Some(from) = first_recovered {
+            // Kafka's LogSegment.recover does the same: every recovered batch re-asserts the
+            // epoch it was written in.
+            for seg in segments.range(from..).map(|(_, s)| s) {
+                let mut failed = None;
+                seg.for_each_batch_from(0, &mut |_, h| {
+                    if h.partition_leader_epoch >= 0 {
+                        if let Err(e) = epochs.assign(h.partition_leader_epoch, h.base_offset) {
+                            failed = Some(e);
+                            return false;
+                        }
+                    }
+                    true
+                })?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+        }
         epochs.truncate_from_start(log_start_offset)?;
-        let topic_id = read_partition_metadata(&dir.join(PARTITION_METADATA))?;
+        let topic_id = match read_partition_metadata(&dir.join(PARTITION_METADATA)) {
+            Ok(id) => id,
+            // Its fsync is deferred too; the topic id is written again from the metadata image.
+            Err(StorageError::CorruptFile { .. }) => {
+                tracing::warn!(dir = %dir.display(), "unreadable partition.metadata; ignoring it");
+                None
+            }
+            Err(e) => return Err(e),
+        };
 
         let mut inner = Inner {
             dir: dir.clone(),
@@ -156,6 +191,7 @@ impl PartitionLog {
             recovery_point: recovery_point.min(log_end_offset),
             epochs,
             topic_id,
+            topic_id_unsynced: false,
             unflushed_messages: 0,
             last_flush_ms: now_ms,
             pending_deletes: Vec::new(),
@@ -171,8 +207,11 @@ impl PartitionLog {
                 seg.seal()?;
             }
         }
-        // What recovery validated is made durable, so the recovery point can move to the end.
-        inner.flush()?;
+        // What recovery validated is made durable, so the recovery point can move to the end
+        // (a new or cleanly closed log has nothing to flush: no fsync at partition creation).
+        if inner.recovery_point < inner.log_end_offset {
+            inner.flush()?;
+        }
         Ok(PartitionLog {
             dir,
             topic,

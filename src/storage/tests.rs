@@ -597,3 +597,52 @@ fn rolled_segments_are_flushed_and_move_the_recovery_point() {
         "truncated segment is active"
     );
 }
+
+/// The epoch checkpoint and partition.metadata are fsynced only when the log flushes; a crash
+/// before that can leave them empty. Recovery must rebuild the epochs from the batches and
+/// ignore the empty metadata file (the topic id is written again by the replica manager).
+#[test]
+fn lost_deferred_checkpoints_are_rebuilt_by_recovery() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, small());
+    for i in 0..10 {
+        log.append_as_leader(batch(2, 1000), i / 4, None, 0)
+            .expect("append");
+    }
+    log.set_topic_id(crate::protocol::codec::Uuid::random())
+        .expect("set");
+    let want = log.epoch_entries();
+    assert_eq!(want, vec![(0, 0), (1, 8), (2, 16)]);
+    drop(log);
+    let part = dir.path().join("my-topic-0");
+    std::fs::write(part.join("leader-epoch-checkpoint"), b"").expect("empty");
+    std::fs::write(part.join("partition.metadata"), b"").expect("empty");
+    // Unclean: recovery from offset 0.
+    let log = PartitionLog::open(part.clone(), small(), 0, false, 0).expect("reopen");
+    assert_eq!(log.epoch_entries(), want);
+    assert_eq!(log.topic_id(), None);
+    assert_eq!(log.log_end_offset(), 20);
+    drop(log);
+    // A checkpoint that lacks the epochs of batches past the recovery point (their assign was
+    // never fsynced) is completed from the recovered batches.
+    std::fs::write(part.join("leader-epoch-checkpoint"), b"0\n1\n0 0\n").expect("stale");
+    let log = PartitionLog::open(part, small(), 4, false, 0).expect("reopen");
+    assert_eq!(log.epoch_entries(), want);
+}
+
+/// A new partition costs no fsync: its files are made durable by the first flush.
+#[test]
+fn new_log_defers_its_fsyncs_to_the_first_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, small());
+    let id = crate::protocol::codec::Uuid::random();
+    log.set_topic_id(id).expect("set");
+    log.append_as_leader(batch(2, 1000), 3, None, 0)
+        .expect("append");
+    log.flush().expect("flush");
+    log.close().expect("close");
+    drop(log);
+    let log = open(&dir, small());
+    assert_eq!(log.topic_id(), Some(id));
+    assert_eq!(log.epoch_entries(), vec![(3, 0)]);
+}
