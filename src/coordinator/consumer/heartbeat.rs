@@ -85,7 +85,8 @@ fn validate(
         }
     }
     if let Some(re) = &req.subscribed_topic_regex {
-        if re.is_empty() || super::compile_regex(re).is_err() {
+        // An empty expression means "no regex" (librdkafka sends one with topic names).
+        if !re.is_empty() && super::compile_regex(re).is_err() {
             return Err(CoordinatorError::InvalidRegularExpression);
         }
     }

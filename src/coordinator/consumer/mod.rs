@@ -355,7 +355,11 @@ pub fn subscribed_topic_names<'a>(
 /// One member's subscribed topic names (explicit names plus regex matches that exist).
 pub fn member_topic_names(m: &ConsumerGroupMember, topics: &TopicsView) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = m.subscribed_topic_names.iter().cloned().collect();
-    if let Some(re) = m.subscribed_topic_regex.as_deref() {
+    if let Some(re) = m
+        .subscribed_topic_regex
+        .as_deref()
+        .filter(|r| !r.is_empty())
+    {
         if let Ok(re) = compile_regex(re) {
             out.extend(
                 topics

@@ -720,6 +720,17 @@ fn regex_subscriptions_resolve_against_topics() {
     assert_eq!(r.error_code, 0);
     let a = assigned(&r);
     assert_eq!(a.keys().copied().collect::<Vec<_>>(), vec![BAR]);
+    // An empty expression next to topic names is "no regex" (librdkafka sends one).
+    let names = ConsumerGroupHeartbeatRequest {
+        member_id: "m3".into(),
+        subscribed_topic_regex: Some(String::new()),
+        subscribed_topic_names: Some(vec!["foo".into()]),
+        ..req.clone()
+    };
+    let r = h
+        .shard
+        .consumer_group_heartbeat(h.now(), &ctx, &names, &view);
+    assert_eq!(r.error_code, 0);
     let bad = ConsumerGroupHeartbeatRequest {
         subscribed_topic_regex: Some("(".into()),
         member_id: "m2".into(),
