@@ -135,6 +135,7 @@ pub enum ErrorCode {
     INVALID_VOTER_KEY = 125,
     DUPLICATE_VOTER = 126,
     VOTER_NOT_FOUND = 127,
+    INVALID_REGULAR_EXPRESSION = 128,
 }
 
 impl ErrorCode {

@@ -25,7 +25,12 @@ func main() {
 	topic := flag.String("topic", "", "topic (created with 1 partition)")
 	n := flag.Int("n", 1000, "records")
 	codec := flag.String("codec", "none", "none|gzip|snappy|lz4|zstd")
+	group848 := flag.String("group848", "", "run the KIP-848 group case with this group id")
 	flag.Parse()
+	if *group848 != "" && *topic != "" {
+		runGroup848(*brokers, *topic, *group848, *n)
+		return
+	}
 	if *topic == "" {
 		die("-topic required")
 	}

@@ -85,11 +85,12 @@ java_producer_perf() {
 # groups_console_share [N]: N console consumers (default 2) in one group share a 4-partition
 # topic: each gets data, none twice, nothing lost.
 groups_console_share() {
-  local n=${1:-2} t g; t=$(topic "grp-share$n"); g="compat-$RUN_ID-share$n"
+  local n=${1:-2} proto=${2:-classic} t g; t=$(topic "grp-share$n-$proto"); g="compat-$RUN_ID-share$n-$proto"
   local names; names=$(echo a b c d | cut -d' ' -f1-"$n")
   kafka_topics --create --topic "$t" --partitions 4 --replication-factor 1
   for c in $names; do
     kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 20000 \
+      --consumer-property group.protocol="$proto" \
       --property print.key=true --property key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
     echo $! > "$OUT/cons-$c.pid"
   done
@@ -140,6 +141,17 @@ groups_describe_lag() {
 }
 
 groups_three() { groups_console_share 3; }
+# KIP-848: the same with `group.protocol=consumer`, then kafka-consumer-groups --describe
+# (ConsumerGroupDescribe) shows the consumer-type group, its members and committed offsets.
+groups_kip848_share() {
+  groups_console_share 2 consumer
+  local g="compat-$RUN_ID-share2-consumer"
+  kafka_consumer_groups --describe --group "$g" --state | tee "$OUT/state.txt"
+  grep -q "consumer" "$OUT/state.txt" || fail "describe --state does not show the consumer protocol"
+  kafka_consumer_groups --describe --group "$g" | tee "$OUT/offsets.txt"
+  [ "$(awk '$1 == "'"$g"'" && $6 == 0' "$OUT/offsets.txt" | wc -l)" -eq 4 ] \
+    || fail "expected 4 partitions with committed offsets and lag 0"
+}
 
 # kafka-consumer-groups --reset-offsets moves a group, --delete-offsets and --delete remove it.
 groups_reset_delete() {
@@ -169,5 +181,6 @@ case_run groups java.groups.console-share groups_console_share
 case_run groups java.groups.describe-lag groups_describe_lag
 case_run groups java.groups.consumer-perf groups_consumer_perf
 case_run groups java.groups.three-consumers groups_three
+case_run groups java.groups.kip848-share groups_kip848_share
 case_run groups java.groups.reset-delete groups_reset_delete
 case_summary

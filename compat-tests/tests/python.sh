@@ -14,4 +14,6 @@ for codec in none gzip snappy lz4 zstd; do
 done
 cf_grp() { py cf-group; }; case_run groups confluent.groups.subscribe-commit cf_grp
 kp_grp() { py kp-group; }; case_run groups kafka-python.groups.subscribe-commit kp_grp
+cf_848() { "$PY" "$HERE/tests/py_kip848.py" share; }
+case_run groups confluent.groups.kip848-share cf_848
 case_summary

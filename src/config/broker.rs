@@ -149,6 +149,14 @@ pub struct BrokerConfig {
     pub group_min_session_timeout_ms: i32,
     pub group_max_session_timeout_ms: i32,
     pub group_max_size: i32,
+    /// `group.consumer.session.timeout.ms` (KIP-848).
+    pub group_consumer_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms` (KIP-848).
+    pub group_consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.size` (KIP-848).
+    pub group_consumer_max_size: i32,
+    /// `group.consumer.assignors` as short names (`uniform`, `range`); the first is the default.
+    pub group_consumer_assignors: Vec<String>,
     pub transaction_state_log_num_partitions: i32,
     pub transaction_state_log_replication_factor: i16,
     pub transaction_max_timeout_ms: i32,
@@ -478,6 +486,12 @@ impl BrokerConfig {
             group_min_session_timeout_ms,
             group_max_session_timeout_ms,
             group_max_size: p.int("group.max.size")?,
+            group_consumer_session_timeout_ms: p.int("group.consumer.session.timeout.ms")?,
+            group_consumer_heartbeat_interval_ms: p.int("group.consumer.heartbeat.interval.ms")?,
+            group_consumer_max_size: p.int("group.consumer.max.size")?,
+            group_consumer_assignors: consumer_assignors(
+                &p.opt_list("group.consumer.assignors")?.unwrap_or_default(),
+            )?,
             transaction_state_log_num_partitions: p.int("transaction.state.log.num.partitions")?,
             transaction_state_log_replication_factor: p
                 .short("transaction.state.log.replication.factor")?,
@@ -643,4 +657,34 @@ mod tests {
         assert!(load("listeners=A://h:70000", &[]).is_err());
         assert!(load("controller.quorum.voters=x@h:1", &[]).is_err());
     }
+}
+
+/// Maps `group.consumer.assignors` entries (short names or Kafka's built-in class names) to
+/// the short names the coordinator knows; anything else is refused.
+fn consumer_assignors(items: &[String]) -> Result<Vec<String>, ConfigError> {
+    let mut out = Vec::new();
+    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+        let name = match item {
+            "uniform" | "org.apache.kafka.coordinator.group.assignor.UniformAssignor" => "uniform",
+            "range" | "org.apache.kafka.coordinator.group.assignor.RangeAssignor" => "range",
+            other => {
+                return Err(ConfigError::invalid(
+                    "group.consumer.assignors",
+                    other,
+                    "unknown assignor (Strata has uniform and range)",
+                ))
+            }
+        };
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(ConfigError::invalid(
+            "group.consumer.assignors",
+            "",
+            "at least one assignor is required",
+        ));
+    }
+    Ok(out)
 }

@@ -19,9 +19,10 @@ impl GroupCoordinatorShard {
                 .iter()
                 .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
         if !type_ok {
-            return Vec::new();
+            return self.list_consumer_groups(states, types);
         }
-        self.groups
+        let mut out: Vec<ListedGroup> = self
+            .groups
             .values()
             .filter(|g| !g.is_in(ClassicGroupState::Dead))
             .filter(|g| {
@@ -37,10 +38,13 @@ impl GroupCoordinatorShard {
                 group_type: CLASSIC_GROUP_TYPE.to_string(),
                 ..Default::default()
             })
-            .collect()
+            .collect();
+        out.extend(self.list_consumer_groups(states, types));
+        out
     }
 
-    /// Describes one group. An unknown group is reported as Dead with no error (v0-5).
+    /// Describes one group. An unknown group, or a KIP-848 consumer group, is reported as
+    /// Dead with no error (v0-5; Kafka 4 answers GROUP_ID_NOT_FOUND only from v6).
     pub fn describe_group(&self, group_id: &str) -> DescribedGroup {
         let Some(g) = self.groups.get(group_id) else {
             return DescribedGroup {
@@ -91,6 +95,9 @@ impl GroupCoordinatorShard {
     pub fn delete_group(&mut self, group_id: &str) -> Result<(), CoordinatorError> {
         if group_id.is_empty() {
             return Err(CoordinatorError::InvalidGroupId);
+        }
+        if self.consumer_groups.contains_key(group_id) {
+            return self.delete_consumer_group(group_id);
         }
         let Some(g) = self.groups.get(group_id) else {
             return Err(CoordinatorError::GroupIdNotFound);

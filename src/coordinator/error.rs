@@ -20,6 +20,21 @@ pub enum CoordinatorError {
     NonEmptyGroup,
     GroupSubscribedToTopic,
     OffsetMetadataTooLarge,
+    /// KIP-848: the member epoch is not the one the coordinator knows.
+    FencedMemberEpoch,
+    /// KIP-848: an offset commit or fetch carries an outdated member epoch.
+    StaleMemberEpoch,
+    /// KIP-848: a static member rejoins while its previous instance has not left.
+    UnreleasedInstanceId,
+    /// KIP-848: the requested server assignor is not configured.
+    UnsupportedAssignor,
+    /// KIP-848: the subscription regular expression does not compile.
+    InvalidRegularExpression,
+    /// The request is malformed for its API (with Kafka's message).
+    InvalidRequest(String),
+    /// The request version cannot be used for this group (e.g. OffsetCommit < 9 by a
+    /// KIP-848 member).
+    UnsupportedVersion,
     /// An append to `__consumer_offsets` failed.
     Log(CoordinatorLogError),
 }
@@ -44,11 +59,26 @@ impl CoordinatorError {
             NonEmptyGroup => ErrorCode::NON_EMPTY_GROUP,
             GroupSubscribedToTopic => ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC,
             OffsetMetadataTooLarge => ErrorCode::OFFSET_METADATA_TOO_LARGE,
+            FencedMemberEpoch => ErrorCode::FENCED_MEMBER_EPOCH,
+            StaleMemberEpoch => ErrorCode::STALE_MEMBER_EPOCH,
+            UnreleasedInstanceId => ErrorCode::UNRELEASED_INSTANCE_ID,
+            UnsupportedAssignor => ErrorCode::UNSUPPORTED_ASSIGNOR,
+            InvalidRegularExpression => ErrorCode::INVALID_REGULAR_EXPRESSION,
+            InvalidRequest(_) => ErrorCode::INVALID_REQUEST,
+            UnsupportedVersion => ErrorCode::UNSUPPORTED_VERSION,
             Log(CoordinatorLogError::NotAvailable) => ErrorCode::COORDINATOR_NOT_AVAILABLE,
             Log(CoordinatorLogError::NotLeader) | Log(CoordinatorLogError::Storage(_)) => {
                 ErrorCode::NOT_COORDINATOR
             }
             Log(CoordinatorLogError::RecordTooLarge) => ErrorCode::UNKNOWN_SERVER_ERROR,
+        }
+    }
+
+    /// The error message Kafka sends with the code, where it sends one.
+    pub fn message(&self) -> Option<String> {
+        match self {
+            CoordinatorError::InvalidRequest(m) => Some(m.clone()),
+            _ => None,
         }
     }
 

@@ -13,11 +13,14 @@
 //!   KIP-394 pending members, KIP-345 static membership, initial rebalance delay).
 //! - [`offsets`]: OffsetCommit, OffsetFetch, OffsetDelete and offset expiration.
 //! - [`admin`]: ListGroups, DescribeGroups, DeleteGroups.
+//! - [`consumer`]: KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe,
+//!   server-side assignors, records types 3-8).
 //! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
 //!   handlers call.
 //!
 //! Depends on `protocol`, `clock` and `error` only; it knows nothing of sockets or storage.
 pub mod admin;
+pub mod consumer;
 pub mod error;
 pub mod group;
 pub mod offsets;
@@ -65,6 +68,24 @@ pub struct GroupConfig {
     /// How long a brand-new member's JoinGroup may wait in a rebalance before it is dropped
     /// (Kafka's `GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`, 5 minutes).
     pub group_new_member_join_timeout_ms: i64,
+    /// `group.consumer.session.timeout.ms` (KIP-848).
+    pub consumer_group_session_timeout_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms` (KIP-848).
+    pub consumer_group_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.size` (KIP-848).
+    pub consumer_group_max_size: i32,
+    /// `group.consumer.assignors`: server-side assignor names; the first is the default.
+    pub consumer_group_assignors: Vec<String>,
+}
+
+impl GroupConfig {
+    /// The assignor a consumer group uses when no member asks for one.
+    pub fn default_assignor(&self) -> &str {
+        self.consumer_group_assignors
+            .first()
+            .map(String::as_str)
+            .unwrap_or(consumer::assignor::UNIFORM_ASSIGNOR_NAME)
+    }
 }
 
 impl Default for GroupConfig {
@@ -79,6 +100,13 @@ impl Default for GroupConfig {
             offsets_retention_check_interval_ms: 600_000,
             offset_metadata_max_bytes: 4096,
             group_new_member_join_timeout_ms: 300_000,
+            consumer_group_session_timeout_ms: 45_000,
+            consumer_group_heartbeat_interval_ms: 5_000,
+            consumer_group_max_size: i32::MAX,
+            consumer_group_assignors: vec![
+                consumer::assignor::UNIFORM_ASSIGNOR_NAME.to_string(),
+                consumer::assignor::RANGE_ASSIGNOR_NAME.to_string(),
+            ],
         }
     }
 }

@@ -113,12 +113,17 @@ impl GroupCoordinatorShard {
         } else {
             -1
         };
-        if let Err(e) = validate_commit(
-            self.groups.get(group_id),
-            &request.member_id,
-            instance,
-            generation,
-        ) {
+        let checked = match self.consumer_groups.get(group_id) {
+            // KIP-848 groups check the member epoch (OffsetCommit v9 carries it).
+            Some(g) => g.validate_offset_commit(&request.member_id, generation, ctx.api_version),
+            None => validate_commit(
+                self.groups.get(group_id),
+                &request.member_id,
+                instance,
+                generation,
+            ),
+        };
+        if let Err(e) = checked {
             return all(e.wire());
         }
         if let Some(m) = self

@@ -45,7 +45,9 @@ pub enum GroupRecord {
         key: GroupMetadataKey,
         value: Option<GroupMetadataValue>,
     },
-    /// A record type this coordinator does not handle (KIP-848, share or streams groups).
+    /// A KIP-848 consumer group record (key types 3-8).
+    Consumer(crate::coordinator::consumer::records::ConsumerGroupRecord),
+    /// A record type this coordinator does not handle (share or streams groups).
     Other { key_type: i16 },
 }
 
@@ -159,7 +161,12 @@ pub fn decode(record: &CoordinatorRecord) -> Result<GroupRecord, DecodeError> {
             key: GroupMetadataKey::decode(&mut key, key_type)?,
             value: decode_value(&record.value, GroupMetadataValue::MAX_VERSION)?,
         }),
-        other => Ok(GroupRecord::Other { key_type: other }),
+        other => Ok(
+            match crate::coordinator::consumer::records::decode(other, &mut key, &record.value)? {
+                Some(r) => GroupRecord::Consumer(r),
+                None => GroupRecord::Other { key_type: other },
+            },
+        ),
     }
 }
 

@@ -205,7 +205,7 @@ impl GroupCoordinator {
     }
 
     /// Runs `f` on the shard of `group_id`, or returns `None` if it is not loaded here.
-    fn with_shard<R>(
+    pub(crate) fn with_shard<R>(
         &self,
         group_id: &str,
         f: impl FnOnce(&mut GroupCoordinatorShard, i64) -> R,
@@ -366,7 +366,21 @@ impl GroupCoordinator {
                             .map(|t| (t.name.clone(), t.partition_indexes.clone()))
                             .collect()
                     });
-                    match self.fetch_group(&g.group_id, topics) {
+                    let checked = if ctx.api_version >= 9 {
+                        self.with_shard(&g.group_id, |s, _| {
+                            s.consumer_groups
+                                .get(&g.group_id)
+                                .map(|cg| {
+                                    cg.validate_offset_fetch(g.member_id.as_deref(), g.member_epoch)
+                                })
+                                .unwrap_or(Ok(()))
+                        })
+                        .unwrap_or(Ok(()))
+                    } else {
+                        Ok(())
+                    };
+                    let fetched = checked.and_then(|_| self.fetch_group(&g.group_id, topics));
+                    match fetched {
                         Ok(ts) => OffsetFetchResponseGroup {
                             group_id: g.group_id.clone(),
                             topics: ts

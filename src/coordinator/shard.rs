@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::coordinator::consumer::records::ConsumerGroupRecord;
+use crate::coordinator::consumer::{ConsumerGroup, ConsumerGroupSnapshot};
 use crate::coordinator::error::CoordinatorError;
 use crate::coordinator::group::{ClassicGroup, ClassicGroupState, Waiter};
 use crate::coordinator::records::{self, GroupRecord, OffsetAndMetadata};
@@ -37,6 +39,8 @@ pub struct GroupCoordinatorShard {
     pub(crate) config: Arc<GroupConfig>,
     log: Arc<dyn CoordinatorLog>,
     pub(crate) groups: BTreeMap<String, ClassicGroup>,
+    /// KIP-848 consumer groups; a group id is in at most one of the two maps.
+    pub(crate) consumer_groups: BTreeMap<String, ConsumerGroup>,
     pub(crate) offsets: BTreeMap<String, GroupOffsets>,
     pub(crate) completions: Vec<Completion>,
     pub(crate) next_offsets_cleanup_ms: Option<i64>,
@@ -59,6 +63,7 @@ impl std::fmt::Debug for GroupCoordinatorShard {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardSnapshot {
     pub groups: BTreeMap<String, GroupSnapshot>,
+    pub consumer_groups: BTreeMap<String, ConsumerGroupSnapshot>,
     pub offsets: BTreeMap<String, GroupOffsets>,
 }
 
@@ -84,6 +89,7 @@ impl GroupCoordinatorShard {
             config,
             log,
             groups: BTreeMap::new(),
+            consumer_groups: BTreeMap::new(),
             offsets: BTreeMap::new(),
             completions: Vec::new(),
             next_offsets_cleanup_ms: None,
@@ -149,9 +155,11 @@ impl GroupCoordinatorShard {
                 Some(v) => {
                     // A commit for a group that does not exist creates a simple (empty) group,
                     // as Kafka's replay does.
-                    self.groups
-                        .entry(key.group.clone())
-                        .or_insert_with(|| ClassicGroup::new(&key.group));
+                    if !self.consumer_groups.contains_key(&key.group) {
+                        self.groups
+                            .entry(key.group.clone())
+                            .or_insert_with(|| ClassicGroup::new(&key.group));
+                    }
                     self.offsets
                         .entry(key.group)
                         .or_default()
@@ -204,12 +212,41 @@ impl GroupCoordinatorShard {
                     }
                 }
             },
+            GroupRecord::Consumer(r) => self.replay_consumer_group(&r),
             GroupRecord::Other { key_type } => {
                 tracing::debug!(key_type, "skipping record of a group type not served here");
                 return Err(DecodeError::UnknownApiKey(key_type));
             }
         }
         Ok(())
+    }
+
+    /// Applies a KIP-848 record: creates the group on its first record (replacing an empty
+    /// classic group of the same id, as Kafka's upgrade of a simple group does) and deletes it
+    /// on the group epoch tombstone.
+    fn replay_consumer_group(&mut self, r: &ConsumerGroupRecord) {
+        let group_id = r.group_id();
+        if !self.consumer_groups.contains_key(group_id) {
+            if !r.creates_group() {
+                return;
+            }
+            if self
+                .groups
+                .get(group_id)
+                .map(|c| c.members.is_empty())
+                .unwrap_or(false)
+            {
+                self.groups.remove(group_id);
+            }
+            self.consumer_groups
+                .insert(group_id.to_string(), ConsumerGroup::new(group_id));
+        }
+        if let Some(g) = self.consumer_groups.get_mut(group_id) {
+            g.replay(r);
+        }
+        if let ConsumerGroupRecord::GroupEpoch { epoch: None, .. } = r {
+            self.consumer_groups.remove(group_id);
+        }
     }
 
     /// Loads the partition from its records (start-up or failover), then starts the session
@@ -229,6 +266,14 @@ impl GroupCoordinatorShard {
         for group in self.groups.values_mut() {
             for m in group.members.values_mut() {
                 m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
+            }
+        }
+        let session_ms = self.config.consumer_group_session_timeout_ms as i64;
+        for group in self.consumer_groups.values_mut() {
+            let ids: Vec<String> = group.members.keys().cloned().collect();
+            for id in ids {
+                group.timers.entry(id).or_default().session_deadline_ms =
+                    Some(now_ms.saturating_add(session_ms));
             }
         }
         summary
@@ -273,6 +318,11 @@ impl GroupCoordinatorShard {
             .collect();
         ShardSnapshot {
             groups,
+            consumer_groups: self
+                .consumer_groups
+                .iter()
+                .map(|(id, g)| (id.clone(), g.snapshot()))
+                .collect(),
             offsets: self.offsets.clone(),
         }
     }
@@ -284,12 +334,14 @@ impl GroupCoordinatorShard {
         for id in ids {
             self.fire_group_timers(&id, now_ms);
         }
+        self.fire_consumer_group_timers(now_ms);
         let due = self
             .next_offsets_cleanup_ms
             .map(|t| t <= now_ms)
             .unwrap_or(true);
         if due {
             self.cleanup_group_metadata(now_ms);
+            self.cleanup_consumer_groups();
             self.next_offsets_cleanup_ms =
                 Some(now_ms.saturating_add(self.config.offsets_retention_check_interval_ms.max(1)));
         }

@@ -64,6 +64,10 @@ pub fn group_config(c: &BrokerConfig) -> GroupConfig {
         group_max_session_timeout_ms: c.group_max_session_timeout_ms,
         group_max_size: c.group_max_size,
         offsets_retention_ms: c.offsets_retention_ms,
+        consumer_group_session_timeout_ms: c.group_consumer_session_timeout_ms,
+        consumer_group_heartbeat_interval_ms: c.group_consumer_heartbeat_interval_ms,
+        consumer_group_max_size: c.group_consumer_max_size,
+        consumer_group_assignors: c.group_consumer_assignors.clone(),
         ..GroupConfig::default()
     }
 }
@@ -134,6 +138,20 @@ pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
 impl Broker {
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The topics as KIP-848 consumer groups resolve subscriptions against them.
+    pub fn topics_view(&self) -> crate::coordinator::consumer::TopicsView {
+        let topics = self.metadata.topics();
+        let mut view = crate::coordinator::consumer::TopicsView::new(
+            topics.iter().map(|t| (t.name.clone(), t.id, t.partitions)),
+        );
+        view.internal = topics
+            .iter()
+            .filter(|t| t.is_internal)
+            .map(|t| t.name.clone())
+            .collect();
+        view
     }
 
     /// Resolves a topic's effective configuration from its overrides and the broker defaults.

@@ -22,6 +22,8 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
@@ -122,6 +124,8 @@ api_table! {
     61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
     65 => describe_transactions, describe_transactions_request::DescribeTransactionsRequest, 0..=0;
     66 => list_transactions, list_transactions_request::ListTransactionsRequest, 0..=1;
+    68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
+    69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;
 }
 
 /// The group coordinator's view of a request: version, client id and host.

@@ -88,6 +88,25 @@ impl GroupCoordinatorShard {
         let group_id = request.group_id.as_str();
         let member_id = request.member_id.as_str();
         let unknown = member_id.is_empty();
+        if let Some(consumer) = self.consumer_groups.get(group_id) {
+            // A KIP-848 group: classic members cannot join it while it has members (no
+            // online migration here); an empty one is deleted and replaced by a classic group.
+            if !consumer.is_empty() {
+                let error = if join.protocol_type
+                    != crate::coordinator::group::CONSUMER_PROTOCOL_TYPE
+                    || join.protocols.is_empty()
+                {
+                    CoordinatorError::InconsistentGroupProtocol
+                } else {
+                    CoordinatorError::GroupIdNotFound
+                };
+                return fail(&mut self.completions, error);
+            }
+            let tombstones = consumer.tombstones();
+            if let Err(e) = self.write(tombstones) {
+                return fail(&mut self.completions, e);
+            }
+        }
         if !self.groups.contains_key(group_id) {
             if !unknown {
                 return fail(&mut self.completions, CoordinatorError::UnknownMemberId);

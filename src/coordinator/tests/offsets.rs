@@ -448,7 +448,7 @@ fn replay_rebuilds_the_live_state() {
         value: None,
     });
     records.push(crate::coordinator::CoordinatorRecord {
-        key: Bytes::from_static(&[0, 3, 0, 1, b'x']),
+        key: Bytes::from_static(&[0, 11, 0, 1, b'x']),
         value: None,
     });
     let mut again = GroupCoordinatorShard::new(0, h.config.clone(), h.log.clone());
