@@ -55,6 +55,10 @@ async fn shutdown_does_not_wait_for_parked_join_group() {
         .expect("shutdown finishes with a parked request")
         .expect("clean shutdown");
     // The 3 s drain, not the 60 s delay nor the 60 s rebalance timeout.
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     joiner.abort();
 }
