@@ -1,7 +1,11 @@
 //! Brings a broker up and down: opens the log dirs and the metadata log, opens every partition,
-//! binds the listeners, runs the background tasks (retention, flush, checkpoints), and on
-//! SIGINT/SIGTERM stops accepting, drains connections, flushes and writes the clean-shutdown
-//! marker so the next start skips recovery.
+//! binds the listeners, runs the background tasks (retention, flush, checkpoints) and the log
+//! cleaner ([`crate::server::log_cleaner`]), and on SIGINT/SIGTERM stops accepting, drains
+//! connections (at most [`SHUTDOWN_DRAIN`] for responses still parked), lets a cleaner pass
+//! in progress end, flushes and writes the clean-shutdown marker so the next start skips
+//! recovery.
+//!
+//! [`SHUTDOWN_DRAIN`]: crate::server::connection::SHUTDOWN_DRAIN
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
