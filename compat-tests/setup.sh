@@ -5,6 +5,9 @@
 #   .cache/venv/         Python venv: confluent-kafka, kafka-python (+ codecs)
 #   .cache/node_modules/ kafkajs (pinned by node/package-lock.json)
 #   .cache/bin/franz-roundtrip  franz-go test program (pinned by franz-go/go.sum)
+#   .cache/bin/kgo.test  franz-go's own pkg/kgo test binary (the franz-go version pinned in
+#                        franz-go/go.mod; source from the Go module proxy, copied to
+#                        .cache/franz-kgo/src; never committed)
 #   kcat                 Debian package (system-wide, apt)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -78,6 +81,30 @@ else
   log "franz-go: go build -> $FRANZ"
   (cd "$HERE/franz-go" && go build -mod=readonly -o "$FRANZ" .)
   echo "$SRC_SUM" > "$FRANZ.src"
+fi
+
+# ---- 6. franz-go's own kgo test suite (tests/franz_kgo.sh) ------------------------
+# The module source comes from the Go module proxy (go mod download, checksummed against
+# sum.golang.org), is copied to a writable dir, and its pkg/kgo tests are compiled once.
+# The version is the one the roundtrip program pins (franz-go/go.mod).
+FRANZ_KGO_VERSION=$(awk '$1 == "github.com/twmb/franz-go" { print $2 }' "$HERE/franz-go/go.mod")
+[ -n "$FRANZ_KGO_VERSION" ] || { log "no github.com/twmb/franz-go pin in franz-go/go.mod"; exit 1; }
+KGO_TEST="$CACHE/bin/kgo.test"
+KGO_STAMP="franz-go@$FRANZ_KGO_VERSION $(go version 2>/dev/null)"
+if [ -x "$KGO_TEST" ] && [ "$(cat "$KGO_TEST.src" 2>/dev/null)" = "$KGO_STAMP" ]; then
+  log "franz-go kgo tests $FRANZ_KGO_VERSION: present, skip"
+else
+  command -v go >/dev/null || { log "go toolchain missing: install Go >= 1.26 (franz-go's go.mod asks for it)"; exit 1; }
+  log "franz-go kgo tests: go mod download github.com/twmb/franz-go@$FRANZ_KGO_VERSION"
+  MODDIR=$(cd "$CACHE" && go mod download -json "github.com/twmb/franz-go@$FRANZ_KGO_VERSION" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$MODDIR" ] && [ -d "$MODDIR/pkg/kgo" ] || { log "go mod download failed"; exit 1; }
+  SRC="$CACHE/franz-kgo/src"
+  rm -rf "$SRC"; mkdir -p "$(dirname "$SRC")"
+  cp -r "$MODDIR" "$SRC"; chmod -R u+w "$SRC"
+  log "franz-go kgo tests: go test -c ./pkg/kgo -> $KGO_TEST"
+  (cd "$SRC" && go test -mod=readonly -c -o "$KGO_TEST" ./pkg/kgo)
+  echo "$KGO_STAMP" > "$KGO_TEST.src"
 fi
 
 log "done in $(( $(date +%s) - T0 ))s"

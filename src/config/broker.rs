@@ -135,6 +135,10 @@ pub struct BrokerConfig {
     pub log_cleaner_min_compaction_lag_ms: i64,
     pub log_cleaner_max_compaction_lag_ms: i64,
     pub log_cleaner_min_cleanable_ratio: f64,
+    /// Pause between cleaner passes (`log.cleaner.backoff.ms`).
+    pub log_cleaner_backoff_ms: i64,
+    /// Cleaner read plus write budget; `f64::MAX` (the default) is unlimited.
+    pub log_cleaner_io_max_bytes_per_second: f64,
     pub log_segment_delete_delay_ms: i64,
     pub log_preallocate: bool,
     pub min_insync_replicas: i32,
@@ -472,6 +476,8 @@ impl BrokerConfig {
             log_cleaner_min_compaction_lag_ms: p.long("log.cleaner.min.compaction.lag.ms")?,
             log_cleaner_max_compaction_lag_ms: p.long("log.cleaner.max.compaction.lag.ms")?,
             log_cleaner_min_cleanable_ratio: p.double("log.cleaner.min.cleanable.ratio")?,
+            log_cleaner_backoff_ms: p.long("log.cleaner.backoff.ms")?,
+            log_cleaner_io_max_bytes_per_second: p.double("log.cleaner.io.max.bytes.per.second")?,
             log_segment_delete_delay_ms: p.long("log.segment.delete.delay.ms")?,
             log_preallocate: p.boolean("log.preallocate")?,
             min_insync_replicas: p.int("min.insync.replicas")?,
@@ -550,7 +556,18 @@ mod tests {
             }
         );
         assert_eq!(c.compression_type, CompressionType::Producer);
+        assert!(c.log_cleaner_enable);
+        assert_eq!(c.log_cleaner_backoff_ms, 15_000);
+        assert_eq!(c.log_cleaner_io_max_bytes_per_second, f64::MAX);
         assert!(c.static_configs.is_empty());
+        let (c, _) = load(
+            "log.cleaner.io.max.bytes.per.second=1048576.5\nlog.cleaner.backoff.ms=200",
+            &["log.cleaner.enable=false"],
+        )
+        .unwrap();
+        assert_eq!(c.log_cleaner_io_max_bytes_per_second, 1_048_576.5);
+        assert_eq!(c.log_cleaner_backoff_ms, 200);
+        assert!(!c.log_cleaner_enable);
     }
 
     #[test]

@@ -240,6 +240,8 @@ use Validator::{Any, AtLeast};
 
 /// `Long.MAX_VALUE`, Kafka's "never" for many intervals.
 pub const LONG_MAX: &str = "9223372036854775807";
+/// `Double.MAX_VALUE` as Java prints it: Kafka's "unlimited" for byte rates.
+pub const DOUBLE_MAX: &str = "1.7976931348623157E308";
 /// `Integer.MAX_VALUE`.
 pub const INT_MAX: &str = "2147483647";
 
@@ -299,6 +301,8 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("log.cleaner.min.compaction.lag.ms", G, Some("0"), AtLeast(0), true),
     def("log.cleaner.max.compaction.lag.ms", G, Some(LONG_MAX), AtLeast(1), true),
     def("log.cleaner.min.cleanable.ratio", D, Some("0.5"), Validator::DoubleBetween(0.0, 1.0), true),
+    def("log.cleaner.backoff.ms", G, Some("15000"), AtLeast(0), true),
+    def("log.cleaner.io.max.bytes.per.second", D, Some(DOUBLE_MAX), Any, true),
     def("log.segment.delete.delay.ms", G, Some("60000"), AtLeast(0), true),
     def("log.preallocate", B, Some("false"), Any, true),
     def("min.insync.replicas", I, Some("1"), AtLeast(1), true),
@@ -417,6 +421,16 @@ mod tests {
         assert!(broker_def("log.cleaner.min.cleanable.ratio")
             .unwrap()
             .parse("1.5")
+            .is_err());
+        assert_eq!(
+            broker_def("log.cleaner.io.max.bytes.per.second")
+                .unwrap()
+                .parse(DOUBLE_MAX),
+            Ok(ConfigValue::Double(f64::MAX))
+        );
+        assert!(broker_def("log.cleaner.backoff.ms")
+            .unwrap()
+            .parse("-1")
             .is_err());
     }
 }

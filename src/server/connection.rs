@@ -6,6 +6,11 @@
 //! stage inline in the reader, so appends happen in connection order; only their wait for
 //! acknowledgement runs concurrently. A frame larger than `socket.request.max.bytes` or with a
 //! negative size closes the connection before anything is allocated, as Kafka does.
+//!
+//! At shutdown the reader stops and the writer sends the responses already under way, but
+//! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
+//! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
+//! them, as Kafka's SocketServer closes its connections at shutdown.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -23,6 +28,9 @@ use crate::handlers::{self, Broker, Outcome};
 /// (tokio's `BufReader` bypasses its buffer for large reads), so a bigger one saves nothing on
 /// the produce path. 64 KiB cost ~45 KB of RSS per idle connection (BENCHMARKS.md).
 const READ_BUFFER_BYTES: usize = 8 * 1024;
+
+/// How long, after shutdown starts, a connection still waits for responses in flight.
+pub const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub struct Connection {
     broker: Arc<Broker>,
@@ -68,7 +76,7 @@ impl Connection {
         let (rd, wr) = stream.into_split();
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
         let (tx, rx) = mpsc::channel::<JoinHandle<Option<Bytes>>>(inflight);
-        let writer = tokio::spawn(write_loop(wr, rx));
+        let writer = tokio::spawn(write_loop(wr, rx, shutdown.clone()));
         let reason = read_loop(
             &broker,
             BufReader::with_capacity(READ_BUFFER_BYTES, rd),
@@ -132,10 +140,31 @@ async fn read_loop(
 async fn write_loop(
     wr: tokio::net::tcp::OwnedWriteHalf,
     mut rx: mpsc::Receiver<JoinHandle<Option<Bytes>>>,
+    shutdown: CancellationToken,
 ) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
-    while let Some(handle) = rx.recv().await {
-        let response = match handle.await {
+    // Fires SHUTDOWN_DRAIN after shutdown starts; created once, so the grace is per
+    // connection, not per response. Never polled again once it has fired.
+    let drain_over = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_DRAIN).await;
+    };
+    tokio::pin!(drain_over);
+    while let Some(mut handle) = rx.recv().await {
+        let joined = tokio::select! {
+            biased;
+            r = &mut handle => r,
+            _ = &mut drain_over => {
+                handle.abort();
+                rx.close();
+                while let Ok(h) = rx.try_recv() {
+                    h.abort();
+                }
+                let _ = wr.flush().await;
+                return;
+            }
+        };
+        let response = match joined {
             Ok(r) => r,
             Err(e) => {
                 // A handler panicked: the response order can no longer be kept, so close.

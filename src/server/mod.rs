@@ -6,6 +6,7 @@
 //! between them.
 pub mod connection;
 pub mod listener;
+pub mod log_cleaner;
 pub mod startup;
 
 pub use listener::serve;

@@ -1,7 +1,11 @@
 //! Brings a broker up and down: opens the log dirs and the metadata log, opens every partition,
-//! binds the listeners, runs the background tasks (retention, flush, checkpoints), and on
-//! SIGINT/SIGTERM stops accepting, drains connections, flushes and writes the clean-shutdown
-//! marker so the next start skips recovery.
+//! binds the listeners, runs the background tasks (retention, flush, checkpoints) and the log
+//! cleaner ([`crate::server::log_cleaner`]), and on SIGINT/SIGTERM stops accepting, drains
+//! connections (at most [`SHUTDOWN_DRAIN`] for responses still parked), lets a cleaner pass
+//! in progress end, flushes and writes the clean-shutdown marker so the next start skips
+//! recovery.
+//!
+//! [`SHUTDOWN_DRAIN`]: crate::server::connection::SHUTDOWN_DRAIN
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,6 +61,7 @@ pub struct RunningBroker {
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<()>,
     background: tokio::task::JoinHandle<()>,
+    cleaner: tokio::task::JoinHandle<()>,
 }
 
 impl RunningBroker {
@@ -70,6 +75,8 @@ impl RunningBroker {
         let _ = self.server.await;
         self.shutdown.cancel();
         let _ = self.background.await;
+        // A cleaner pass in progress finishes (unthrottled) before the logs close.
+        let _ = self.cleaner.await;
         self.broker
             .replicas
             .logs()
@@ -222,6 +229,10 @@ pub async fn start(
 
     let shutdown = CancellationToken::new();
     let background = tokio::spawn(background_tasks(broker.clone(), shutdown.clone()));
+    let cleaner = tokio::spawn(crate::server::log_cleaner::run(
+        broker.clone(),
+        shutdown.clone(),
+    ));
     let server = tokio::spawn(crate::server::serve(
         broker.clone(),
         listeners,
@@ -241,6 +252,7 @@ pub async fn start(
         shutdown,
         server,
         background,
+        cleaner,
     })
 }
 
@@ -254,8 +266,6 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
     let mut group_tick = tokio::time::interval(Duration::from_millis(100));
-    // Kafka's log.cleaner.backoff.ms.
-    let mut cleaner = tokio::time::interval(Duration::from_secs(15));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -283,25 +293,6 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 }
             }
             _ = group_tick.tick() => broker.groups.tick(),
-            _ = cleaner.tick() => {
-                if !broker.config.log_cleaner_enable {
-                    continue;
-                }
-                let b = broker.clone();
-                // Compaction reads and rewrites segments: keep it off the async workers.
-                let result = tokio::task::spawn_blocking(move || {
-                    let now = b.now_ms();
-                    let lso = |log: &crate::storage::PartitionLog| {
-                        let (topic, index) = log.topic_partition();
-                        b.replicas.get(&topic, index).map_or(0, |p| p.last_stable_offset())
-                    };
-                    b.replicas.logs().clean_all_with(now, &crate::storage::CleanerConfig::default(), &lso)
-                })
-                .await;
-                if let Ok(Err(e)) = result {
-                    tracing::warn!(error = ?e, "log cleaner failed");
-                }
-            }
             _ = checkpoint.tick() => {
                 if let Err(e) = broker.replicas.logs().checkpoint() {
                     tracing::warn!(error = ?e, "checkpoint failed");

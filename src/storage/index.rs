@@ -115,6 +115,30 @@ impl IndexFile {
         self.entries = self.entries.min(n);
     }
 
+    /// How many leading entries satisfy `pred`, by binary search; `pred` must hold for a
+    /// prefix of the entries and fail for the rest (one past Kafka's
+    /// `largestLowerBoundSlotFor`).
+    pub fn partition_point(&self, pred: impl Fn(&[u8]) -> bool) -> usize {
+        let (mut lo, mut hi) = (0usize, self.entries);
+        // Invariant: pred holds for entries[..lo] and fails for entries[hi..].
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.entry(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Forgets the last entry while `drop` holds for it.
+    pub fn truncate_while(&mut self, drop: impl Fn(&[u8]) -> bool) {
+        while self.entries > 0 && drop(self.entry(self.entries - 1)) {
+            self.entries -= 1;
+        }
+    }
+
     /// Sets the file length to `max_bytes` rounded down to whole entries (never below the
     /// entries in use) and remaps it.
     pub fn resize(&mut self, max_bytes: usize) -> Result<()> {
@@ -155,6 +179,42 @@ fn open_rw(path: &Path) -> Result<File> {
         .open(path)
         .ctx("open index", path)
 }
+
+/// The methods an index type (a struct with a `file: IndexFile` field) passes straight to its
+/// file: `entries`, `reset`, `resize`, `trim`, `flush`, `path`, `rename_to`.
+macro_rules! delegate_to_index_file {
+    () => {
+        pub fn entries(&self) -> usize {
+            self.file.entries()
+        }
+
+        /// Forgets every entry.
+        pub fn reset(&mut self) {
+            self.file.truncate_entries(0);
+        }
+
+        pub fn resize(&mut self, max_bytes: usize) -> Result<()> {
+            self.file.resize(max_bytes)
+        }
+
+        pub fn trim(&mut self) -> Result<()> {
+            self.file.trim()
+        }
+
+        pub fn flush(&self) -> Result<()> {
+            self.file.flush()
+        }
+
+        pub fn path(&self) -> &Path {
+            self.file.path()
+        }
+
+        pub fn rename_to(&mut self, p: &Path) -> Result<()> {
+            self.file.rename_to(p)
+        }
+    };
+}
+pub(crate) use delegate_to_index_file;
 
 pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
     b.get(at..at + 4)

@@ -17,7 +17,7 @@ use super::checkpoint::{
     write_offset_checkpoint, MetaProperties, OffsetMap, CLEAN_SHUTDOWN_MARKER,
     LOG_START_OFFSET_CHECKPOINT, META_PROPERTIES, RECOVERY_POINT_CHECKPOINT,
 };
-use super::cleaner::{CleanStats, CleanerConfig, CLEANER_OFFSET_CHECKPOINT};
+use super::cleaner::{CleanStats, CleanerConfig, Throttler, CLEANER_OFFSET_CHECKPOINT};
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{parse_topic_partition, PartitionLog};
@@ -237,19 +237,21 @@ impl LogManager {
     /// tombstone's delete horizon passed; filthiest first. Everything below the log end offset
     /// counts as stable; see [`LogManager::clean_all_with`]. Blocking.
     pub fn clean_all(&self, now_ms: i64) -> Result<Vec<((String, i32), CleanStats)>> {
-        self.clean_all_with(now_ms, &CleanerConfig::default(), &|log| {
-            log.log_end_offset()
-        })
+        let config = CleanerConfig::default();
+        let mut throttler = Throttler::new(config.io_max_bytes_per_second);
+        self.clean_all_with(now_ms, &config, &mut throttler, &|log| log.log_end_offset())
     }
 
-    /// As [`LogManager::clean_all`], with the cleaner's settings and each log's last stable
-    /// offset (the broker passes min(high watermark, first unstable offset)). A log whose
-    /// clean fails is logged and skipped; the others are still cleaned. Writes
-    /// `cleaner-offset-checkpoint` in every dir afterwards.
+    /// As [`LogManager::clean_all`], with the cleaner's settings, its I/O throttler (kept by
+    /// the caller across passes, so `log.cleaner.io.max.bytes.per.second` spans them) and each
+    /// log's last stable offset (the broker passes min(high watermark, first unstable
+    /// offset)). A log whose clean fails is logged and skipped; the others are still cleaned.
+    /// Writes `cleaner-offset-checkpoint` in every dir afterwards.
     pub fn clean_all_with(
         &self,
         now_ms: i64,
         cleaner: &CleanerConfig,
+        throttler: &mut Throttler,
         last_stable_offset: &dyn Fn(&PartitionLog) -> i64,
     ) -> Result<Vec<((String, i32), CleanStats)>> {
         let mut due: Vec<(f64, Arc<PartitionLog>)> = Vec::new();
@@ -266,7 +268,7 @@ impl LogManager {
         due.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut out = Vec::new();
         for (_, log) in due {
-            match log.clean(now_ms, last_stable_offset(&log), cleaner) {
+            match log.clean_throttled(now_ms, last_stable_offset(&log), cleaner, throttler) {
                 Ok(stats) => out.push((log.topic_partition(), stats)),
                 Err(e) => {
                     let (topic, partition) = log.topic_partition();

@@ -15,7 +15,7 @@ mod retention;
 pub mod segment;
 pub mod time_index;
 
-pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig};
+pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig, Throttler};
 pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
 pub use log::PartitionLog;

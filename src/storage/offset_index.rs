@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::error::Result;
-use super::index::{be_u32, IndexFile};
+use super::index::{be_u32, delegate_to_index_file, IndexFile};
 
 pub const OFFSET_INDEX_ENTRY_SIZE: usize = 8;
 
@@ -24,9 +24,7 @@ impl OffsetIndex {
         })
     }
 
-    pub fn entries(&self) -> usize {
-        self.file.entries()
-    }
+    delegate_to_index_file!();
 
     pub fn is_full(&self) -> bool {
         self.file.is_full()
@@ -34,8 +32,7 @@ impl OffsetIndex {
 
     /// Entry `i` as (absolute offset, position).
     pub fn entry(&self, i: usize) -> (i64, u32) {
-        let e = self.file.entry(i);
-        (self.base_offset + be_u32(e, 0) as i64, be_u32(e, 4))
+        decode(self.base_offset, self.file.entry(i))
     }
 
     /// Records that the batch ending at `offset` starts at `position`. Entries must grow;
@@ -57,52 +54,29 @@ impl OffsetIndex {
     }
 
     pub fn last_entry(&self) -> Option<(i64, u32)> {
-        match self.entries() {
-            0 => None,
-            n => Some(self.entry(n - 1)),
-        }
+        self.entries().checked_sub(1).map(|i| self.entry(i))
     }
 
     /// The entry with the largest offset <= `target`, else (base_offset, 0): where a scan for
     /// `target` may start.
     pub fn lookup(&self, target: i64) -> (i64, u32) {
-        let (mut lo, mut hi) = (0usize, self.entries());
-        // Invariant: entries[..lo] have offset <= target, entries[hi..] have offset > target.
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.entry(mid).0 <= target {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == 0 {
-            (self.base_offset, 0)
-        } else {
-            self.entry(lo - 1)
+        let base = self.base_offset;
+        match self.file.partition_point(|e| decode(base, e).0 <= target) {
+            0 => (base, 0),
+            n => self.entry(n - 1),
         }
     }
 
     /// Drops entries whose offset is >= `offset`.
     pub fn truncate_to(&mut self, offset: i64) {
-        let mut n = self.entries();
-        while n > 0 && self.entry(n - 1).0 >= offset {
-            n -= 1;
-        }
-        self.file.truncate_entries(n);
+        let base = self.base_offset;
+        self.file.truncate_while(|e| decode(base, e).0 >= offset);
     }
 
     /// Drops entries whose position is >= `position` (log file truncated there).
     pub fn truncate_to_position(&mut self, position: u32) {
-        let mut n = self.entries();
-        while n > 0 && self.entry(n - 1).1 >= position {
-            n -= 1;
-        }
-        self.file.truncate_entries(n);
-    }
-
-    pub fn reset(&mut self) {
-        self.file.truncate_entries(0);
+        let base = self.base_offset;
+        self.file.truncate_while(|e| decode(base, e).1 >= position);
     }
 
     /// True if every entry is in range and strictly increasing (Kafka's `sanityCheck`, made
@@ -126,26 +100,11 @@ impl OffsetIndex {
         }
         Ok(true)
     }
+}
 
-    pub fn resize(&mut self, max_bytes: usize) -> Result<()> {
-        self.file.resize(max_bytes)
-    }
-
-    pub fn trim(&mut self) -> Result<()> {
-        self.file.trim()
-    }
-
-    pub fn flush(&self) -> Result<()> {
-        self.file.flush()
-    }
-
-    pub fn path(&self) -> &Path {
-        self.file.path()
-    }
-
-    pub fn rename_to(&mut self, p: &Path) -> Result<()> {
-        self.file.rename_to(p)
-    }
+/// An entry's bytes as (absolute offset, position).
+fn decode(base_offset: i64, e: &[u8]) -> (i64, u32) {
+    (base_offset + be_u32(e, 0) as i64, be_u32(e, 4))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::error::Result;
-use super::index::{be_i64, be_u32, IndexFile};
+use super::index::{be_i64, be_u32, delegate_to_index_file, IndexFile};
 
 pub const TIME_INDEX_ENTRY_SIZE: usize = 12;
 
@@ -23,9 +23,7 @@ impl TimeIndex {
         })
     }
 
-    pub fn entries(&self) -> usize {
-        self.file.entries()
-    }
+    delegate_to_index_file!();
 
     /// Full one entry early, as Kafka's `TimeIndex.isFull`: the last slot is kept for the
     /// final (max timestamp) entry written when the segment rolls or closes.
@@ -35,15 +33,11 @@ impl TimeIndex {
 
     /// Entry `i` as (timestamp, absolute offset).
     pub fn entry(&self, i: usize) -> (i64, i64) {
-        let e = self.file.entry(i);
-        (be_i64(e, 0), self.base_offset + be_u32(e, 8) as i64)
+        decode(self.base_offset, self.file.entry(i))
     }
 
     pub fn last_entry(&self) -> Option<(i64, i64)> {
-        match self.entries() {
-            0 => None,
-            n => Some(self.entry(n - 1)),
-        }
+        self.entries().checked_sub(1).map(|i| self.entry(i))
     }
 
     /// Adds (timestamp, offset) if the timestamp is larger than the last entry's.
@@ -66,33 +60,17 @@ impl TimeIndex {
     /// The entry with the largest timestamp <= `target`, else (-1, base_offset): the offset
     /// from which a scan for the first record with timestamp >= `target` may start.
     pub fn lookup(&self, target: i64) -> (i64, i64) {
-        let (mut lo, mut hi) = (0usize, self.entries());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.entry(mid).0 <= target {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == 0 {
-            (-1, self.base_offset)
-        } else {
-            self.entry(lo - 1)
+        let base = self.base_offset;
+        match self.file.partition_point(|e| decode(base, e).0 <= target) {
+            0 => (-1, base),
+            n => self.entry(n - 1),
         }
     }
 
     /// Drops entries whose offset is >= `offset`.
     pub fn truncate_to(&mut self, offset: i64) {
-        let mut n = self.entries();
-        while n > 0 && self.entry(n - 1).1 >= offset {
-            n -= 1;
-        }
-        self.file.truncate_entries(n);
-    }
-
-    pub fn reset(&mut self) {
-        self.file.truncate_entries(0);
+        let base = self.base_offset;
+        self.file.truncate_while(|e| decode(base, e).1 >= offset);
     }
 
     /// True if timestamps strictly grow and offsets never go back or past `next_offset`.
@@ -115,26 +93,11 @@ impl TimeIndex {
         }
         Ok(true)
     }
+}
 
-    pub fn resize(&mut self, max_bytes: usize) -> Result<()> {
-        self.file.resize(max_bytes)
-    }
-
-    pub fn trim(&mut self) -> Result<()> {
-        self.file.trim()
-    }
-
-    pub fn flush(&self) -> Result<()> {
-        self.file.flush()
-    }
-
-    pub fn path(&self) -> &Path {
-        self.file.path()
-    }
-
-    pub fn rename_to(&mut self, p: &Path) -> Result<()> {
-        self.file.rename_to(p)
-    }
+/// An entry's bytes as (timestamp, absolute offset).
+fn decode(base_offset: i64, e: &[u8]) -> (i64, i64) {
+    (be_i64(e, 0), base_offset + be_u32(e, 8) as i64)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod filter;
 mod swap;
 #[cfg(test)]
 mod tests;
+mod throttle;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -45,6 +46,7 @@ use super::segment::LogSegment;
 use filter::{filter_batch, FilterContext, FilterCounts, Filtered};
 pub(crate) use swap::complete_interrupted_swaps;
 use swap::{fsync_dir, remove_segment_files, CLEANED_SUFFIX, SWAP_SUFFIX};
+pub use throttle::Throttler;
 
 /// The per log dir file of first dirty offsets (Kafka's `cleaner-offset-checkpoint`).
 pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
@@ -169,38 +171,6 @@ impl CleanerState {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
                 (c > offset).then_some(offset)
             });
-    }
-}
-
-/// Byte-rate limiter for the cleaner's I/O (Kafka's `Throttler`). Measures with the
-/// monotonic clock and sleeps the calling (blocking) thread.
-struct Throttler {
-    max_bytes_per_second: f64,
-    start: std::time::Instant,
-    bytes: u64,
-}
-
-impl Throttler {
-    fn new(max_bytes_per_second: f64) -> Self {
-        Throttler {
-            max_bytes_per_second,
-            start: std::time::Instant::now(),
-            bytes: 0,
-        }
-    }
-
-    fn maybe_throttle(&mut self, bytes: u64) {
-        self.bytes += bytes;
-        if !(self.max_bytes_per_second.is_finite() && self.max_bytes_per_second > 0.0)
-            || self.max_bytes_per_second == f64::MAX
-        {
-            return;
-        }
-        let due = self.bytes as f64 / self.max_bytes_per_second;
-        let elapsed = self.start.elapsed().as_secs_f64();
-        if due > elapsed {
-            std::thread::sleep(std::time::Duration::from_secs_f64(due - elapsed));
-        }
     }
 }
 
@@ -387,12 +357,26 @@ impl PartitionLog {
 
     /// Compacts the log once (Kafka's `Cleaner.clean`): nothing happens unless the log is
     /// `compact`. Never touches the active segment nor anything at or above
-    /// `last_stable_offset`. Blocking; sleeps to keep within the configured I/O rate.
+    /// `last_stable_offset`. Blocking; sleeps to keep within the configured I/O rate, with a
+    /// throttler of its own (see [`PartitionLog::clean_throttled`] to share one).
     pub fn clean(
         &self,
         now_ms: i64,
         last_stable_offset: i64,
         cleaner: &CleanerConfig,
+    ) -> Result<CleanStats> {
+        let mut throttler = Throttler::new(cleaner.io_max_bytes_per_second);
+        self.clean_throttled(now_ms, last_stable_offset, cleaner, &mut throttler)
+    }
+
+    /// As [`PartitionLog::clean`], counting every byte read and written against `throttler`
+    /// (the broker keeps one for the cleaner's lifetime, so the budget spans logs).
+    pub fn clean_throttled(
+        &self,
+        now_ms: i64,
+        last_stable_offset: i64,
+        cleaner: &CleanerConfig,
+        throttler: &mut Throttler,
     ) -> Result<CleanStats> {
         let _running = self.cleaner.running.lock();
         let truncations = self.cleaner.truncations.load(Ordering::SeqCst);
@@ -406,8 +390,6 @@ impl PartitionLog {
         if !snap.config.compact || (info.dirty_bytes == 0 && !info.delete_horizon_passed) {
             return Ok(stats);
         }
-        let mut throttler = Throttler::new(cleaner.io_max_bytes_per_second);
-
         // 1. The offset map over the dirty section, whole segments at a time.
         let mut map: HashMap<Bytes, i64> = HashMap::new();
         let mut end_offset = info.first_dirty_offset;
@@ -465,7 +447,7 @@ impl PartitionLog {
                 &group,
                 &cx,
                 cleaner,
-                &mut throttler,
+                throttler,
                 &mut counts,
                 &mut stats,
             )?;

@@ -466,3 +466,68 @@ fn a_crash_keeps_either_the_old_segments_or_the_swapped_one() {
         );
     }
 }
+
+/// `log.cleaner.io.max.bytes.per.second`: a clean that reads and writes N bytes at a budget
+/// of B bytes/s takes at least N/B seconds (simulated time, so the test does not sleep); a
+/// second log cleaned with the same throttler adds its own bytes to the same budget.
+#[test]
+fn io_budget_paces_reads_and_writes() {
+    use std::time::Duration;
+
+    use super::Throttler;
+    use crate::clock::ManualPacer;
+
+    let budget = 2000.0;
+    let pacer = ManualPacer::new();
+    let mut throttler = Throttler::with_pacer(budget, pacer.clone());
+    let mut total = 0u64;
+    let mut dirs = Vec::new();
+    for _ in 0..2 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = open(&dir, true);
+        for i in 0..40 {
+            let key = format!("k{}", i % 5);
+            let value = format!("v{i}");
+            log.append_as_leader(keyed(&[(&key, Some(&value))], i), 0, None, i)
+                .expect("append");
+        }
+        roll(&log, 0);
+        let leo = log.log_end_offset();
+        let stats = log
+            .clean_throttled(100, leo, &CleanerConfig::default(), &mut throttler)
+            .expect("clean");
+        assert!(stats.segments_replaced > 1, "{stats:?}");
+        assert_eq!(stats.records_retained, 5);
+        total += stats.bytes_read + stats.bytes_written;
+        dirs.push(dir);
+    }
+    let want = total as f64 / budget;
+    let took = pacer.slept().as_secs_f64();
+    assert!(total > 4000, "enough I/O to measure: {total}");
+    assert!(
+        took >= want - 1e-6,
+        "{total} bytes took {took}s, want >= {want}s"
+    );
+    assert!(
+        took <= want + 0.001,
+        "no more than the budget asks: {took}s vs {want}s"
+    );
+    assert_eq!(throttler.throttled(), Duration::from_secs_f64(took));
+
+    // Unlimited (Kafka's default, Double.MAX_VALUE): no sleep at all.
+    let pacer = ManualPacer::new();
+    let mut unlimited = Throttler::with_pacer(
+        CleanerConfig::default().io_max_bytes_per_second,
+        pacer.clone(),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, true);
+    log.append_as_leader(keyed(&[("a", Some("1")), ("a", Some("2"))], 0), 0, None, 0)
+        .expect("append");
+    roll(&log, 0);
+    let stats = log
+        .clean_throttled(100, 2, &CleanerConfig::default(), &mut unlimited)
+        .expect("clean");
+    assert!(stats.bytes_read > 0);
+    assert_eq!(pacer.slept(), Duration::ZERO);
+}
