@@ -40,7 +40,8 @@ use crate::protocol::records::decode_records;
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{delete_files_now, PartitionLog};
-use super::segment::LogSegment;
+use super::segment::{segment_file, LogSegment};
+use super::txn_index::{TransactionIndex, TXN_INDEX_SUFFIX};
 
 use filter::{filter_batch, FilterContext, FilterCounts, Filtered};
 pub(crate) use swap::complete_interrupted_swaps;
@@ -517,7 +518,15 @@ impl PartitionLog {
         let mut out = LogSegment::open_with_suffix(dir, base, CLEANED_SUFFIX, cx.now_ms)?;
         out.preallocate_indexes(snap.config.segment_index_bytes)?;
         let written = (|| -> Result<()> {
+            // Always a `.txnindex`, so an interrupted swap can tell new from old (`swap.rs`).
+            out.txn_index_mut().create()?;
             for seg in group {
+                let old = TransactionIndex::open(&segment_file(dir, seg.base, TXN_INDEX_SUFFIX))?;
+                for txn in old.all()? {
+                    if txn.last_offset >= seg.base && txn.last_offset < seg.end {
+                        out.txn_index_mut().append(&txn)?;
+                    }
+                }
                 for_each_batch(seg, &mut |bytes, h| {
                     throttler.maybe_throttle(bytes.len() as u64);
                     stats.bytes_read += bytes.len() as u64;
