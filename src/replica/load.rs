@@ -53,6 +53,27 @@ pub(super) fn load_producer_state(
         ),
         None => (ProducerStateManager::new(), log.log_start_offset(), None),
     };
+    if let Some(offset) = snapshot_offset {
+        // A snapshot keeps one batch per producer (Kafka's format); the earlier ones of the
+        // idempotence window are read back from the segment before the snapshot.
+        let bases = log.segment_base_offsets();
+        let from = bases
+            .iter()
+            .rev()
+            .find(|&&b| b < offset)
+            .copied()
+            .unwrap_or(offset)
+            .max(log.log_start_offset());
+        let mut before = Vec::new();
+        log.scan_batches_while(from, &mut |h: &BatchHeader| {
+            let go_on = h.base_offset < offset && before.len() < HEADERS_PER_PASS * 4;
+            if go_on {
+                before.push(*h);
+            }
+            go_on
+        })?;
+        producers.backfill_batches(&before);
+    }
     let mut stats = ProducerStateLoad {
         snapshot_offset,
         batches_replayed: 0,

@@ -261,6 +261,49 @@ impl ProducerStateManager {
         }
     }
 
+    /// Puts back, in front of each producer's last batch (all a snapshot holds), its earlier
+    /// batches of the same epoch found just before the snapshot, so that retries of any of the
+    /// last five batches are still recognised after a restart. `h` are headers in log order.
+    pub fn backfill_batches(&mut self, headers: &[BatchHeader]) {
+        let mut found: HashMap<i64, VecDeque<BatchMetadata>> = HashMap::new();
+        for h in headers {
+            let Some(e) = self.producers.get(&h.producer_id) else {
+                continue;
+            };
+            let Some(first_known) = e.batches.front() else {
+                continue;
+            };
+            if h.is_control()
+                || h.base_sequence < 0
+                || h.producer_epoch != e.epoch
+                || h.last_offset() >= first_known.first_offset
+            {
+                continue;
+            }
+            let q = found.entry(h.producer_id).or_default();
+            q.push_back(BatchMetadata {
+                first_seq: h.base_sequence,
+                last_seq: h.last_sequence(),
+                first_offset: h.base_offset,
+                last_offset: h.last_offset(),
+                timestamp: h.max_timestamp,
+            });
+            while q.len() >= BATCHES_TO_RETAIN {
+                q.pop_front();
+            }
+        }
+        for (pid, older) in found {
+            if let Some(e) = self.producers.get_mut(&pid) {
+                for b in older.into_iter().rev() {
+                    if e.batches.len() >= BATCHES_TO_RETAIN {
+                        break;
+                    }
+                    e.batches.push_front(b);
+                }
+            }
+        }
+    }
+
     /// The state as snapshot entries (Kafka's `writeSnapshot`: the last batch per producer).
     pub fn to_snapshot(&self) -> Vec<ProducerSnapshotEntry> {
         let mut out: Vec<ProducerSnapshotEntry> = self
