@@ -76,6 +76,9 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // The SIGTERM handler is installed before the broker announces itself, so a SIGTERM
+        // right after "strata started" is a clean shutdown, not the default kill.
+        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         let running = match strata::server::startup::start(config, strata::clock::system()).await {
             Ok(r) => r,
             Err(e) => {
@@ -85,7 +88,7 @@ fn main() -> ExitCode {
         };
         let token = running.shutdown_token();
         tokio::spawn(async move {
-            wait_for_signal().await;
+            wait_for_signal(term).await;
             tracing::info!("shutdown requested");
             token.cancel();
         });
@@ -115,11 +118,9 @@ fn raise_open_file_limit() {
     }
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
+async fn wait_for_signal(term: Option<tokio::signal::unix::Signal>) {
+    let Some(mut term) = term else {
+        return std::future::pending().await;
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}

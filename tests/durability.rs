@@ -13,15 +13,15 @@
 //! No assertion depends on timing: the producer runs until it has a number of acks, the kill
 //! lands wherever the stream is, and the checks hold for any kill point.
 mod common;
+use common::process::*;
+use common::txn::*;
 use common::*;
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -31,7 +31,6 @@ use strata::protocol::messages::*;
 use strata::protocol::records::batch::{check_batch, parse_header};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const SEGMENT_BYTES: &str = "65536";
 /// The clean-shutdown marker Strata writes in each log dir (Kafka's name).
 const CLEAN_SHUTDOWN_MARKER: &str = ".kafka_cleanshutdown";
 
@@ -57,168 +56,6 @@ fn fresh_batch(values: &[&[u8]], producer: Option<(i64, i16, i32)>) -> Bytes {
         });
     }
     b.build().freeze()
-}
-
-/// A `strata` child process and where it listens.
-struct Strata {
-    child: Child,
-    addr: SocketAddr,
-    /// Everything the broker logged so far (stdout and stderr), for failure messages.
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Strata {
-    /// Starts the binary on 127.0.0.1:0 with `dir` as its only log dir and waits for the
-    /// "strata started" line, which carries the bound port.
-    fn spawn(dir: &Path) -> Strata {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
-            .args([
-                "--override",
-                "listeners=PLAINTEXT://127.0.0.1:0",
-                "--override",
-                &format!("log.dirs={}", dir.display()),
-                "--override",
-                &format!("log.segment.bytes={SEGMENT_BYTES}"),
-                "--override",
-                // Small index interval: many index entries per 64 KiB segment.
-                "log.index.interval.bytes=1024",
-            ])
-            .env("NO_COLOR", "1")
-            .env("STRATA_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn strata");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        for stream in [
-            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().expect("stderr")),
-        ] {
-            let log = log.clone();
-            let tx = tx.clone();
-            // Drains the pipe for the life of the process so the broker never blocks on it.
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines() {
-                    let Ok(line) = line else { break };
-                    if line.contains("strata started") {
-                        let _ = tx.send(started_port(&line));
-                    }
-                    log.lock().unwrap().push(line);
-                }
-            });
-        }
-        // A generous bound for a debug build on a loaded machine; only a hang trips it.
-        let port = match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(Some(port)) => port,
-            other => {
-                let _ = child.kill();
-                panic!(
-                    "strata did not start ({other:?}); log:\n{}",
-                    log.lock().unwrap().join("\n")
-                );
-            }
-        };
-        Strata {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            log,
-        }
-    }
-
-    /// SIGKILL: the process ends at whatever point it is, no flush, no marker.
-    fn kill9(mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reap");
-    }
-
-    /// SIGTERM and wait: a clean shutdown, which must exit 0.
-    fn stop(mut self) {
-        // SAFETY: plain kill(2) on our own child's pid.
-        let rc = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        assert_eq!(rc, 0, "SIGTERM");
-        let status = self.child.wait().expect("wait");
-        assert!(
-            status.success(),
-            "clean shutdown exit {status:?}; log:\n{}",
-            self.log.lock().unwrap().join("\n")
-        );
-    }
-
-    fn logged(&self, needle: &str) -> bool {
-        self.log.lock().unwrap().iter().any(|l| l.contains(needle))
-    }
-}
-
-impl Drop for Strata {
-    fn drop(&mut self) {
-        // A failed assertion must not leave a broker behind.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The port of the first `127.0.0.1:<port>` in the "strata started" line.
-fn started_port(line: &str) -> Option<u16> {
-    let at = line.find("127.0.0.1:")? + "127.0.0.1:".len();
-    let digits: String = line[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
-}
-
-async fn create_topic(c: &mut Client, name: &str) {
-    use create_topics_request::*;
-    let req = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: name.into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 5000,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        7,
-        req
-    );
-    assert_eq!(r.topics[0].error_code, 0, "create topic {name}");
-}
-
-fn produce_req(topic: &str, records: Bytes) -> produce_request::ProduceRequest {
-    use produce_request::*;
-    ProduceRequest {
-        acks: -1,
-        timeout_ms: 10_000,
-        topic_data: vec![TopicProduceData {
-            name: topic.into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
-/// Produces with acks=-1 and returns (error code, base offset).
-async fn produce(c: &mut Client, topic: &str, records: Bytes) -> (i16, i64) {
-    let r = api_call!(
-        c,
-        produce_request::ProduceRequest,
-        produce_response::ProduceResponse,
-        9,
-        produce_req(topic, records)
-    );
-    let p = &r.responses[0].partition_responses[0];
-    (p.error_code, p.base_offset)
 }
 
 async fn init_producer_id(c: &mut Client) -> (i64, i16) {
@@ -759,157 +596,6 @@ async fn idempotent_retry_after_kill_9_is_deduplicated() {
     let values = read_all(&mut c, topic).await;
     let want: Vec<&[u8]> = vec![b"a0", b"a1", b"a2", b"b0", b"b1", b"c0"];
     assert_eq!(values, want.iter().map(|v| v.to_vec()).collect::<Vec<_>>());
-}
-
-/// A transactional batch of `values` for (producer id, epoch, base sequence).
-fn txn_batch(values: &[&str], producer: (i64, i16, i32)) -> Bytes {
-    let now = now_ms();
-    let mut b = strata::protocol::records::RecordBatchBuilder::new(0)
-        .producer(producer.0, producer.1, producer.2)
-        .transactional(true)
-        .base_timestamp_ms(now);
-    for v in values {
-        b.append(
-            now,
-            None,
-            Some(Bytes::copy_from_slice(v.as_bytes())),
-            vec![],
-        );
-    }
-    b.build().freeze()
-}
-
-async fn txn_init(c: &mut Client, id: &str, timeout_ms: i32) -> (i64, i16) {
-    use init_producer_id_request::*;
-    for _ in 0..50 {
-        let r = api_call!(
-            c,
-            init_producer_id_request::InitProducerIdRequest,
-            init_producer_id_response::InitProducerIdResponse,
-            4,
-            InitProducerIdRequest {
-                transactional_id: Some(id.into()),
-                transaction_timeout_ms: timeout_ms,
-                producer_id: -1,
-                producer_epoch: -1,
-                ..Default::default()
-            }
-        );
-        if r.error_code == 0 {
-            return (r.producer_id, r.producer_epoch);
-        }
-        // CONCURRENT_TRANSACTIONS / COORDINATOR_LOAD_IN_PROGRESS: retry as clients do.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("InitProducerId for {id} never succeeded");
-}
-
-async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
-    use add_partitions_to_txn_request::*;
-    let r = api_call!(
-        c,
-        add_partitions_to_txn_request::AddPartitionsToTxnRequest,
-        add_partitions_to_txn_response::AddPartitionsToTxnResponse,
-        3,
-        AddPartitionsToTxnRequest {
-            v3_and_below_transactional_id: id.into(),
-            v3_and_below_producer_id: pid.0,
-            v3_and_below_producer_epoch: pid.1,
-            v3_and_below_topics: vec![AddPartitionsToTxnTopic {
-                name: topic.into(),
-                partitions: vec![0],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    );
-    let code = r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
-    assert_eq!(code, 0, "AddPartitionsToTxn");
-}
-
-async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
-    use end_txn_request::*;
-    let r = api_call!(
-        c,
-        end_txn_request::EndTxnRequest,
-        end_txn_response::EndTxnResponse,
-        3,
-        EndTxnRequest {
-            transactional_id: id.into(),
-            producer_id: pid.0,
-            producer_epoch: pid.1,
-            committed: commit,
-            ..Default::default()
-        }
-    );
-    assert_eq!(r.error_code, 0, "EndTxn");
-}
-
-/// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
-/// the Java consumer does, plus the partition's last stable offset.
-async fn visible(c: &mut Client, topic: &str, isolation: i8) -> (Vec<String>, i64) {
-    use fetch_request::*;
-    let req = FetchRequest {
-        max_wait_ms: 0,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        isolation_level: isolation,
-        topics: vec![FetchTopic {
-            topic: topic.into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: 1 << 20,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        fetch_request::FetchRequest,
-        fetch_response::FetchResponse,
-        12,
-        req
-    );
-    let p = r.responses[0].partitions[0].clone();
-    assert_eq!(p.error_code, 0);
-    let aborted: Vec<(i64, i64)> = p
-        .aborted_transactions
-        .unwrap_or_default()
-        .iter()
-        .map(|a| (a.producer_id, a.first_offset))
-        .collect();
-    let records = p.records.unwrap_or_default();
-    let mut out = Vec::new();
-    let mut pos = 0;
-    // As consumers do: a producer's batches are skipped from the first offset of an aborted
-    // transaction until that producer's next control marker.
-    let mut aborting: HashSet<i64> = HashSet::new();
-    while pos + 61 <= records.len() {
-        let h = parse_header(&records[pos..]).unwrap();
-        let end = pos + h.total_size();
-        if !h.is_control()
-            && aborted
-                .iter()
-                .any(|(pid, first)| *pid == h.producer_id && *first == h.base_offset)
-        {
-            aborting.insert(h.producer_id);
-        }
-        let dropped = h.is_control() || aborting.contains(&h.producer_id);
-        if h.is_control() {
-            aborting.remove(&h.producer_id);
-        }
-        if !dropped {
-            for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 20).unwrap()
-            {
-                out.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap());
-            }
-        }
-        pos = end;
-    }
-    (out, p.last_stable_offset)
 }
 
 /// kill -9 with one transaction committed, one aborted and one still open: after restart the

@@ -1,6 +1,6 @@
 """confluent-kafka (librdkafka) and kafka-python cases. One case per invocation:
     python py_clients.py CASE [ARG]      exit 0 = pass
-Cases: cf-roundtrip CODEC | cf-idempotent | cf-admin | cf-group |
+Cases: cf-roundtrip CODEC | cf-idempotent | cf-admin | cf-group | cf-txn-abort |
        kp-roundtrip CODEC | kp-group
 """
 import os, sys, time, uuid
@@ -130,6 +130,30 @@ def case_cf_idempotent():
         if offs != list(range(len(offs))):
             fail(f"partition {part}: offsets not contiguous from 0")
     print(f"idempotent producer: {total} records over {len(per_part)} partitions, no duplicates")
+
+
+def case_cf_txn_abort():
+    """A transactional producer aborts one transaction and commits the next; a read_committed
+    consumer sees only the committed one (Strata answers from its .txnindex files)."""
+    from confluent_kafka import Producer
+    name = topic("cf-txn")
+    cf_create(name, 1)
+    p = Producer({"bootstrap.servers": BOOTSTRAP, "transactional.id": f"txn-{RUN_ID}"})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(100):
+        p.produce(name, key=b"k", value=f"aborted-{i}".encode(), partition=0)
+    p.flush(30)
+    p.abort_transaction(30)
+    p.begin_transaction()
+    for i in range(100):
+        p.produce(name, key=b"k", value=f"committed-{i}".encode(), partition=0)
+    p.commit_transaction(30)
+    msgs = cf_consume_assign(name, [0], 100)
+    vals = [m.value().decode() for m in msgs]
+    if vals != [f"committed-{i}" for i in range(100)]:
+        fail(f"read_committed saw {vals[:3]}... ({len(vals)})")
+    print("confluent-kafka transactions: aborted 100, committed 100, read_committed saw 100")
 
 
 def case_cf_admin():
@@ -263,7 +287,7 @@ def case_kp_group():
 
 CASES = {
     "cf-roundtrip": case_cf_roundtrip, "cf-idempotent": case_cf_idempotent,
-    "cf-admin": case_cf_admin, "cf-group": case_cf_group,
+    "cf-admin": case_cf_admin, "cf-group": case_cf_group, "cf-txn-abort": case_cf_txn_abort,
     "kp-roundtrip": case_kp_roundtrip, "kp-group": case_kp_group,
 }
 

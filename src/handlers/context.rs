@@ -52,6 +52,11 @@ pub fn txn_config(c: &BrokerConfig) -> TxnConfig {
         transaction_state_log_num_partitions: c.transaction_state_log_num_partitions.max(1),
         transaction_max_timeout_ms: c.transaction_max_timeout_ms,
         transactional_id_expiration_ms: c.transactional_id_expiration_ms as i64,
+        // Test-only fault injection, read once here at start-up.
+        fault_exit_after_prepare: std::env::var(
+            crate::coordinator::txn::FAULT_AFTER_TXN_PREPARE_ENV,
+        )
+        .is_ok_and(|v| v == "exit"),
     }
 }
 

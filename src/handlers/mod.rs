@@ -55,6 +55,7 @@ pub mod offsets_topic;
 pub mod produce;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
@@ -112,6 +113,7 @@ api_table! {
     24 => add_partitions_to_txn, add_partitions_to_txn_request::AddPartitionsToTxnRequest, 0..=5;
     25 => add_offsets_to_txn, add_offsets_to_txn_request::AddOffsetsToTxnRequest, 0..=4;
     26 => end_txn, end_txn_request::EndTxnRequest, 0..=4;
+    27 => write_txn_markers, write_txn_markers_request::WriteTxnMarkersRequest, 0..=1;
     28 => txn_offset_commit, txn_offset_commit_request::TxnOffsetCommitRequest, 0..=4;
     32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;

@@ -200,6 +200,43 @@ pub struct LocalMarkerWriter {
     pub clock: SharedClock,
 }
 
+/// Writes one COMMIT/ABORT marker to a partition led here and, on a `__consumer_offsets`
+/// partition, completes the producer's pending transactional offsets. The one path for both
+/// the local coordinator ([`LocalMarkerWriter`]) and inbound WriteTxnMarkers. Does not wake
+/// waiting fetches; callers do once per request.
+pub fn write_marker_to_partition(
+    replicas: &ReplicaManager,
+    groups: &GroupCoordinator,
+    topic: &str,
+    index: i32,
+    marker: MarkerToWrite,
+    now_ms: i64,
+) -> Result<Option<i64>, PartitionError> {
+    let Some(p) = replicas.get(topic, index) else {
+        return Ok(None);
+    };
+    let offset = p.write_txn_marker(
+        marker.producer_id,
+        marker.producer_epoch,
+        marker.commit,
+        marker.coordinator_epoch,
+        now_ms,
+    )?;
+    if topic == OFFSETS_TOPIC {
+        groups.complete_txn(index, marker.producer_id, marker.commit);
+    }
+    Ok(Some(offset))
+}
+
+/// One transaction marker: whose transaction, which outcome, from which coordinator epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerToWrite {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub commit: bool,
+    pub coordinator_epoch: i32,
+}
+
 impl TxnMarkerWriter for LocalMarkerWriter {
     fn write_markers(
         &self,
@@ -210,16 +247,16 @@ impl TxnMarkerWriter for LocalMarkerWriter {
         partitions: &[(String, i32)],
     ) -> Result<(), MarkerError> {
         let now = self.clock.now_ms();
+        let marker = MarkerToWrite {
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+        };
         for (topic, index) in partitions {
-            // A partition of a deleted topic counts as written, as in Kafka.
-            let Some(p) = self.replicas.get(topic, *index) else {
-                continue;
-            };
-            p.write_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now)
+            // A partition of a deleted topic (None) counts as written, as in Kafka.
+            write_marker_to_partition(&self.replicas, &self.groups, topic, *index, marker, now)
                 .map_err(|e| MarkerError::Retriable(e.message()))?;
-            if topic == OFFSETS_TOPIC {
-                self.groups.complete_txn(*index, producer_id, commit);
-            }
         }
         self.replicas.notify_appended();
         Ok(())

@@ -1,17 +1,20 @@
 //! One partition led by this broker: validates and appends produce batches (with idempotence),
-//! serves reads bounded by the high watermark or last stable offset, and answers offset
-//! queries.
+//! writes transaction markers (their aborted transactions go to the segment's `.txnindex`),
+//! serves reads bounded by the high watermark or last stable offset, and snapshots the
+//! producer state when a segment rolls and at shutdown (Kafka's `Partition` plus the producer
+//! parts of `UnifiedLog`). Loading at open is in `load.rs`.
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use parking_lot::{Mutex, RwLock};
 
-use super::producer_state::{AbortedTxn, ProducerStateError, ProducerStateManager, SequenceCheck};
+use super::load::{load_producer_state, ProducerStateLoad};
+use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
-use crate::protocol::records::batch::{self, BatchHeader};
-use crate::protocol::records::control::{build_end_txn_marker_batch, parse_end_txn_marker_batch};
-use crate::storage::{FetchDataInfo, LogConfig, PartitionLog, StorageError};
+use crate::protocol::records::batch;
+use crate::protocol::records::control::build_end_txn_marker_batch;
+use crate::storage::{AbortedTxn, FetchDataInfo, LogConfig, PartitionLog, StorageError};
 
 /// The per-partition settings the replica layer needs, resolved from topic configs.
 #[derive(Debug, Clone)]
@@ -71,6 +74,9 @@ impl PartitionError {
             PartitionError::Producer(ProducerStateError::OutOfOrderSequence { .. }) => {
                 ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
             }
+            PartitionError::Producer(ProducerStateError::CoordinatorFenced { .. }) => {
+                ErrorCode::TRANSACTION_COORDINATOR_FENCED
+            }
             PartitionError::Storage(StorageError::OffsetOutOfRange { .. }) => {
                 ErrorCode::OFFSET_OUT_OF_RANGE
             }
@@ -109,23 +115,6 @@ struct PartitionState {
     leader_epoch: i32,
     high_watermark: i64,
     producers: ProducerStateManager,
-    /// Aborted transactions, by marker offset (Kafka keeps them in `.txnindex` files; here
-    /// they are rebuilt from the markers in the log when the partition opens).
-    aborted: Vec<AbortedTxn>,
-}
-
-/// Whether the control batch at `h` is a COMMIT marker (unreadable markers count as commits,
-/// so data is never hidden by a marker we cannot read).
-fn marker_is_commit(log: &PartitionLog, h: &BatchHeader) -> bool {
-    match log.read(h.base_offset, h.total_size(), h.last_offset() + 1, true) {
-        Ok(data) => match parse_end_txn_marker_batch(
-            &data.records[..data.records.len().min(h.total_size())],
-        ) {
-            Ok(marker) => marker.commit,
-            Err(_) => true,
-        },
-        Err(_) => true,
-    }
 }
 
 pub struct Partition {
@@ -135,6 +124,7 @@ pub struct Partition {
     pub log: Arc<PartitionLog>,
     state: Mutex<PartitionState>,
     config: RwLock<Arc<PartitionConfig>>,
+    load: ProducerStateLoad,
 }
 
 /// Isolation level of a read (`isolation_level` of Fetch and ListOffsets).
@@ -155,7 +145,8 @@ impl Isolation {
 }
 
 impl Partition {
-    /// Wraps an opened log as a leader replica, rebuilding producer state from the log.
+    /// Wraps an opened log as a leader replica, loading producer state from the latest
+    /// snapshot and the log after it.
     pub fn new(
         topic: &str,
         index: i32,
@@ -163,18 +154,7 @@ impl Partition {
         log: Arc<PartitionLog>,
         config: PartitionConfig,
     ) -> Result<Self, PartitionError> {
-        let mut headers = Vec::new();
-        log.scan_batches(log.log_start_offset(), &mut |h: &BatchHeader| {
-            headers.push(*h)
-        })?;
-        let mut producers = ProducerStateManager::new();
-        let mut aborted = Vec::new();
-        for h in &headers {
-            let commit = !h.is_control() || marker_is_commit(&log, h);
-            if let Some(a) = producers.replay(h, commit) {
-                aborted.push(a);
-            }
-        }
+        let (producers, load) = load_producer_state(&log)?;
         let leader_epoch = log.latest_epoch().unwrap_or(0);
         if log.latest_epoch().is_none() {
             log.assign_epoch_start_offset(leader_epoch, log.log_end_offset())?;
@@ -189,9 +169,9 @@ impl Partition {
                 leader_epoch,
                 high_watermark,
                 producers,
-                aborted,
             }),
             config: RwLock::new(Arc::new(config)),
+            load,
         })
     }
 
@@ -325,9 +305,11 @@ impl Partition {
         };
         // One copy of the payload: offsets and the leader epoch are written in place.
         let data = BytesMut::from(&records[..]);
+        let active_before = self.log.active_segment_base_offset();
         let info = self
             .log
             .append_as_leader(data, st.leader_epoch, log_append_time, now_ms)?;
+        self.snapshot_if_rolled(&st, active_before, info.first_offset);
         // Offsets were assigned consecutively, batch by batch, from first_offset.
         let mut next = info.first_offset;
         for h in &headers {
@@ -401,7 +383,10 @@ impl Partition {
     }
 
     /// Writes a transaction marker (COMMIT or ABORT control batch) for a producer, as the
-    /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset.
+    /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset. An
+    /// abort's transaction goes to the `.txnindex` of the segment holding the marker. Refused
+    /// for an older producer epoch (INVALID_PRODUCER_EPOCH) or an older coordinator epoch than
+    /// the last marker's (TRANSACTION_COORDINATOR_FENCED).
     pub fn write_txn_marker(
         &self,
         producer_id: i64,
@@ -411,16 +396,9 @@ impl Partition {
         now_ms: i64,
     ) -> Result<i64, PartitionError> {
         let mut st = self.state.lock();
-        if let Some(e) = st.producers.get(producer_id) {
-            if producer_epoch < e.epoch {
-                return Err(PartitionError::Producer(
-                    ProducerStateError::InvalidProducerEpoch {
-                        current: e.epoch,
-                        got: producer_epoch,
-                    },
-                ));
-            }
-        }
+        st.producers
+            .check_marker(producer_id, producer_epoch, coordinator_epoch)
+            .map_err(PartitionError::Producer)?;
         let batch = build_end_txn_marker_batch(
             producer_id,
             producer_epoch,
@@ -429,35 +407,67 @@ impl Partition {
             now_ms,
         );
         let header = batch::parse_header(&batch).map_err(PartitionError::Record)?;
-        let info = self
-            .log
-            .append_as_leader(batch, st.leader_epoch, None, now_ms)?;
+        let pending = st.producers.end_txn(producer_id, commit);
+        let active_before = self.log.active_segment_base_offset();
+        let (info, _) =
+            self.log
+                .append_end_txn_marker_as_leader(batch, st.leader_epoch, now_ms, pending)?;
         let offset = info.first_offset;
-        if let Some(a) = st.producers.end_txn(producer_id, offset, commit) {
-            st.aborted.push(a);
-        }
+        self.snapshot_if_rolled(&st, active_before, offset);
         st.producers.update(&header, offset, offset, now_ms);
+        st.producers
+            .set_coordinator_epoch(producer_id, coordinator_epoch);
         st.high_watermark = self.log.log_end_offset();
         Ok(offset)
     }
 
-    /// Aborted transactions overlapping `[fetch_offset, upper_bound)` (Fetch read_committed).
+    /// Aborted transactions overlapping `[fetch_offset, upper_bound)` (Fetch read_committed),
+    /// read from the `.txnindex` files. An unreadable index reads as no aborted transactions
+    /// (and is logged), as the fetch itself already succeeded.
     pub fn aborted_transactions(&self, fetch_offset: i64, upper_bound: i64) -> Vec<AbortedTxn> {
+        match self.log.collect_aborted_txns(fetch_offset, upper_bound) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(topic = %self.topic, partition = self.index, error = %e, "cannot read txn index");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Kafka takes a producer snapshot when a segment rolls: if the append that just happened
+    /// started a new segment at `first_offset`, `st` (not yet updated with that append) is
+    /// the state at exactly that offset. Failure only costs a longer replay at start-up.
+    fn snapshot_if_rolled(&self, st: &PartitionState, active_before: i64, first_offset: i64) {
+        let active = self.log.active_segment_base_offset();
+        if active != active_before && active == first_offset {
+            if let Err(e) = self
+                .log
+                .write_producer_snapshot(active, &st.producers.to_snapshot())
+            {
+                tracing::warn!(topic = %self.topic, partition = self.index, error = %e, "producer snapshot not written");
+            }
+        }
+    }
+
+    /// Writes a producer snapshot at the log end offset (clean shutdown), so the next
+    /// start-up replays nothing.
+    pub fn take_producer_snapshot(&self) -> Result<(), PartitionError> {
         let st = self.state.lock();
-        st.aborted
-            .iter()
-            .filter(|a| a.last_offset >= fetch_offset && a.first_offset < upper_bound)
-            .copied()
-            .collect()
+        let offset = self.log.log_end_offset();
+        self.log
+            .write_producer_snapshot(offset, &st.producers.to_snapshot())?;
+        Ok(())
+    }
+
+    /// How the producer state was loaded when the partition opened.
+    pub fn producer_state_load(&self) -> ProducerStateLoad {
+        self.load
     }
 
     /// Drops producers idle past `producer.id.expiration.ms`.
     pub fn expire_producers(&self, now_ms: i64, expiration_ms: i64) {
-        let log_start = self.log.log_start_offset();
         let mut st = self.state.lock();
         st.producers.expire(now_ms, expiration_ms);
-        // Aborted ranges wholly below the log start can no longer be fetched.
-        st.aborted.retain(|a| a.last_offset >= log_start);
     }
 
     /// Number of producers whose state is kept (DescribeProducers, tests).

@@ -3,10 +3,12 @@
 //! For each producer id we keep its epoch and the metadata of its last five batches, so a retry
 //! of any of them is answered with its original offsets instead of being written twice, and a
 //! gap in sequence numbers is refused. The state is derived from the log only: appends update
-//! it, and after a restart it is rebuilt by replaying batch headers.
+//! it, and after a restart it is loaded from the latest producer snapshot (`.snapshot`, see
+//! `storage::producer_snapshot`) and the batches after it are replayed.
 use std::collections::{HashMap, VecDeque};
 
 use crate::protocol::records::batch::BatchHeader;
+use crate::storage::{PendingAbort, ProducerSnapshotEntry};
 
 /// Kafka keeps the last five batches per producer (`ProducerStateEntry.NUM_BATCHES_TO_RETAIN`),
 /// matching the client's `max.in.flight.requests.per.connection` limit for idempotence.
@@ -39,20 +41,15 @@ impl ProducerEntry {
     }
 }
 
-/// A transaction that an ABORT marker ended (Kafka's AbortedTxn, as kept in `.txnindex`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AbortedTxn {
-    pub producer_id: i64,
-    pub first_offset: i64,
-    pub last_offset: i64,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProducerStateError {
     /// The batch carries an epoch older than the producer's current one.
     InvalidProducerEpoch { current: i16, got: i16 },
     /// The batch does not follow the producer's last sequence.
     OutOfOrderSequence { expected: i32, got: i32 },
+    /// A marker from a transaction coordinator older than the last one that wrote to this
+    /// producer (Kafka's `TransactionCoordinatorFencedException`).
+    CoordinatorFenced { current: i32, got: i32 },
 }
 
 /// What an incoming batch is, given the producer's history.
@@ -189,10 +186,20 @@ impl ProducerStateManager {
     }
 
     /// Replays a batch header read from the log (its offsets are in the header). For control
-    /// batches `commit` says which marker it is; an abort returns the transaction it ended.
-    pub fn replay(&mut self, h: &BatchHeader, commit: bool) -> Option<AbortedTxn> {
+    /// batches `commit` says which marker it is and `coordinator_epoch` is the marker's; an
+    /// abort returns what it ended.
+    pub fn replay(
+        &mut self,
+        h: &BatchHeader,
+        commit: bool,
+        coordinator_epoch: i32,
+    ) -> Option<PendingAbort> {
         let aborted = if h.is_control() {
-            self.end_txn(h.producer_id, h.base_offset, commit)
+            let a = self.end_txn(h.producer_id, commit);
+            if let Some(e) = self.producers.get_mut(&h.producer_id) {
+                e.coordinator_epoch = coordinator_epoch;
+            }
+            a
         } else {
             None
         };
@@ -200,24 +207,157 @@ impl ProducerStateManager {
         aborted
     }
 
-    /// What a COMMIT or ABORT marker at `marker_offset` ends: for an abort, the aborted range.
-    /// Call before `update` with the marker batch (which clears the open transaction).
-    pub fn end_txn(
-        &self,
-        producer_id: i64,
-        marker_offset: i64,
-        commit: bool,
-    ) -> Option<AbortedTxn> {
+    /// What a COMMIT or ABORT marker ends: for an abort, the transaction's first offset and
+    /// the earliest other open transaction (the `.txnindex` entry's last stable offset). Call
+    /// before `update` with the marker batch (which clears the open transaction).
+    pub fn end_txn(&self, producer_id: i64, commit: bool) -> Option<PendingAbort> {
         let first = self.producers.get(&producer_id)?.current_txn_first_offset?;
         if commit {
-            None
-        } else {
-            Some(AbortedTxn {
-                producer_id,
-                first_offset: first,
-                last_offset: marker_offset,
-            })
+            return None;
         }
+        Some(PendingAbort {
+            producer_id,
+            first_offset: first,
+            other_first_unstable_offset: self
+                .producers
+                .iter()
+                .filter(|(id, _)| **id != producer_id)
+                .filter_map(|(_, e)| e.current_txn_first_offset)
+                .min(),
+        })
+    }
+
+    /// Kafka's marker checks (`ProducerAppendInfo.appendEndTxnMarker`): the marker's producer
+    /// epoch may not be older than the producer's, nor its coordinator epoch older than the
+    /// last coordinator's that wrote a marker for it.
+    pub fn check_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<(), ProducerStateError> {
+        let Some(e) = self.producers.get(&producer_id) else {
+            return Ok(());
+        };
+        if producer_epoch < e.epoch {
+            return Err(ProducerStateError::InvalidProducerEpoch {
+                current: e.epoch,
+                got: producer_epoch,
+            });
+        }
+        if coordinator_epoch < e.coordinator_epoch {
+            return Err(ProducerStateError::CoordinatorFenced {
+                current: e.coordinator_epoch,
+                got: coordinator_epoch,
+            });
+        }
+        Ok(())
+    }
+
+    /// Remembers the coordinator epoch of a marker just written for `producer_id`.
+    pub fn set_coordinator_epoch(&mut self, producer_id: i64, coordinator_epoch: i32) {
+        if let Some(e) = self.producers.get_mut(&producer_id) {
+            e.coordinator_epoch = coordinator_epoch;
+        }
+    }
+
+    /// Puts back, in front of each producer's last batch (all a snapshot holds), its earlier
+    /// batches of the same epoch found just before the snapshot, so that retries of any of the
+    /// last five batches are still recognised after a restart. `h` are headers in log order.
+    pub fn backfill_batches(&mut self, headers: &[BatchHeader]) {
+        let mut found: HashMap<i64, VecDeque<BatchMetadata>> = HashMap::new();
+        for h in headers {
+            let Some(e) = self.producers.get(&h.producer_id) else {
+                continue;
+            };
+            let Some(first_known) = e.batches.front() else {
+                continue;
+            };
+            if h.is_control()
+                || h.base_sequence < 0
+                || h.producer_epoch != e.epoch
+                || h.last_offset() >= first_known.first_offset
+            {
+                continue;
+            }
+            let q = found.entry(h.producer_id).or_default();
+            q.push_back(BatchMetadata {
+                first_seq: h.base_sequence,
+                last_seq: h.last_sequence(),
+                first_offset: h.base_offset,
+                last_offset: h.last_offset(),
+                timestamp: h.max_timestamp,
+            });
+            while q.len() >= BATCHES_TO_RETAIN {
+                q.pop_front();
+            }
+        }
+        for (pid, older) in found {
+            if let Some(e) = self.producers.get_mut(&pid) {
+                for b in older.into_iter().rev() {
+                    if e.batches.len() >= BATCHES_TO_RETAIN {
+                        break;
+                    }
+                    e.batches.push_front(b);
+                }
+            }
+        }
+    }
+
+    /// The state as snapshot entries (Kafka's `writeSnapshot`: the last batch per producer).
+    pub fn to_snapshot(&self) -> Vec<ProducerSnapshotEntry> {
+        let mut out: Vec<ProducerSnapshotEntry> = self
+            .producers
+            .iter()
+            .map(|(&producer_id, e)| {
+                let last = e.batches.back();
+                ProducerSnapshotEntry {
+                    producer_id,
+                    producer_epoch: e.epoch,
+                    last_sequence: last.map_or(-1, |b| b.last_seq),
+                    last_offset: last.map_or(-1, |b| b.last_offset),
+                    offset_delta: last.map_or(0, |b| (b.last_offset - b.first_offset) as i32),
+                    timestamp: e.last_timestamp,
+                    coordinator_epoch: e.coordinator_epoch,
+                    current_txn_first_offset: e.current_txn_first_offset.unwrap_or(-1),
+                }
+            })
+            .collect();
+        out.sort_by_key(|e| e.producer_id);
+        out
+    }
+
+    /// The state a snapshot holds (Kafka's `readSnapshot` + `loadProducerEntry`). Entries with
+    /// a negative producer id or nonsensical offsets are skipped.
+    pub fn from_snapshot(entries: &[ProducerSnapshotEntry]) -> Self {
+        let mut producers = HashMap::with_capacity(entries.len());
+        for s in entries {
+            if s.producer_id < 0 {
+                continue;
+            }
+            let mut batches = VecDeque::new();
+            if s.last_offset >= 0 && s.last_sequence >= 0 && s.offset_delta >= 0 {
+                batches.push_back(BatchMetadata {
+                    first_seq: s.last_sequence.wrapping_sub(s.offset_delta).max(0),
+                    last_seq: s.last_sequence,
+                    first_offset: s.last_offset - s.offset_delta as i64,
+                    last_offset: s.last_offset,
+                    timestamp: s.timestamp,
+                });
+            }
+            producers.insert(
+                s.producer_id,
+                ProducerEntry {
+                    epoch: s.producer_epoch,
+                    batches,
+                    last_timestamp: s.timestamp,
+                    current_txn_first_offset: (s.current_txn_first_offset >= 0)
+                        .then_some(s.current_txn_first_offset),
+                    coordinator_epoch: s.coordinator_epoch,
+                },
+            );
+        }
+        ProducerStateManager { producers }
     }
 
     /// Whether a producer has a transaction open on this partition.

@@ -77,6 +77,12 @@ impl RunningBroker {
         let _ = self.background.await;
         // A cleaner pass in progress finishes (unthrottled) before the logs close.
         let _ = self.cleaner.await;
+        // Producer snapshots at the log end, so the next start-up replays nothing.
+        for p in self.broker.replicas.all() {
+            if let Err(e) = p.take_producer_snapshot() {
+                tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "producer snapshot not written at shutdown");
+            }
+        }
         self.broker
             .replicas
             .logs()

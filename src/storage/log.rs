@@ -24,6 +24,7 @@ use super::cleaner::CleanerState;
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
+use super::producer_snapshot::delete_snapshots_where;
 use super::segment::{offset_of_timestamp, LogSegment};
 
 /// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
@@ -133,9 +134,9 @@ impl Inner {
         Ok(())
     }
 
-    /// Writes batches that carry their final offsets and updates the log end offset, the
-    /// epoch cache and the flush policy.
-    fn append_batches(
+    /// Writes batches that carry their final offsets and updates the log end offset and the
+    /// epoch cache (and rolls first if due); the caller applies [`Inner::maybe_flush`].
+    pub(super) fn write_batches(
         &mut self,
         buf: &[u8],
         headers: &[(BatchHeader, std::ops::Range<usize>)],
@@ -171,6 +172,11 @@ impl Inner {
             self.log_end_offset = h.last_offset() + 1;
             self.unflushed_messages += h.records_count.max(0) as u64;
         }
+        Ok(())
+    }
+
+    /// The flush policy after an append (`flush.messages`, `flush.ms`).
+    pub(super) fn maybe_flush(&mut self, now_ms: i64) -> Result<()> {
         if self.unflushed_messages >= self.config.flush_messages
             || now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
         {
@@ -202,7 +208,7 @@ impl Inner {
         Ok(())
     }
 
-    fn append_info(
+    pub(super) fn append_info(
         &self,
         buf: &[u8],
         headers: &[(BatchHeader, std::ops::Range<usize>)],
@@ -303,7 +309,8 @@ impl PartitionLog {
             headers.push((h, range));
         }
         inner.check_batch_sizes(&headers)?;
-        inner.append_batches(&batches, &headers, now_ms)?;
+        inner.write_batches(&batches, &headers, now_ms)?;
+        inner.maybe_flush(now_ms)?;
         Ok(inner.append_info(&batches, &headers, log_append_time_ms.unwrap_or(-1)))
     }
 
@@ -324,7 +331,8 @@ impl PartitionLog {
             expected = h.last_offset() + 1;
         }
         inner.check_batch_sizes(&headers)?;
-        inner.append_batches(&batches, &headers, now_ms)?;
+        inner.write_batches(&batches, &headers, now_ms)?;
+        inner.maybe_flush(now_ms)?;
         Ok(inner.append_info(&batches, &headers, -1))
     }
 
@@ -427,9 +435,11 @@ impl PartitionLog {
         self.inner.read().config.clone()
     }
 
-    /// fsyncs and advances the recovery point to the log end offset.
+    /// fsyncs and advances the recovery point to the log end offset (then drops producer
+    /// snapshots no longer needed).
     pub fn flush(&self) -> Result<()> {
-        self.inner.write().flush()
+        self.inner.write().flush()?;
+        self.delete_stale_producer_snapshots()
     }
 
     /// Kafka's flush of rolled segments (`UnifiedLog.roll` schedules
@@ -477,6 +487,9 @@ impl PartitionLog {
             return Ok(false);
         }
         inner.recovery_point = target;
+        drop(inner);
+        // Snapshots below the new recovery point's segment are no longer needed.
+        self.delete_stale_producer_snapshots()?;
         Ok(true)
     }
 
@@ -491,6 +504,8 @@ impl PartitionLog {
         }
         inner.flush()?;
         inner.last_flush_ms = now_ms;
+        drop(inner);
+        self.delete_stale_producer_snapshots()?;
         Ok(true)
     }
 
@@ -586,6 +601,8 @@ impl PartitionLog {
         inner.recovery_point = inner.recovery_point.min(offset);
         inner.truncations += 1;
         inner.epochs.truncate_from_end(offset)?;
+        // Producer state after the truncation point no longer describes the log.
+        delete_snapshots_where(&inner.dir, |o| o > offset)?;
         self.cleaner.on_truncate(offset);
         Ok(())
     }
@@ -618,6 +635,7 @@ impl PartitionLog {
         inner.recovery_point = offset;
         inner.truncations += 1;
         inner.epochs.clear()?;
+        delete_snapshots_where(&inner.dir, |_| true)?;
         self.cleaner.on_truncate(offset);
         Ok(())
     }
@@ -665,6 +683,18 @@ impl PartitionLog {
 
     /// Visits every batch header with a last offset >= `from_offset`, in order.
     pub fn scan_batches(&self, from_offset: i64, f: &mut dyn FnMut(&BatchHeader)) -> Result<()> {
+        self.scan_batches_while(from_offset, &mut |h| {
+            f(h);
+            true
+        })
+    }
+
+    /// As [`PartitionLog::scan_batches`], stopping once `f` returns false.
+    pub fn scan_batches_while(
+        &self,
+        from_offset: i64,
+        f: &mut dyn FnMut(&BatchHeader) -> bool,
+    ) -> Result<()> {
         let inner = self.inner.read();
         let from = inner
             .segments
@@ -676,10 +706,14 @@ impl PartitionLog {
             let Some((start, _)) = seg.find_batch(from_offset)? else {
                 continue;
             };
+            let mut go_on = true;
             seg.for_each_batch_from(start, &mut |_, h| {
-                f(h);
-                true
+                go_on = f(h);
+                go_on
             })?;
+            if !go_on {
+                break;
+            }
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! Kafka's on-disk log: segments, offset and time indexes, the partition log, recovery,
+//! Kafka's on-disk log: segments, offset, time and transaction indexes, the partition log, recovery,
 //! retention, the log cleaner (compaction), checkpoints and the log manager. Plain std with synchronous I/O; no tokio and no
 //! knowledge of the network or handlers.
 pub mod checkpoint;
@@ -8,18 +8,24 @@ pub mod epoch;
 pub mod error;
 mod index;
 pub mod log;
+mod log_txn;
 pub mod manager;
 pub mod offset_index;
+pub mod producer_snapshot;
 mod recovery;
 mod retention;
 pub mod segment;
 pub mod time_index;
+pub mod txn_index;
 
 pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig, Throttler};
 pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
 pub use log::PartitionLog;
+pub use log_txn::PendingAbort;
 pub use manager::LogManager;
+pub use producer_snapshot::ProducerSnapshotEntry;
+pub use txn_index::AbortedTxn;
 
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,9 @@ use super::config::LogConfig;
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{delete_files_now, parse_topic_partition, Inner, PartitionLog};
+use super::producer_snapshot::delete_snapshots_where;
 use super::segment::{LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use super::txn_index::TXN_INDEX_SUFFIX;
 
 const STRAY_SUFFIXES: [&str; 4] = [".cleaned", ".swap", ".deleted", ".tmp"];
 
@@ -69,6 +71,7 @@ impl PartitionLog {
                 bases.push(base);
             } else if let Some(base) = base_offset_of(&name, INDEX_SUFFIX)
                 .or_else(|| base_offset_of(&name, TIME_INDEX_SUFFIX))
+                .or_else(|| base_offset_of(&name, TXN_INDEX_SUFFIX))
             {
                 index_files.push((base, path));
             }
@@ -212,6 +215,10 @@ impl PartitionLog {
         if inner.recovery_point < inner.log_end_offset {
             inner.flush()?;
         }
+        // Snapshots past the recovered end, or of data below the log start, describe no log
+        // we have (Kafka's `truncateAndReload`; the one at the log start itself is kept).
+        let (start, end) = (inner.log_start_offset, inner.log_end_offset);
+        delete_snapshots_where(&dir, |o| o > end || o < start)?;
         Ok(PartitionLog {
             dir,
             topic,

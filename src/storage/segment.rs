@@ -1,5 +1,5 @@
-//! One log segment (Kafka's `LogSegment`): `<base_offset:020>.log` with its `.index` and
-//! `.timeindex`. Owns appending whole batches, positioned reads, locating the batch that holds an
+//! One log segment (Kafka's `LogSegment`): `<base_offset:020>.log` with its `.index`,
+//! `.timeindex` and (once an ABORT marker lands in it) `.txnindex`. Owns appending whole batches, positioned reads, locating the batch that holds an
 //! offset, truncation, recovery (re-validating every batch and rebuilding both indexes), and
 //! the index bookkeeping Kafka does on roll and close.
 
@@ -15,6 +15,7 @@ use crate::protocol::records::batch::{
 use super::error::{IoContext, Result};
 use super::offset_index::OffsetIndex;
 use super::time_index::TimeIndex;
+use super::txn_index::{TransactionIndex, TXN_INDEX_SUFFIX};
 
 pub const LOG_SUFFIX: &str = ".log";
 pub const INDEX_SUFFIX: &str = ".index";
@@ -34,6 +35,7 @@ pub struct LogSegment {
     size: u64,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
+    txn_index: TransactionIndex,
     bytes_since_last_index_entry: u64,
     /// Largest batch max timestamp, and the last offset of the first batch carrying it
     /// (Kafka's `shallowOffsetOfMaxTimestampSoFar`). The time index stores this batch-level
@@ -77,6 +79,7 @@ impl LogSegment {
             base_offset,
             offset_index: OffsetIndex::open(&name(INDEX_SUFFIX), base_offset)?,
             time_index: TimeIndex::open(&name(TIME_INDEX_SUFFIX), base_offset)?,
+            txn_index: TransactionIndex::open(&name(TXN_INDEX_SUFFIX))?,
             log_path,
             log,
             size,
@@ -115,13 +118,23 @@ impl LogSegment {
     pub fn log_path(&self) -> &Path {
         &self.log_path
     }
-    /// The `.log`, `.index` and `.timeindex` paths.
-    pub fn file_paths(&self) -> [PathBuf; 3] {
-        [
+    /// The `.log`, `.index` and `.timeindex` paths, and the `.txnindex` one if it exists.
+    pub fn file_paths(&self) -> Vec<PathBuf> {
+        let mut out = vec![
             self.log_path.clone(),
             self.offset_index.path().to_path_buf(),
             self.time_index.path().to_path_buf(),
-        ]
+        ];
+        if self.txn_index.exists() {
+            out.push(self.txn_index.path().to_path_buf());
+        }
+        out
+    }
+    pub fn txn_index(&self) -> &TransactionIndex {
+        &self.txn_index
+    }
+    pub fn txn_index_mut(&mut self) -> &mut TransactionIndex {
+        &mut self.txn_index
     }
     pub fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
@@ -188,6 +201,7 @@ impl LogSegment {
         if let Some(h) = self.read_header_at(0)? {
             self.first_batch_timestamp = Some(h.max_timestamp);
         }
+        self.sanitize_txn_index()?;
         Ok(0)
     }
 
@@ -244,7 +258,19 @@ impl LogSegment {
                 .ctx("truncate segment", &self.log_path)?;
         }
         self.size = pos;
+        self.sanitize_txn_index()?;
         Ok(cut)
+    }
+
+    /// Keeps the `.txnindex` entries whose markers are in this segment's data (a crash or a
+    /// truncation of the log may have left later or torn ones).
+    fn sanitize_txn_index(&mut self) -> Result<()> {
+        let next = self.next_offset.unwrap_or(self.base_offset);
+        let dropped = self.txn_index.sanitize(self.base_offset, next)?;
+        if dropped > 0 {
+            tracing::warn!(path = %self.txn_index.path().display(), dropped, "dropped txn index entries past the segment's data");
+        }
+        Ok(())
     }
 
     /// Updates next offset and max timestamp for a batch (Kafka's `LogSegment.append` and
@@ -363,6 +389,7 @@ impl LogSegment {
         self.size = pos;
         self.offset_index.truncate_to_position(pos as u32);
         self.time_index.truncate_to(offset);
+        self.txn_index.truncate_to(offset)?;
         // Recompute next offset / max timestamp from the surviving data.
         let keep = self.size;
         if keep == 0 {
@@ -399,10 +426,11 @@ impl LogSegment {
     pub fn flush(&self) -> Result<()> {
         self.log.sync_data().ctx("fsync segment", &self.log_path)?;
         self.offset_index.flush()?;
-        self.time_index.flush()
+        self.time_index.flush()?;
+        self.txn_index.flush()
     }
 
-    /// Renames the three files from `<name><old_suffix>` to `<name><new_suffix>`, the indexes
+    /// Renames the files from `<name><old_suffix>` to `<name><new_suffix>`, the indexes
     /// first and the log last: recovery keys on the log file's suffix, so a crash between the
     /// renames leaves at worst indexes that are rebuilt (Kafka's `changeFileSuffixes`).
     pub fn change_suffix(&mut self, old_suffix: &str, new_suffix: &str) -> Result<()> {
@@ -415,13 +443,15 @@ impl LogSegment {
         self.offset_index.rename_to(&idx)?;
         let tidx = renamed(self.time_index.path());
         self.time_index.rename_to(&tidx)?;
+        let txn = renamed(self.txn_index.path());
+        self.txn_index.rename_to(&txn)?;
         let log = renamed(&self.log_path);
         std::fs::rename(&self.log_path, &log).ctx("rename segment", &self.log_path)?;
         self.log_path = log;
         Ok(())
     }
 
-    /// Renames the three files to `*.deleted` and returns their new paths (Kafka deletes them
+    /// Renames the segment's files to `*.deleted` and returns their new paths (Kafka deletes them
     /// after file.delete.delay.ms).
     pub fn mark_deleted(mut self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
@@ -440,6 +470,14 @@ impl LogSegment {
         ));
         self.time_index.rename_to(&tidx_new)?;
         out.push(tidx_new);
+        if self.txn_index.exists() {
+            let txn_new = PathBuf::from(format!(
+                "{}{DELETED_SUFFIX}",
+                self.txn_index.path().display()
+            ));
+            self.txn_index.rename_to(&txn_new)?;
+            out.push(txn_new);
+        }
         Ok(out)
     }
 }

@@ -10,6 +10,9 @@ use strata::server::startup::{start, RunningBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+pub mod process;
+pub mod txn;
+
 pub struct TestBroker {
     pub running: Option<RunningBroker>,
     pub addr: SocketAddr,

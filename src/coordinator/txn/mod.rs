@@ -50,7 +50,17 @@ pub struct TxnConfig {
     /// `transactional.id.expiration.ms`: an idle transactional id (no transaction in progress)
     /// is removed after this long without an update.
     pub transactional_id_expiration_ms: i64,
+    /// TEST-ONLY fault injection: abort the process right after a PrepareCommit/PrepareAbort
+    /// record is appended and before any marker is written, so a crash test can restart the
+    /// broker in exactly that state. Set by the broker from the environment variable
+    /// [`FAULT_AFTER_TXN_PREPARE_ENV`] (`=exit`), read once at start-up; never from a config
+    /// file. Always false in production.
+    pub fault_exit_after_prepare: bool,
 }
+
+/// TEST-ONLY: `STRATA_FAULT_AFTER_TXN_PREPARE=exit` makes the transaction coordinator abort the
+/// process between the Prepare record and the markers (see [`TxnConfig::fault_exit_after_prepare`]).
+pub const FAULT_AFTER_TXN_PREPARE_ENV: &str = "STRATA_FAULT_AFTER_TXN_PREPARE";
 
 impl Default for TxnConfig {
     fn default() -> Self {
@@ -58,6 +68,7 @@ impl Default for TxnConfig {
             transaction_state_log_num_partitions: 50,
             transaction_max_timeout_ms: 900_000,
             transactional_id_expiration_ms: 604_800_000,
+            fault_exit_after_prepare: false,
         }
     }
 }

@@ -194,6 +194,12 @@ impl TxnShard {
     ) -> Result<(), TxnError> {
         let id = target.transactional_id.clone();
         self.write(target)?;
+        if self.config.fault_exit_after_prepare {
+            // TEST-ONLY (STRATA_FAULT_AFTER_TXN_PREPARE=exit): die with the Prepare record in
+            // the log and no marker written, as a crash at the worst moment would.
+            tracing::error!(transactional_id = %id, "fault injection: aborting after the prepare record");
+            std::process::abort();
+        }
         self.try_complete(&id, now_ms);
         Ok(())
     }

@@ -11,7 +11,10 @@
 //!   base timestamp = now + `delete.retention.ms` (KIP-534); record timestamps are unchanged
 //!   because their deltas are recomputed against the new base timestamp;
 //! - records without a key are dropped;
-//! - control batches (transaction markers) are always kept as they are;
+//! - control batches (transaction markers) are always kept as they are (Kafka also removes a
+//!   marker once its transaction's data is gone and delete.retention.ms passed: not yet here);
+//! - the records of aborted transactions (known from the `.txnindex` files) are removed, and
+//!   never enter the offset map, so an aborted write cannot shadow a committed value;
 //! - a batch that keeps no record is dropped, unless it is the last data batch of its
 //!   producer: then its bare 61-byte header stays, so the producer's epoch and last sequence
 //!   survive for idempotence (Kafka's `BatchRetention.RETAIN_EMPTY`).
@@ -42,6 +45,8 @@ pub(super) struct FilterContext<'a> {
     pub now_ms: i64,
     pub delete_retention_ms: i64,
     pub max_decompressed_bytes: usize,
+    /// Aborted transactions: their data batches keep no record.
+    pub aborted: &'a super::AbortedRanges,
 }
 
 /// The fate of one batch.
@@ -78,6 +83,18 @@ pub(super) fn filter_batch(
 ) -> Result<Filtered, RecordError> {
     if h.is_control() {
         return Ok(Filtered::Original);
+    }
+    if cx.aborted.contains(h) {
+        // Kafka's cleaner discards aborted transactional data; the producer's last batch
+        // keeps its bare header, as for any batch that keeps nothing.
+        counts.records_read += h.records_count.max(0) as u64;
+        let last_of_producer =
+            cx.producer_last_offsets.get(&h.producer_id) == Some(&h.last_offset());
+        return Ok(if last_of_producer {
+            Filtered::Rewritten(empty_batch(h))
+        } else {
+            Filtered::Dropped
+        });
     }
     let records = decode_records(batch, cx.max_decompressed_bytes)?;
     counts.records_read += records.len() as u64;

@@ -41,7 +41,8 @@ use crate::protocol::records::decode_records;
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{delete_files_now, PartitionLog};
-use super::segment::LogSegment;
+use super::segment::{segment_file, LogSegment};
+use super::txn_index::{AbortedTxn, TransactionIndex, TXN_INDEX_SUFFIX};
 
 use filter::{filter_batch, FilterContext, FilterCounts, Filtered};
 pub(crate) use swap::complete_interrupted_swaps;
@@ -137,6 +138,34 @@ impl CleanableInfo {
                 && (self.dirty_ratio() >= config.min_cleanable_dirty_ratio
                     || self.max_compaction_lag_passed))
                 || self.delete_horizon_passed)
+    }
+}
+
+/// The offset ranges of aborted transactions, by producer. A producer has at most one
+/// transaction open at a time, so its transactional batch at offset `o` belongs to an aborted
+/// transaction exactly when `first_offset <= o <= last_offset` of one of its entries.
+#[derive(Debug, Default)]
+pub(super) struct AbortedRanges(HashMap<i64, Vec<(i64, i64)>>);
+
+impl AbortedRanges {
+    fn new(txns: &[AbortedTxn]) -> Self {
+        let mut m: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+        for t in txns {
+            m.entry(t.producer_id)
+                .or_default()
+                .push((t.first_offset, t.last_offset));
+        }
+        AbortedRanges(m)
+    }
+
+    /// Whether `h` is a data batch of an aborted transaction.
+    pub(super) fn contains(&self, h: &BatchHeader) -> bool {
+        h.is_transactional()
+            && !h.is_control()
+            && self.0.get(&h.producer_id).is_some_and(|v| {
+                v.iter()
+                    .any(|&(first, last)| first <= h.base_offset && h.base_offset <= last)
+            })
     }
 }
 
@@ -390,6 +419,11 @@ impl PartitionLog {
         if !snap.config.compact || (info.dirty_bytes == 0 && !info.delete_horizon_passed) {
             return Ok(stats);
         }
+        // Aborted transactions (from the `.txnindex` files): their records never enter the
+        // offset map and are removed from the cleaned segments (Kafka's
+        // `CleanedTransactionMetadata`); their markers are kept.
+        let aborted = AbortedRanges::new(&self.all_aborted_txns()?);
+
         // 1. The offset map over the dirty section, whole segments at a time.
         let mut map: HashMap<Bytes, i64> = HashMap::new();
         let mut end_offset = info.first_dirty_offset;
@@ -405,7 +439,7 @@ impl PartitionLog {
             for_each_batch(seg, &mut |bytes, h| {
                 throttler.maybe_throttle(bytes.len() as u64);
                 stats.bytes_read += bytes.len() as u64;
-                if h.is_control() || h.last_offset() < first_dirty {
+                if h.is_control() || h.last_offset() < first_dirty || aborted.contains(h) {
                     return Ok(true);
                 }
                 let records = decode_records(bytes, cleaner.max_decompressed_batch_bytes)
@@ -439,6 +473,7 @@ impl PartitionLog {
             now_ms,
             delete_retention_ms: snap.config.delete_retention_ms,
             max_decompressed_bytes: cleaner.max_decompressed_batch_bytes,
+            aborted: &aborted,
         };
         let mut counts = FilterCounts::default();
         for group in group_by_size(&to_clean, &snap.config) {
@@ -499,7 +534,15 @@ impl PartitionLog {
         let mut out = LogSegment::open_with_suffix(dir, base, CLEANED_SUFFIX, cx.now_ms)?;
         out.preallocate_indexes(snap.config.segment_index_bytes)?;
         let written = (|| -> Result<()> {
+            // Always a `.txnindex`, so an interrupted swap can tell new from old (`swap.rs`).
+            out.txn_index_mut().create()?;
             for seg in group {
+                let old = TransactionIndex::open(&segment_file(dir, seg.base, TXN_INDEX_SUFFIX))?;
+                for txn in old.all()? {
+                    if txn.last_offset >= seg.base && txn.last_offset < seg.end {
+                        out.txn_index_mut().append(&txn)?;
+                    }
+                }
                 for_each_batch(seg, &mut |bytes, h| {
                     throttler.maybe_throttle(bytes.len() as u64);
                     stats.bytes_read += bytes.len() as u64;

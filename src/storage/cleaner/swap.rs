@@ -22,6 +22,7 @@ use crate::protocol::records::batch::{check_batch, parse_header, RECORD_BATCH_OV
 
 use crate::storage::error::{IoContext, Result};
 use crate::storage::segment::{segment_file, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
+use crate::storage::txn_index::TXN_INDEX_SUFFIX;
 
 pub const CLEANED_SUFFIX: &str = ".cleaned";
 pub const SWAP_SUFFIX: &str = ".swap";
@@ -40,9 +41,14 @@ fn remove_if_exists(path: &Path) -> Result<()> {
     }
 }
 
-/// Removes the three files of the segment at `base` with `suffix` after each name.
+/// Removes the files of the segment at `base` with `suffix` after each name.
 pub(crate) fn remove_segment_files(dir: &Path, base: i64, suffix: &str) -> Result<()> {
-    for s in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+    for s in [
+        LOG_SUFFIX,
+        INDEX_SUFFIX,
+        TIME_INDEX_SUFFIX,
+        TXN_INDEX_SUFFIX,
+    ] {
         remove_if_exists(&segment_file(dir, base, &format!("{s}{suffix}")))?;
     }
     Ok(())
@@ -104,12 +110,30 @@ pub(crate) fn complete_interrupted_swaps(dir: &Path) -> Result<Vec<i64>> {
     for &base in &swaps {
         let swap_path = segment_file(dir, base, &swap_log_suffix);
         let end = next_offset_of(&swap_path, base)?.max(base + 1);
+        // The swapped segment's offset and time indexes are rebuilt from its log. Its
+        // `.txnindex` cannot be (that needs the producers' first offsets), so the cleaner always
+        // writes one and renames it before the log: while `.txnindex.swap` exists it is the new
+        // one and a final-named file belongs to an old segment; once it is gone, the final
+        // name already holds the new one.
+        let txn_swap = segment_file(dir, base, &format!("{TXN_INDEX_SUFFIX}{SWAP_SUFFIX}"));
+        let txn_final = segment_file(dir, base, TXN_INDEX_SUFFIX);
+        let swap_has_txn_index = txn_swap.exists();
         for &old in logs.iter().filter(|&&b| b >= base && b < end) {
             tracing::info!(dir = %dir.display(), old, swap = base, "deleting a segment replaced by an interrupted swap");
-            remove_segment_files(dir, old, "")?;
+            if old == base && !swap_has_txn_index {
+                for s in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+                    remove_if_exists(&segment_file(dir, base, s))?;
+                }
+            } else {
+                remove_segment_files(dir, old, "")?;
+            }
         }
-        // The swapped segment's indexes are rebuilt from its log.
-        remove_segment_files(dir, base, "")?;
+        for s in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+            remove_if_exists(&segment_file(dir, base, s))?;
+        }
+        if swap_has_txn_index {
+            std::fs::rename(&txn_swap, &txn_final).ctx("rename swap txn index", &txn_swap)?;
+        }
         for s in [INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
             remove_if_exists(&segment_file(dir, base, &format!("{s}{SWAP_SUFFIX}")))?;
         }

@@ -531,3 +531,88 @@ fn io_budget_paces_reads_and_writes() {
     assert!(stats.bytes_read > 0);
     assert_eq!(pacer.slept(), Duration::ZERO);
 }
+
+/// An aborted transaction's write of a key neither shadows the committed value in the offset
+/// map nor survives the clean; the ABORT marker and its `.txnindex` entry stay consistent.
+#[test]
+fn aborted_transactional_records_are_removed_and_never_shadow_committed_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = open(&dir, true);
+    log.append_as_leader(keyed(&[("k", Some("committed"))], 10), 0, None, 10)
+        .unwrap();
+    let mut txn = RecordBatchBuilder::new(0)
+        .producer(7, 0, 0)
+        .transactional(true);
+    txn.append(
+        11,
+        Some(Bytes::from_static(b"k")),
+        Some(Bytes::from_static(b"aborted")),
+        vec![],
+    );
+    txn.append(
+        11,
+        Some(Bytes::from_static(b"j")),
+        Some(Bytes::from_static(b"aborted")),
+        vec![],
+    );
+    let first = log
+        .append_as_leader(txn.build(), 0, None, 11)
+        .unwrap()
+        .first_offset;
+    let (info, entry) = log
+        .append_end_txn_marker_as_leader(
+            build_end_txn_marker_batch(7, 0, false, 0, 12),
+            0,
+            12,
+            Some(crate::storage::PendingAbort {
+                producer_id: 7,
+                first_offset: first,
+                other_first_unstable_offset: None,
+            }),
+        )
+        .unwrap();
+    let marker = info.first_offset;
+    assert_eq!(
+        entry.map(|e| (e.first_offset, e.last_offset)),
+        Some((first, marker))
+    );
+    log.append_as_leader(keyed(&[("z", Some("later"))], 13), 0, None, 13)
+        .unwrap();
+    roll(&log, 14);
+    let leo = log.log_end_offset();
+    log.clean(20, leo, &CleanerConfig::default()).unwrap();
+
+    let records = read_all(&log);
+    let values: Vec<(Option<Key>, Value)> = records
+        .iter()
+        .map(|(_, k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert!(
+        values.contains(&(
+            Some(Bytes::from_static(b"k")),
+            Some(Bytes::from_static(b"committed"))
+        )),
+        "the committed value survives: {values:?}"
+    );
+    assert!(
+        !values
+            .iter()
+            .any(|(_, v)| v.as_deref() == Some(&b"aborted"[..])),
+        "aborted records removed: {values:?}"
+    );
+    // The marker stays, and so does its index entry, in whichever segment now holds it.
+    let mut saw_marker = false;
+    log.scan_batches(0, &mut |h| {
+        saw_marker |= h.is_control() && h.base_offset == marker
+    })
+    .unwrap();
+    assert!(saw_marker, "ABORT marker kept");
+    let entries = log.all_aborted_txns().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].last_offset, marker);
+    assert_eq!(log.collect_aborted_txns(0, leo).unwrap(), entries);
+    // And after a reopen (the cleaned segment's index was swapped in with it).
+    drop(log);
+    let log = open(&dir, false);
+    assert_eq!(log.all_aborted_txns().unwrap(), entries);
+}

@@ -1,0 +1,216 @@
+//! Protocol helpers for transaction tests: topics, produce, the transactional producer's
+//! requests (InitProducerId, AddPartitionsToTxn, EndTxn) and a read_committed view that drops
+//! aborted ranges as consumers do.
+#![allow(dead_code)]
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+use strata::protocol::messages::*;
+use strata::protocol::records::batch::parse_header;
+
+use super::{api_call, now_ms, Client};
+
+pub async fn create_topic(c: &mut Client, name: &str) {
+    use create_topics_request::*;
+    let req = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.into(),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..Default::default()
+        }],
+        timeout_ms: 5000,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        7,
+        req
+    );
+    assert_eq!(r.topics[0].error_code, 0, "create topic {name}");
+}
+
+pub fn produce_req(topic: &str, records: Bytes) -> produce_request::ProduceRequest {
+    use produce_request::*;
+    ProduceRequest {
+        acks: -1,
+        timeout_ms: 10_000,
+        topic_data: vec![TopicProduceData {
+            name: topic.into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// Produces with acks=-1 and returns (error code, base offset).
+pub async fn produce(c: &mut Client, topic: &str, records: Bytes) -> (i16, i64) {
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_req(topic, records)
+    );
+    let p = &r.responses[0].partition_responses[0];
+    (p.error_code, p.base_offset)
+}
+
+/// A transactional batch of `values` for (producer id, epoch, base sequence).
+pub fn txn_batch(values: &[&str], producer: (i64, i16, i32)) -> Bytes {
+    let now = now_ms();
+    let mut b = strata::protocol::records::RecordBatchBuilder::new(0)
+        .producer(producer.0, producer.1, producer.2)
+        .transactional(true)
+        .base_timestamp_ms(now);
+    for v in values {
+        b.append(
+            now,
+            None,
+            Some(Bytes::copy_from_slice(v.as_bytes())),
+            vec![],
+        );
+    }
+    b.build().freeze()
+}
+
+pub async fn txn_init(c: &mut Client, id: &str, timeout_ms: i32) -> (i64, i16) {
+    use init_producer_id_request::*;
+    for _ in 0..50 {
+        let r = api_call!(
+            c,
+            init_producer_id_request::InitProducerIdRequest,
+            init_producer_id_response::InitProducerIdResponse,
+            4,
+            InitProducerIdRequest {
+                transactional_id: Some(id.into()),
+                transaction_timeout_ms: timeout_ms,
+                producer_id: -1,
+                producer_epoch: -1,
+                ..Default::default()
+            }
+        );
+        if r.error_code == 0 {
+            return (r.producer_id, r.producer_epoch);
+        }
+        // CONCURRENT_TRANSACTIONS / COORDINATOR_LOAD_IN_PROGRESS: retry as clients do.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("InitProducerId for {id} never succeeded");
+}
+
+pub async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
+    use add_partitions_to_txn_request::*;
+    let r = api_call!(
+        c,
+        add_partitions_to_txn_request::AddPartitionsToTxnRequest,
+        add_partitions_to_txn_response::AddPartitionsToTxnResponse,
+        3,
+        AddPartitionsToTxnRequest {
+            v3_and_below_transactional_id: id.into(),
+            v3_and_below_producer_id: pid.0,
+            v3_and_below_producer_epoch: pid.1,
+            v3_and_below_topics: vec![AddPartitionsToTxnTopic {
+                name: topic.into(),
+                partitions: vec![0],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let code = r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
+    assert_eq!(code, 0, "AddPartitionsToTxn");
+}
+
+pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
+    use end_txn_request::*;
+    let r = api_call!(
+        c,
+        end_txn_request::EndTxnRequest,
+        end_txn_response::EndTxnResponse,
+        3,
+        EndTxnRequest {
+            transactional_id: id.into(),
+            producer_id: pid.0,
+            producer_epoch: pid.1,
+            committed: commit,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, 0, "EndTxn");
+}
+
+/// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
+/// the Java consumer does, plus the partition's last stable offset.
+pub async fn visible(c: &mut Client, topic: &str, isolation: i8) -> (Vec<String>, i64) {
+    use fetch_request::*;
+    let req = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        isolation_level: isolation,
+        topics: vec![FetchTopic {
+            topic: topic.into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        req
+    );
+    let p = r.responses[0].partitions[0].clone();
+    assert_eq!(p.error_code, 0);
+    let aborted: Vec<(i64, i64)> = p
+        .aborted_transactions
+        .unwrap_or_default()
+        .iter()
+        .map(|a| (a.producer_id, a.first_offset))
+        .collect();
+    let records = p.records.unwrap_or_default();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    // As consumers do: a producer's batches are skipped from the first offset of an aborted
+    // transaction until that producer's next control marker.
+    let mut aborting: HashSet<i64> = HashSet::new();
+    while pos + 61 <= records.len() {
+        let h = parse_header(&records[pos..]).unwrap();
+        let end = pos + h.total_size();
+        if !h.is_control()
+            && aborted
+                .iter()
+                .any(|(pid, first)| *pid == h.producer_id && *first == h.base_offset)
+        {
+            aborting.insert(h.producer_id);
+        }
+        let dropped = h.is_control() || aborting.contains(&h.producer_id);
+        if h.is_control() {
+            aborting.remove(&h.producer_id);
+        }
+        if !dropped {
+            for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 20).unwrap()
+            {
+                out.push(String::from_utf8(r.value.unwrap().to_vec()).unwrap());
+            }
+        }
+        pos = end;
+    }
+    (out, p.last_stable_offset)
+}
