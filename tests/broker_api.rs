@@ -1,5 +1,6 @@
 //! The broker over real TCP: produce, fetch, offsets, topics, idempotence and restarts.
 mod common;
+use common::create_topic_with as create_topic;
 use common::*;
 
 use bytes::Bytes;
@@ -52,41 +53,6 @@ fn fetch_req(
         }],
         ..Default::default()
     }
-}
-
-async fn create_topic(
-    c: &mut Client,
-    name: &str,
-    partitions: i32,
-    configs: &[(&str, &str)],
-) -> i16 {
-    use create_topics_request::*;
-    let req = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: name.into(),
-            num_partitions: partitions,
-            replication_factor: 1,
-            configs: configs
-                .iter()
-                .map(|(k, v)| CreatableTopicConfig {
-                    name: k.to_string(),
-                    value: Some(v.to_string()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        timeout_ms: 1000,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        7,
-        req
-    );
-    r.topics[0].error_code
 }
 
 async fn produce(

@@ -32,63 +32,16 @@ fn keyed_batch(round: usize) -> Bytes {
 /// Creates a compacted topic whose segments roll at every batch, writes `BATCHES` rounds of
 /// the same keys, and returns a client.
 async fn write_compacted(broker: &TestBroker) -> Client {
-    use strata::protocol::messages::create_topics_request::*;
-    use strata::protocol::messages::produce_request::*;
     let mut c = broker.client().await;
     let configs = [
         ("cleanup.policy", "compact"),
         ("segment.bytes", "1024"),
         ("min.cleanable.dirty.ratio", "0.01"),
     ];
-    let create = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: TOPIC.into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            configs: configs
-                .iter()
-                .map(|(k, v)| CreatableTopicConfig {
-                    name: k.to_string(),
-                    value: Some(v.to_string()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        timeout_ms: 1000,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        7,
-        create
-    );
-    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(create_topic_with(&mut c, TOPIC, 1, &configs).await, 0);
     for round in 0..BATCHES {
-        let req = ProduceRequest {
-            acks: -1,
-            timeout_ms: 5000,
-            topic_data: vec![TopicProduceData {
-                name: TOPIC.into(),
-                partition_data: vec![PartitionProduceData {
-                    index: 0,
-                    records: Some(keyed_batch(round)),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let r = api_call!(
-            c,
-            produce_request::ProduceRequest,
-            produce_response::ProduceResponse,
-            9,
-            req
-        );
-        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+        let (code, _) = common::txn::produce(&mut c, TOPIC, keyed_batch(round)).await;
+        assert_eq!(code, 0);
     }
     c
 }

@@ -190,3 +190,39 @@ pub fn now_ms() -> i64 {
         .unwrap()
         .as_millis() as i64
 }
+
+/// CreateTopics v7 for one topic with `configs`; returns its error code.
+pub async fn create_topic_with(
+    c: &mut Client,
+    name: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) -> i16 {
+    use strata::protocol::messages::create_topics_request::*;
+    let req = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.into(),
+            num_partitions: partitions,
+            replication_factor: 1,
+            configs: configs
+                .iter()
+                .map(|(k, v)| CreatableTopicConfig {
+                    name: k.to_string(),
+                    value: Some(v.to_string()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        timeout_ms: 1000,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        7,
+        req
+    );
+    r.topics[0].error_code
+}

@@ -12,25 +12,8 @@ use strata::protocol::records::batch::parse_header;
 use super::{api_call, now_ms, Client};
 
 pub async fn create_topic(c: &mut Client, name: &str) {
-    use create_topics_request::*;
-    let req = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: name.into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..Default::default()
-        }],
-        timeout_ms: 5000,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        7,
-        req
-    );
-    assert_eq!(r.topics[0].error_code, 0, "create topic {name}");
+    let code = super::create_topic_with(c, name, 1, &[]).await;
+    assert_eq!(code, 0, "create topic {name}");
 }
 
 pub fn produce_req(topic: &str, records: Bytes) -> produce_request::ProduceRequest {
