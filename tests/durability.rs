@@ -79,31 +79,7 @@ async fn init_producer_id(c: &mut Client) -> (i64, i16) {
 
 /// One Fetch (v12) at `offset`: (error code, high watermark, record bytes).
 async fn fetch_once(c: &mut Client, topic: &str, offset: i64) -> (i16, i64, Bytes) {
-    use fetch_request::*;
-    let req = FetchRequest {
-        max_wait_ms: 0,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        topics: vec![FetchTopic {
-            topic: topic.into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: offset,
-                partition_max_bytes: 256 << 10,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        fetch_request::FetchRequest,
-        fetch_response::FetchResponse,
-        12,
-        req
-    );
-    let p = r.responses[0].partitions[0].clone();
+    let p = fetch_partition(c, topic, offset, 0, 256 << 10).await;
     (
         p.error_code,
         p.high_watermark,

@@ -49,33 +49,9 @@ async fn write_compacted(broker: &TestBroker) -> Client {
 /// How many records the log holds: fetches from offset 0 up to the high watermark (a fetch
 /// returns data from one segment at a time).
 async fn records_in_log(c: &mut Client) -> usize {
-    use strata::protocol::messages::fetch_request::*;
     let (mut n, mut offset) = (0, 0i64);
     loop {
-        let req = FetchRequest {
-            max_wait_ms: 10,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![FetchTopic {
-                topic: TOPIC.into(),
-                partitions: vec![FetchPartition {
-                    partition: 0,
-                    fetch_offset: offset,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        let r = api_call!(
-            c,
-            fetch_request::FetchRequest,
-            fetch_response::FetchResponse,
-            12,
-            req
-        );
-        let p = &r.responses[0].partitions[0];
+        let p = &fetch_partition(c, TOPIC, offset, 0, 1 << 20).await;
         assert_eq!(p.error_code, 0);
         let records = p.records.clone().unwrap_or_default();
         let mut pos = 0;

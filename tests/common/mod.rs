@@ -226,3 +226,40 @@ pub async fn create_topic_with(
     );
     r.topics[0].error_code
 }
+
+/// One Fetch v12 of partition 0 of `topic` at `offset` (no wait, 1 MiB in all, at most
+/// `partition_max_bytes` from the partition): the partition's answer.
+pub async fn fetch_partition(
+    c: &mut Client,
+    topic: &str,
+    offset: i64,
+    isolation_level: i8,
+    partition_max_bytes: i32,
+) -> strata::protocol::messages::fetch_response::PartitionData {
+    use strata::protocol::messages::fetch_request::*;
+    let req = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        isolation_level,
+        topics: vec![FetchTopic {
+            topic: topic.into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: offset,
+                partition_max_bytes,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        req
+    );
+    r.responses[0].partitions[0].clone()
+}

@@ -134,32 +134,7 @@ pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
 /// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
 /// the Java consumer does, plus the partition's last stable offset.
 pub async fn visible(c: &mut Client, topic: &str, isolation: i8) -> (Vec<String>, i64) {
-    use fetch_request::*;
-    let req = FetchRequest {
-        max_wait_ms: 0,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        isolation_level: isolation,
-        topics: vec![FetchTopic {
-            topic: topic.into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: 1 << 20,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        fetch_request::FetchRequest,
-        fetch_response::FetchResponse,
-        12,
-        req
-    );
-    let p = r.responses[0].partitions[0].clone();
+    let p = super::fetch_partition(c, topic, 0, isolation, 1 << 20).await;
     assert_eq!(p.error_code, 0);
     let aborted: Vec<(i64, i64)> = p
         .aborted_transactions
