@@ -80,6 +80,9 @@ macro_rules! api_table {
             match header.api_key {
                 $( $key => {
                     let request = <$req>::decode(&mut body, version)?;
+                    // The request now holds the only references to the frame, so Produce can
+                    // assign offsets in the received bytes instead of copying them.
+                    drop(body);
                     Ok($module::start(broker, header, request, peer).await)
                 } )*
                 other => Err(DecodeError::UnknownApiKey(other)),

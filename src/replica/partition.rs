@@ -303,8 +303,11 @@ impl Partition {
         } else {
             None
         };
-        // One copy of the payload: offsets and the leader epoch are written in place.
-        let data = BytesMut::from(&records[..]);
+        // Offsets and the leader epoch are written in place, in the request's own buffer when
+        // nothing else refers to it (one partition per request); otherwise in one copy.
+        let data = records
+            .try_into_mut()
+            .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
         let active_before = self.log.active_segment_base_offset();
         let info = self
             .log

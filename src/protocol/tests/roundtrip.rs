@@ -148,3 +148,47 @@ fn null_default_tagged_struct_is_omitted() {
         None
     );
 }
+
+/// Produce assigns offsets in the received bytes when it holds the only reference to them:
+/// decoding must slice the frame, not keep other references alive (see `handlers::dispatch`).
+#[test]
+fn decoded_produce_records_own_the_frame_once_the_body_is_dropped() {
+    use crate::protocol::codec::{Decode, Encode};
+    use crate::protocol::messages::produce_request::*;
+    use crate::protocol::records::testutil::{build_test_batch, TestBatch};
+    let batch = bytes::Bytes::from(build_test_batch(&TestBatch {
+        records: 3,
+        ..TestBatch::default()
+    }));
+    let request = ProduceRequest {
+        acks: -1,
+        timeout_ms: 1000,
+        topic_data: vec![TopicProduceData {
+            name: "t".into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(batch.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    for version in [3i16, 9, 11] {
+        // A frame as the connection reads it: a fresh buffer, frozen.
+        let mut frame = bytes::BytesMut::new();
+        request.encode(&mut frame, version);
+        let mut body = frame.freeze();
+        let decoded = ProduceRequest::decode(&mut body, version).expect("decode");
+        drop(body);
+        let records = decoded
+            .topic_data
+            .into_iter()
+            .next()
+            .and_then(|t| t.partition_data.into_iter().next())
+            .and_then(|p| p.records)
+            .expect("records");
+        let owned = records.try_into_mut().expect("unique: no copy needed");
+        assert_eq!(&owned[..], &batch[..], "v{version}");
+    }
+}
