@@ -22,4 +22,6 @@ pub use manager::ReplicaManager;
 pub use partition::{AppendOutcome, Partition, PartitionConfig, PartitionError};
 
 #[cfg(test)]
+mod replication_tests;
+#[cfg(test)]
 mod tests;
