@@ -4,7 +4,9 @@
 //! seeded RNG and a manual clock, one step at a time, with the invariants checked after every
 //! step.
 //!
-//! Faults: dropped, delayed and cut links; process crashes (the OS keeps what was written);
+//! Faults: dropped, delayed and cut links; isolation of a live broker from the controller
+//! (fenced as if its heartbeats stopped, so it may go on believing it leads: a zombie leader,
+//! which clients with stale metadata still produce to and consume from); process crashes (the OS keeps what was written);
 //! power losses, which lose everything past each log's recovery point (the last fsync) and are
 //! only injected while every partition the broker is in the ISR of has another live ISR member
 //! — Kafka, which does not fsync by default, loses acknowledged data when the whole ISR loses
@@ -88,6 +90,8 @@ pub struct Sim {
     pub controller: ScriptedController,
     pub brokers: Vec<SimBroker>,
     pub checker: Checker,
+    /// Live brokers the controller cannot hear from, until when.
+    isolated_until: BTreeMap<BrokerId, i64>,
     /// Controller inbox: AlterPartition requests and when they arrive.
     alter_inbox: Vec<(i64, BrokerId, crate::replica::AlterPartition)>,
     pending: Vec<PendingAck>,
@@ -146,6 +150,7 @@ impl Sim {
             controller,
             brokers,
             checker: Checker::default(),
+            isolated_until: BTreeMap::new(),
             alter_inbox: Vec::new(),
             pending: Vec::new(),
             consumer_position: BTreeMap::new(),
@@ -209,6 +214,9 @@ impl Sim {
         let changes: Vec<_> = self.controller.partitions.values().cloned().collect();
         let config = self.partition_config();
         let now = self.now_ms;
+        if self.isolated_until.contains_key(&self.brokers[i].id) {
+            return;
+        }
         let Some(node) = &self.brokers[i].node else {
             return;
         };
@@ -234,6 +242,7 @@ impl Sim {
             }
         }
         drop(node);
+        self.isolated_until.remove(&id);
         self.net.forget(id);
         self.pending.retain(|p| p.broker != id);
         self.alter_inbox.retain(|(_, b, _)| *b != id);
@@ -259,12 +268,32 @@ impl Sim {
 
     fn inject_fault(&mut self) {
         let i = self.rng.range(0, self.brokers.len() as i64 - 1) as usize;
-        match self.rng.range(0, 5) {
+        // At most one broker down (or cut off from the controller) at a time keeps the
+        // cluster available.
+        let all_up =
+            self.brokers.iter().all(|b| b.node.is_some()) && self.isolated_until.is_empty();
+        match self.rng.range(0, 6) {
             0 | 1 => {
-                // At most one broker down at a time keeps the cluster available.
-                if self.brokers.iter().all(|b| b.node.is_some()) {
+                if all_up {
                     let power_loss = self.rng.chance(0.5) && self.power_loss_allowed(i);
                     self.crash(i, power_loss);
+                }
+            }
+            5 => {
+                if all_up {
+                    let id = self.brokers[i].id;
+                    let until = self.now_ms + self.rng.range(300, 4_000);
+                    self.isolated_until.insert(id, until);
+                    self.controller.fence(id);
+                    if self.rng.chance(0.5) {
+                        // Cut off from the other brokers too.
+                        for b in 0..self.brokers.len() as i32 {
+                            if b != id.0 {
+                                self.net.block(id, BrokerId(b));
+                            }
+                        }
+                    }
+                    self.trace(format!("isolate broker {id} from the controller"));
                 }
             }
             2 | 3 => {
@@ -284,8 +313,7 @@ impl Sim {
 
     fn produce(&mut self) {
         let partition = self.rng.range(0, self.config.partitions as i64 - 1) as i32;
-        let key = (TOPIC.to_string(), partition);
-        let Some(leader) = self.controller.partitions[&key].leader else {
+        let Some(leader) = self.client_leader(partition) else {
             return;
         };
         let Some(node) = &self.brokers[leader.0 as usize].node else {
@@ -328,6 +356,29 @@ impl Sim {
         }
     }
 
+    /// The broker a client sends to: the controller's leader, or (stale metadata) any live
+    /// broker that believes it leads.
+    fn client_leader(&mut self, partition: i32) -> Option<BrokerId> {
+        if self.rng.chance(0.8) {
+            return self.controller.partitions[&(TOPIC.to_string(), partition)].leader;
+        }
+        let claimants: Vec<BrokerId> = self
+            .brokers
+            .iter()
+            .filter(|b| {
+                b.node
+                    .as_ref()
+                    .and_then(|n| n.replicas.get(TOPIC, partition))
+                    .is_some_and(|p| p.is_leader())
+            })
+            .map(|b| b.id)
+            .collect();
+        if claimants.is_empty() {
+            return None;
+        }
+        Some(claimants[self.rng.range(0, claimants.len() as i64 - 1) as usize])
+    }
+
     fn complete_acks(&mut self) {
         let now = self.now_ms;
         let mut still = Vec::new();
@@ -356,8 +407,7 @@ impl Sim {
     /// it reads must never be lost.
     fn consume(&mut self) -> Result<(), String> {
         for partition in 0..self.config.partitions {
-            let key = (TOPIC.to_string(), partition);
-            let Some(leader) = self.controller.partitions[&key].leader else {
+            let Some(leader) = self.client_leader(partition) else {
                 continue;
             };
             let Some(p) = self.brokers[leader.0 as usize]
@@ -410,6 +460,17 @@ impl Sim {
     pub fn step(&mut self) -> Result<(), String> {
         self.now_ms += self.rng.range(1, 25);
         let now = self.now_ms;
+        let returning: Vec<BrokerId> = self
+            .isolated_until
+            .iter()
+            .filter(|(_, until)| **until <= now)
+            .map(|(b, _)| *b)
+            .collect();
+        for b in returning {
+            self.isolated_until.remove(&b);
+            self.controller.unfence(b);
+            self.trace(format!("broker {b} heard from again"));
+        }
         for env in self.net.deliver_due(now) {
             let Some(node) = &self.brokers[env.to.0 as usize].node else {
                 continue;
@@ -455,6 +516,18 @@ impl Sim {
                     payload: Payload::FetchRequest(req),
                 };
                 self.net.send(&mut self.rng, now, env);
+            }
+            if self.isolated_until.contains_key(&id) {
+                // Lost on the way; the broker's request times out.
+                for a in alters {
+                    if let Some(node) = &self.brokers[i].node {
+                        node.replicas.on_alter_partition_error(
+                            &a,
+                            crate::replica::AlterPartitionError::NotLeaderOrFollower,
+                        );
+                    }
+                }
+                continue;
             }
             for a in alters {
                 let at = now + self.rng.range(1, 30);
@@ -511,6 +584,9 @@ impl Sim {
         }
         self.config.fault_probability = 0.0;
         self.net.heal();
+        for b in std::mem::take(&mut self.isolated_until).into_keys() {
+            self.controller.unfence(b);
+        }
         for _ in 0..400 {
             self.step()?;
         }

@@ -53,6 +53,20 @@ impl ScriptedController {
                 fenced: false,
             },
         );
+        self.elect_leaderless(broker);
+        epoch
+    }
+
+    /// A fenced but live broker is heard from again (its heartbeats get through): unfenced
+    /// with the same broker epoch, as Kafka's controller does once it has caught up.
+    pub fn unfence(&mut self, broker: BrokerId) {
+        if let Some(r) = self.brokers.get_mut(&broker) {
+            r.fenced = false;
+        }
+        self.elect_leaderless(broker);
+    }
+
+    fn elect_leaderless(&mut self, broker: BrokerId) {
         for p in self.partitions.values_mut() {
             if p.leader.is_none() && p.isr.contains(&broker) {
                 p.leader = Some(broker);
@@ -60,7 +74,6 @@ impl ScriptedController {
                 p.partition_epoch = p.partition_epoch.next();
             }
         }
-        epoch
     }
 
     /// A broker is gone (crashed, or stopped heartbeating): out of every ISR it is not the
