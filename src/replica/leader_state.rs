@@ -161,6 +161,11 @@ impl LeaderState {
         let Some(f) = self.followers.get_mut(&broker) else {
             return;
         };
+        if broker_epoch.0 >= 0 && broker_epoch < f.broker_epoch {
+            // A fetch from an earlier incarnation of the broker, delivered late: what it
+            // says about the log is no longer true (KIP-903).
+            return;
+        }
         if fetch_offset >= leader_log_end_offset {
             f.last_caught_up_time_ms = f.last_caught_up_time_ms.max(now_ms);
         } else if fetch_offset >= f.last_fetch_leader_log_end_offset {
@@ -337,6 +342,15 @@ mod tests {
                 broker_epoch: BrokerEpoch(9)
             })
         );
+    }
+
+    #[test]
+    fn a_late_fetch_from_an_earlier_incarnation_is_ignored() {
+        let mut s = LeaderState::new(BrokerId(1), BrokerEpoch(1), &change(&[1]), 20, 0);
+        s.record_follower_fetch(BrokerId(2), BrokerEpoch(9), 5, 20, 1);
+        s.record_follower_fetch(BrokerId(2), BrokerEpoch(4), 20, 20, 2);
+        assert_eq!(s.followers[&BrokerId(2)].log_end_offset, 5);
+        assert!(s.maybe_expand_isr(BrokerId(2), 20, "t", 0).is_none());
     }
 
     #[test]

@@ -59,6 +59,32 @@ impl Default for SimConfig {
 
 pub const TOPIC: &str = "sim";
 
+/// What happened in a run, to see that the faults and code paths are exercised.
+#[derive(Debug, Clone, Default)]
+pub struct SimStats {
+    pub crashes: usize,
+    pub power_losses: usize,
+    pub isolations: usize,
+    pub truncations: usize,
+    pub isr_changes_accepted: usize,
+    pub isr_changes_refused: usize,
+    pub acks: usize,
+    pub acks_failed: usize,
+}
+
+impl SimStats {
+    pub fn add(&mut self, o: &SimStats) {
+        self.crashes += o.crashes;
+        self.power_losses += o.power_losses;
+        self.isolations += o.isolations;
+        self.truncations += o.truncations;
+        self.isr_changes_accepted += o.isr_changes_accepted;
+        self.isr_changes_refused += o.isr_changes_refused;
+        self.acks += o.acks;
+        self.acks_failed += o.acks_failed;
+    }
+}
+
 /// A running broker process.
 pub struct Node {
     pub logs: Arc<LogManager>,
@@ -99,6 +125,7 @@ pub struct Sim {
     consumer_position: BTreeMap<i32, i64>,
     next_value: u64,
     pub trace: Vec<String>,
+    pub stats: SimStats,
     _dir: tempfile::TempDir,
 }
 
@@ -156,6 +183,7 @@ impl Sim {
             consumer_position: BTreeMap::new(),
             next_value: 0,
             trace: Vec::new(),
+            stats: SimStats::default(),
             _dir: base,
         };
         for i in 0..sim.brokers.len() {
@@ -248,6 +276,8 @@ impl Sim {
         self.alter_inbox.retain(|(_, b, _)| *b != id);
         self.controller.fence(id);
         self.brokers[i].restart_at_ms = self.now_ms + self.rng.range(200, 5_000);
+        self.stats.crashes += 1;
+        self.stats.power_losses += power_loss as usize;
         self.trace(format!(
             "crash broker {id}{}",
             if power_loss { " (power loss)" } else { "" }
@@ -284,6 +314,7 @@ impl Sim {
                     let id = self.brokers[i].id;
                     let until = self.now_ms + self.rng.range(300, 4_000);
                     self.isolated_until.insert(id, until);
+                    self.stats.isolations += 1;
                     self.controller.fence(id);
                     if self.rng.chance(0.5) {
                         // Cut off from the other brokers too.
@@ -396,8 +427,9 @@ impl Sim {
                         ack.partition, ack.batch.base_offset, ack.batch.last_offset, ack.broker
                     ));
                     self.checker.acked(ack.partition, ack.batch);
+                    self.stats.acks += 1;
                 }
-                _ => {}
+                _ => self.stats.acks_failed += 1,
             }
         }
         self.pending = still;
@@ -488,7 +520,8 @@ impl Sim {
                     self.net.send(&mut self.rng, now, reply);
                 }
                 Payload::FetchResponse(resp) => {
-                    node.replicas.on_fetch_response(env.from, &resp, now);
+                    let outcome = node.replicas.on_fetch_response(env.from, &resp, now);
+                    self.stats.truncations += outcome.truncations;
                 }
             }
         }
@@ -542,11 +575,13 @@ impl Sim {
         for (_, from, req) in due {
             match self.controller.alter_partition(&req) {
                 Ok(c) => {
+                    self.stats.isr_changes_accepted += 1;
                     let line = format!("alter p{} isr {:?} by {from} accepted", c.partition, c.isr);
                     self.trace(line);
                     self.publish_metadata(from.0 as usize);
                 }
                 Err(e) => {
+                    self.stats.isr_changes_refused += 1;
                     let line = format!("alter p{} by {from} refused: {e:?}", req.partition);
                     self.trace(line);
                     if let Some(node) = &self.brokers[from.0 as usize].node {

@@ -73,8 +73,9 @@ impl Network {
         self.blocked.clear();
     }
 
-    /// Drops everything addressed to or sent by `broker` (it crashed).
+    /// Drops everything addressed to `broker` (it crashed). What it sent is still on the
+    /// way and may arrive after it restarted (the leader must not trust it: KIP-903).
     pub fn forget(&mut self, broker: BrokerId) {
-        self.queue.retain(|_, e| e.from != broker && e.to != broker);
+        self.queue.retain(|_, e| e.to != broker);
     }
 }

@@ -1,8 +1,8 @@
 //! Many seeds of the replication simulation, and the seeds that once failed.
-use super::cluster::{Sim, SimConfig};
+use super::cluster::{Sim, SimConfig, SimStats};
 
 /// Runs one seed; on failure prints the tail of its trace and panics with the seed.
-fn run_seed(seed: u64, config: SimConfig) -> usize {
+fn run_seed(seed: u64, config: SimConfig) -> SimStats {
     let mut sim = Sim::new(seed, config);
     if let Err(e) = sim.run() {
         let start = sim.trace.len().saturating_sub(60);
@@ -11,28 +11,39 @@ fn run_seed(seed: u64, config: SimConfig) -> usize {
         }
         panic!("seed {seed}: {e}");
     }
-    sim.checker.acked_count()
+    sim.stats.clone()
 }
 
-/// `STRATA_SIM_SEEDS` seeds (default 200) from `STRATA_SIM_FIRST_SEED` (default 0).
+/// `STRATA_SIM_SEEDS` seeds (default 500) from `STRATA_SIM_FIRST_SEED` (default 0).
 #[test]
 fn replication_survives_faults_over_many_seeds() {
     let seeds: u64 = std::env::var("STRATA_SIM_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(500);
     let first: u64 = std::env::var("STRATA_SIM_FIRST_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let mut acked = 0;
+    let mut total = SimStats::default();
     for seed in first..first + seeds {
-        acked += run_seed(seed, SimConfig::default());
+        total.add(&run_seed(seed, SimConfig::default()));
     }
-    assert!(
-        acked > seeds as usize,
-        "the runs acknowledged almost nothing: {acked}"
-    );
+    eprintln!("{seeds} seeds: {total:?}");
+    // The runs must exercise what they claim to.
+    assert!(total.acks > 10 * seeds as usize, "{total:?}");
+    if seeds >= 100 {
+        assert!(
+            total.crashes > 0
+                && total.power_losses > 0
+                && total.isolations > 0
+                && total.truncations > 0
+                && total.isr_changes_accepted > 0
+                && total.isr_changes_refused > 0
+                && total.acks_failed > 0,
+            "{total:?}"
+        );
+    }
 }
 
 #[test]
@@ -42,8 +53,9 @@ fn without_faults_everything_produced_is_acknowledged_and_replicated() {
         drop_probability: 0.0,
         ..SimConfig::default()
     };
-    let acked = run_seed(7, config);
-    assert!(acked > 50, "only {acked} batches acknowledged");
+    let stats = run_seed(7, config);
+    assert!(stats.acks > 50, "{stats:?}");
+    assert_eq!(stats.acks_failed, 0, "{stats:?}");
 }
 
 /// Prints what one seed did (run with `--ignored --nocapture` to look at a run).
