@@ -147,10 +147,14 @@ fn truncation_for(leader_epoch: i32, leader_end_offset: i64, local: &dyn LocalLo
 
 type TopicPartition = (String, i32);
 
-/// A request on the wire, remembered with the positions it asked for: a response is only
-/// applied to a partition still at that position (same leader epoch, same fetch offset).
+/// A request on the wire, remembered with its id and the positions it asked for. Only the
+/// response to this very request is accepted (a late answer to a request that timed out could
+/// carry a truncation computed for a log we no longer have: Kafka's network client drops
+/// the connection on timeout, and matches responses by correlation id), and only for
+/// partitions still at the position asked for (same leader epoch, same fetch offset).
 #[derive(Debug, Clone)]
 pub struct InFlight {
+    pub request_id: u64,
     pub sent_at_ms: i64,
     pub requested: BTreeMap<TopicPartition, FollowerPosition>,
 }
@@ -162,6 +166,7 @@ pub struct FetchSession {
     pub partitions: BTreeSet<TopicPartition>,
     pub in_flight: Option<InFlight>,
     pub not_before_ms: i64,
+    pub next_request_id: u64,
 }
 
 impl FetchSession {
@@ -171,6 +176,7 @@ impl FetchSession {
             partitions: BTreeSet::new(),
             in_flight: None,
             not_before_ms: 0,
+            next_request_id: 1,
         }
     }
 

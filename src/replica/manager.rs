@@ -304,8 +304,9 @@ impl ReplicaManager {
         }
     }
 
-    /// The fetch requests our sessions may send now, by source broker.
-    pub fn poll_fetch_requests(&self, now_ms: i64) -> Vec<(BrokerId, FetchRequest)> {
+    /// The fetch requests our sessions may send now: (source broker, request id, request).
+    /// The transport hands the id back with the response (a correlation id).
+    pub fn poll_fetch_requests(&self, now_ms: i64) -> Vec<(BrokerId, u64, FetchRequest)> {
         let mut out = Vec::new();
         let mut fetchers = self.fetchers.lock();
         for session in fetchers.values_mut() {
@@ -330,12 +331,16 @@ impl ReplicaManager {
             if positions.is_empty() {
                 continue;
             }
+            let request_id = session.next_request_id;
+            session.next_request_id += 1;
             session.in_flight = Some(InFlight {
+                request_id,
                 sent_at_ms: now_ms,
                 requested,
             });
             out.push((
                 session.source,
+                request_id,
                 build_fetch_request(
                     self.config.local,
                     self.broker_epoch(),
@@ -347,29 +352,35 @@ impl ReplicaManager {
         out
     }
 
-    /// The request to `source` failed (connection lost, timeout): back off and retry.
-    pub fn on_fetch_failure(&self, source: BrokerId, now_ms: i64) {
+    /// Request `request_id` to `source` failed (connection lost): back off and retry.
+    pub fn on_fetch_failure(&self, source: BrokerId, request_id: u64, now_ms: i64) {
         if let Some(s) = self.fetchers.lock().get_mut(&source) {
+            if s.in_flight.as_ref().map(|f| f.request_id) != Some(request_id) {
+                return;
+            }
             s.in_flight = None;
             s.not_before_ms = now_ms + self.config.fetcher.backoff_ms;
         }
     }
 
-    /// Applies a fetch response from `source`: appends, truncations, backoffs. Partitions
+    /// Applies the response to request `request_id` from `source`: appends, truncations,
+    /// backoffs. A response to any other request (one that timed out) is dropped; partitions
     /// whose position changed since the request (new epoch, truncated) are left alone.
     pub fn on_fetch_response(
         &self,
         source: BrokerId,
+        request_id: u64,
         response: &FetchResponse,
         now_ms: i64,
     ) -> FetchResponseOutcome {
         let mut outcome = FetchResponseOutcome::default();
-        let Some(in_flight) = self
-            .fetchers
-            .lock()
-            .get_mut(&source)
-            .and_then(|s| s.in_flight.take())
-        else {
+        let Some(in_flight) = self.fetchers.lock().get_mut(&source).and_then(|s| {
+            if s.in_flight.as_ref().map(|f| f.request_id) == Some(request_id) {
+                s.in_flight.take()
+            } else {
+                None
+            }
+        }) else {
             return outcome;
         };
         if response.error_code != 0 {

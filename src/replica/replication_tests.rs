@@ -61,10 +61,10 @@ fn config(min_insync_replicas: i32) -> PartitionConfig {
 
 /// One fetch round trip from `follower` to `leader`.
 fn replicate(leader: &ReplicaManager, follower: &ReplicaManager, now_ms: i64) {
-    for (to, req) in follower.poll_fetch_requests(now_ms) {
+    for (to, id, req) in follower.poll_fetch_requests(now_ms) {
         assert_eq!(to, leader.local());
         let resp = leader.serve_follower_fetch(&req, &|t| Some(t.topic.clone()), now_ms);
-        follower.on_fetch_response(to, &resp, now_ms);
+        follower.on_fetch_response(to, id, &resp, now_ms);
     }
 }
 
@@ -222,4 +222,29 @@ fn a_silent_follower_is_proposed_out_of_the_isr_after_the_lag_time() {
     );
     a.maybe_shrink_isr(30_002);
     assert_eq!(a.take_alter_partitions().len(), 1);
+}
+
+#[test]
+fn a_late_response_to_a_timed_out_fetch_is_dropped() {
+    // Found by simulation seed 197: the answer to a fetch that timed out arrived after the
+    // retry's answer and truncated data the leader already counted for the ISR.
+    let (_d, a, b) = setup(1, &[0, 1]);
+    let pa = a.get("t", 0).unwrap();
+    pa.append_records(batch("one"), 1).unwrap();
+    let (_, stale_id, stale) = b.poll_fetch_requests(2).pop().unwrap();
+    let stale_resp = a.serve_follower_fetch(&stale, &|t| Some(t.topic.clone()), 2);
+    // No answer within the request timeout: the fetcher retries, and that answer comes first.
+    let retry_at = 2 + super::fetcher::FetcherConfig::default().request_timeout_ms;
+    let (_, retry_id, retry) = b.poll_fetch_requests(retry_at).pop().unwrap();
+    assert_ne!(stale_id, retry_id);
+    let retry_resp = a.serve_follower_fetch(&retry, &|t| Some(t.topic.clone()), retry_at);
+    b.on_fetch_response(BrokerId(0), retry_id, &retry_resp, retry_at);
+    assert_eq!(b.get("t", 0).unwrap().log_end_offset(), 1);
+    pa.append_records(batch("two"), retry_at).unwrap();
+    let (_, next_id, _) = b.poll_fetch_requests(retry_at + 1).pop().unwrap();
+    // The late answer is not the one awaited now: ignored, whatever it says.
+    let outcome = b.on_fetch_response(BrokerId(0), stale_id, &stale_resp, retry_at + 2);
+    assert_eq!(outcome, Default::default());
+    let sessions = b.fetch_sessions();
+    assert_eq!(sessions[0].in_flight.as_ref().unwrap().request_id, next_id);
 }

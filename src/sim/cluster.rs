@@ -275,7 +275,12 @@ impl Sim {
         self.pending.retain(|p| p.broker != id);
         self.alter_inbox.retain(|(_, b, _)| *b != id);
         self.controller.fence(id);
-        self.brokers[i].restart_at_ms = self.now_ms + self.rng.range(200, 5_000);
+        self.brokers[i].restart_at_ms = self.now_ms
+            + if self.rng.chance(0.3) {
+                self.rng.range(20, 200)
+            } else {
+                self.rng.range(200, 5_000)
+            };
         self.stats.crashes += 1;
         self.stats.power_losses += power_loss as usize;
         self.trace(format!(
@@ -508,19 +513,19 @@ impl Sim {
                 continue;
             };
             match env.payload {
-                Payload::FetchRequest(req) => {
+                Payload::FetchRequest(id, req) => {
                     let resp =
                         node.replicas
                             .serve_follower_fetch(&req, &|t| Some(t.topic.clone()), now);
                     let reply = Envelope {
                         from: env.to,
                         to: env.from,
-                        payload: Payload::FetchResponse(resp),
+                        payload: Payload::FetchResponse(id, resp),
                     };
                     self.net.send(&mut self.rng, now, reply);
                 }
-                Payload::FetchResponse(resp) => {
-                    let outcome = node.replicas.on_fetch_response(env.from, &resp, now);
+                Payload::FetchResponse(id, resp) => {
+                    let outcome = node.replicas.on_fetch_response(env.from, id, &resp, now);
                     self.stats.truncations += outcome.truncations;
                 }
             }
@@ -542,11 +547,11 @@ impl Sim {
                     log.flush().expect("flush");
                 }
             }
-            for (to, req) in requests {
+            for (to, request_id, req) in requests {
                 let env = Envelope {
                     from: id,
                     to,
-                    payload: Payload::FetchRequest(req),
+                    payload: Payload::FetchRequest(request_id, req),
                 };
                 self.net.send(&mut self.rng, now, env);
             }

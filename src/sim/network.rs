@@ -10,8 +10,9 @@ use crate::replica::BrokerId;
 
 #[derive(Debug, Clone)]
 pub enum Payload {
-    FetchRequest(FetchRequest),
-    FetchResponse(FetchResponse),
+    /// A fetch and its request id (the correlation id of the wire).
+    FetchRequest(u64, FetchRequest),
+    FetchResponse(u64, FetchResponse),
 }
 
 #[derive(Debug, Clone)]
@@ -51,7 +52,14 @@ impl Network {
         if self.is_blocked(envelope.from, envelope.to) || rng.chance(self.drop_probability) {
             return;
         }
-        let at = now_ms + rng.range(self.min_delay_ms, self.max_delay_ms);
+        // Now and then a message is very late (a stalled connection): it can arrive after its
+        // sender crashed and came back.
+        let delay = if rng.chance(0.01) {
+            rng.range(self.max_delay_ms, 2_000)
+        } else {
+            rng.range(self.min_delay_ms, self.max_delay_ms)
+        };
+        let at = now_ms + delay;
         self.seq += 1;
         self.queue.insert((at, self.seq), envelope);
     }

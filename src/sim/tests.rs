@@ -58,6 +58,15 @@ fn without_faults_everything_produced_is_acknowledged_and_replicated() {
     assert_eq!(stats.acks_failed, 0, "{stats:?}");
 }
 
+/// Seed 197 once failed: a late answer to a fetch that had timed out was applied as the
+/// answer to its retry's successor and truncated, on broker 2, records the leader had already
+/// counted, so broker 2 joined the ISR below the high watermark. Responses are now matched by
+/// request id.
+#[test]
+fn regression_seed_197_late_fetch_response_after_retry() {
+    run_seed(197, SimConfig::default());
+}
+
 /// Prints what one seed did (run with `--ignored --nocapture` to look at a run).
 #[test]
 #[ignore]
