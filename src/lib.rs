@@ -3,7 +3,9 @@
 //! # Layout
 //! - [`protocol`]: sans-io wire layer (primitives, headers, generated messages, record batches).
 //! - [`storage`]: Kafka's on-disk log (segments, indexes, recovery, retention); knows no network.
-//! - [`replica`]: partition state (leader epoch, high watermark, producer state) over the log.
+//! - [`replica`]: partition replicas over the log (leader epoch, high watermark, ISR, producer
+//!   state), the follower fetcher (sans-io) and the controller interface (`PartitionChange`).
+//! - `sim` (tests only): deterministic simulation of replication with faults and invariants.
 //! - [`coordinator`]: the group coordinator on `__consumer_offsets` (records, replay).
 //! - [`controller`]: cluster metadata (topics, configs, producer ids) built by replaying records.
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
@@ -21,4 +23,6 @@ pub mod handlers;
 pub mod protocol;
 pub mod replica;
 pub mod server;
+#[cfg(test)]
+mod sim;
 pub mod storage;

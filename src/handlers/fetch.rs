@@ -6,6 +6,11 @@
 //!
 //! Incremental fetch sessions (KIP-227) are declined the way Kafka declines them when its
 //! session cache is full: a session id of 0, after which clients send full fetches.
+//!
+//! A fetch with a replica id (`replica_id >= 0`, or ReplicaState from v15) comes from a
+//! follower and is served by the replica manager: up to the log end offset, with the
+//! follower's position recorded and diverging epochs reported (v12+). Consumers get
+//! NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +72,14 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
                 partitions.push(pd);
                 continue;
             };
+            if !partition.is_leader() {
+                pd.error_code = ErrorCode::NOT_LEADER_OR_FOLLOWER.code();
+                pd.current_leader.leader_id = partition.leader_id().map_or(-1, |b| b.0);
+                pd.current_leader.leader_epoch = partition.leader_epoch();
+                error = true;
+                partitions.push(pd);
+                continue;
+            }
             if let Err(e) = partition.check_leader_epoch(fp.current_leader_epoch) {
                 pd.error_code = e.code().code();
                 error = true;
@@ -135,6 +148,17 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
     }
 }
 
+/// Bytes of records in a response, and whether any partition failed or diverged.
+fn response_size(response: &FetchResponse) -> (usize, bool) {
+    let mut bytes = 0;
+    let mut error = false;
+    for p in response.responses.iter().flat_map(|t| &t.partitions) {
+        bytes += p.records.as_ref().map_or(0, |r| r.len());
+        error |= p.error_code != 0 || p.diverging_epoch.epoch >= 0;
+    }
+    (bytes, error)
+}
+
 /// The last offset of the last whole batch in `records`.
 fn last_offset_in(records: &[u8]) -> Option<i64> {
     crate::protocol::records::batch::BatchIter::new(records)
@@ -158,17 +182,43 @@ pub async fn start(
                 ..Default::default()
             });
         }
-        if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
-            // Follower fetches arrive with replication; a single node has no followers.
-            return Some(FetchResponse {
-                error_code: ErrorCode::NOT_LEADER_OR_FOLLOWER.code(),
-                ..Default::default()
-            });
-        }
         let deadline = tokio::time::Instant::now()
             + Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64);
         let min_bytes = request.min_bytes.max(0) as usize;
         let mut appended = broker.replicas.subscribe_appends();
+        if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
+            let resolve = |t: &crate::protocol::messages::fetch_request::FetchTopic| {
+                if version >= 13 {
+                    broker.metadata.topic_name_by_id(&t.topic_id)
+                } else {
+                    Some(t.topic.clone())
+                }
+            };
+            loop {
+                appended.borrow_and_update();
+                let mut response =
+                    broker
+                        .replicas
+                        .serve_follower_fetch(&request, &resolve, broker.now_ms());
+                let (bytes, error) = response_size(&response);
+                if min_bytes == 0
+                    || bytes >= min_bytes
+                    || error
+                    || tokio::time::Instant::now() >= deadline
+                {
+                    if version < 13 {
+                        for t in &mut response.responses {
+                            t.topic_id = Uuid::ZERO;
+                        }
+                    }
+                    return Some(response);
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    changed = appended.changed() => if changed.is_err() { return Some(response) },
+                }
+            }
+        }
         loop {
             appended.borrow_and_update();
             let g = gather(&broker, &request, version);

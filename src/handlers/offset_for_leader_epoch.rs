@@ -32,6 +32,11 @@ pub fn handle(
                         r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
                         return r;
                     };
+                    // Only the leader answers, for consumers and followers alike.
+                    if !partition.is_leader() {
+                        r.error_code = ErrorCode::NOT_LEADER_OR_FOLLOWER.code();
+                        return r;
+                    }
                     if let Err(e) = partition.check_leader_epoch(p.current_leader_epoch) {
                         r.error_code = e.code().code();
                         return r;

@@ -2,15 +2,29 @@
 //! Kafka 4 does (old librdkafka only enables compression when it sees them advertised).
 //!
 //! Two stages: the appends run before the next request of the connection is read (so appends
-//! keep connection order), and the response future is what waits for acknowledgement.
+//! keep connection order), and the response future is what waits for acknowledgement: with
+//! acks=all, until the high watermark passes each partition's batch (Kafka's DelayedProduce),
+//! or `timeout_ms` (REQUEST_TIMED_OUT). On a single node the high watermark is the log end
+//! offset, so nothing waits.
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::{ready, Broker, ResponseFuture};
+use super::{later, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::*;
+use crate::replica::Partition;
+
+/// An acks=all partition response waiting for the high watermark.
+pub struct AckWait {
+    topic: usize,
+    partition: usize,
+    replica: Arc<Partition>,
+    required_offset: i64,
+    leader_epoch: i32,
+}
 
 fn partition_error(
     index: i32,
@@ -29,17 +43,30 @@ fn partition_error(
 }
 
 pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> ProduceResponse {
-    let acks_valid = matches!(request.acks, 0 | 1 | -1);
+    handle_with_waits(broker, version, request).0
+}
+
+/// Appends, and lists the acks=all partitions whose acknowledgement must wait.
+pub fn handle_with_waits(
+    broker: &Broker,
+    version: i16,
+    request: ProduceRequest,
+) -> (ProduceResponse, Vec<AckWait>) {
+    let acks = request.acks;
+    let acks_valid = matches!(acks, 0 | 1 | -1);
     let now_ms = broker.now_ms();
     let mut appended = false;
+    let mut waits = Vec::new();
     let responses = request
         .topic_data
         .into_iter()
-        .map(|topic| {
+        .enumerate()
+        .map(|(topic_index, topic)| {
             let partition_responses = topic
                 .partition_data
                 .into_iter()
-                .map(|pd| {
+                .enumerate()
+                .map(|(partition_index, pd)| {
                     if version < 3 {
                         return partition_error(pd.index, ErrorCode::UNSUPPORTED_VERSION, None);
                     }
@@ -52,9 +79,18 @@ pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> Produce
                     let Some(records) = pd.records else {
                         return partition_error(pd.index, ErrorCode::CORRUPT_MESSAGE, None);
                     };
-                    match partition.append_records(records, now_ms) {
+                    match partition.append_records_with_acks(records, acks, now_ms) {
                         Ok(out) => {
                             appended |= !out.duplicate;
+                            if acks == -1 {
+                                waits.push(AckWait {
+                                    topic: topic_index,
+                                    partition: partition_index,
+                                    replica: partition.clone(),
+                                    required_offset: out.last_offset + 1,
+                                    leader_epoch: out.leader_epoch,
+                                });
+                            }
                             PartitionProduceResponse {
                                 index: pd.index,
                                 error_code: 0,
@@ -77,11 +113,32 @@ pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> Produce
     if appended {
         broker.replicas.notify_appended();
     }
-    ProduceResponse {
+    let response = ProduceResponse {
         responses,
         throttle_time_ms: 0,
         ..Default::default()
-    }
+    };
+    (response, waits)
+}
+
+/// Settles the waits that are complete; returns whether all are.
+fn settle(response: &mut ProduceResponse, waits: &mut Vec<AckWait>) -> bool {
+    waits.retain(|w| {
+        match w
+            .replica
+            .acks_all_outcome(w.required_offset, w.leader_epoch)
+        {
+            None => true,
+            Some(Ok(())) => false,
+            Some(Err(e)) => {
+                let r = &mut response.responses[w.topic].partition_responses[w.partition];
+                r.error_code = e.code().code();
+                r.error_message = Some(e.message());
+                false
+            }
+        }
+    });
+    waits.is_empty()
 }
 
 pub async fn start(
@@ -91,7 +148,33 @@ pub async fn start(
     _peer: SocketAddr,
 ) -> ResponseFuture {
     let acks = request.acks;
-    let response = handle(&broker, header.api_version, request);
+    let timeout_ms = request.timeout_ms.max(0) as u64;
+    let (mut response, mut waits) = handle_with_waits(&broker, header.api_version, request);
     // acks=0: Kafka sends no response at all.
-    ready(header, if acks == 0 { None } else { Some(response) })
+    if acks == 0 {
+        return ready::<ProduceResponse>(header, None);
+    }
+    if settle(&mut response, &mut waits) {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+        let mut woken = broker.replicas.subscribe_appends();
+        loop {
+            woken.borrow_and_update();
+            if settle(&mut response, &mut waits) {
+                return Some(response);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {
+                    for w in &waits {
+                        let r = &mut response.responses[w.topic].partition_responses[w.partition];
+                        r.error_code = ErrorCode::REQUEST_TIMED_OUT.code();
+                    }
+                    return Some(response);
+                }
+                changed = woken.changed() => if changed.is_err() { return Some(response) },
+            }
+        }
+    })
 }

@@ -89,20 +89,32 @@ pub(super) fn load_producer_state(
         next = last.last_offset() + 1;
         for h in &headers {
             stats.batches_replayed += 1;
-            if !h.is_control() {
-                producers.replay(h, true, 0);
-                continue;
-            }
-            let (commit, coordinator_epoch) = read_marker(log, h);
-            if let Some(a) = producers.replay(h, commit, coordinator_epoch) {
-                log.index_aborted_txn(&AbortedTxn {
-                    producer_id: a.producer_id,
-                    first_offset: a.first_offset,
-                    last_offset: h.base_offset,
-                    last_stable_offset: a.other_first_unstable_offset.unwrap_or(h.base_offset + 1),
-                })?;
-            }
+            replay_batch(log, &mut producers, h)?;
         }
     }
     Ok((producers, stats))
+}
+
+/// Replays one batch header of `log` into `producers`: a marker's transaction ends, and an
+/// ABORT's goes to the `.txnindex` unless it is there already (start-up replay, and a
+/// follower's appends of the leader's batches).
+pub(super) fn replay_batch(
+    log: &PartitionLog,
+    producers: &mut ProducerStateManager,
+    h: &BatchHeader,
+) -> Result<(), PartitionError> {
+    if !h.is_control() {
+        producers.replay(h, true, 0);
+        return Ok(());
+    }
+    let (commit, coordinator_epoch) = read_marker(log, h);
+    if let Some(a) = producers.replay(h, commit, coordinator_epoch) {
+        log.index_aborted_txn(&AbortedTxn {
+            producer_id: a.producer_id,
+            first_offset: a.first_offset,
+            last_offset: h.base_offset,
+            last_stable_offset: a.other_first_unstable_offset.unwrap_or(h.base_offset + 1),
+        })?;
+    }
+    Ok(())
 }

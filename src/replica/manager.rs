@@ -1,27 +1,83 @@
-//! All partitions this broker leads, and the wake-ups of delayed fetches (Kafka's
-//! ReplicaManager and DelayedFetch purgatory, in a simpler form: one watch counter that every
-//! append bumps, which waiting fetches re-check).
+//! All partition replicas of this broker (Kafka's `ReplicaManager` and
+//! `ReplicaFetcherManager`): opening partitions, applying the controller's partition changes
+//! (become leader / become follower, moving partitions between fetch sessions), serving the
+//! follower fetches of other brokers, driving our own fetch sessions (sans-io: requests out,
+//! responses in), the ISR shrink check, the outbox of AlterPartition requests, and the wake-ups
+//! of delayed operations (one watch counter bumped by every append and high-watermark move,
+//! which waiting fetches and acks=all produces re-check).
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use super::change::{AlterPartition, AlterPartitionError, PartitionChange};
+use super::fetcher::{
+    build_fetch_request, decide, FetchAction, FetchSession, FetcherConfig, InFlight, LocalLog,
+};
+use super::ids::{BrokerEpoch, BrokerId};
+use super::leader::{ChangeOutcome, FollowerFetch};
 use super::partition::{Partition, PartitionConfig, PartitionError};
+use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
+use crate::protocol::messages::fetch_request::{FetchRequest, FetchTopic};
+use crate::protocol::messages::fetch_response::{
+    FetchResponse, FetchableTopicResponse, PartitionData,
+};
 use crate::storage::{LogManager, StorageError};
+
+/// Broker-level replication settings.
+#[derive(Debug, Clone)]
+pub struct ReplicationConfig {
+    /// This broker's `node.id`.
+    pub local: BrokerId,
+    /// `replica.lag.time.max.ms`.
+    pub replica_lag_time_max_ms: i64,
+    pub fetcher: FetcherConfig,
+}
+
+impl Default for ReplicationConfig {
+    fn default() -> Self {
+        ReplicationConfig {
+            local: BrokerId(0),
+            replica_lag_time_max_ms: super::partition::DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+            fetcher: FetcherConfig::default(),
+        }
+    }
+}
+
+/// What one fetch response did to our replicas.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchResponseOutcome {
+    pub appended_bytes: usize,
+    pub truncations: usize,
+    pub errors: Vec<ErrorCode>,
+}
 
 pub struct ReplicaManager {
     logs: Arc<LogManager>,
+    config: ReplicationConfig,
+    broker_epoch: Mutex<BrokerEpoch>,
     partitions: DashMap<(String, i32), Arc<Partition>>,
+    /// Fetch sessions by source broker.
+    fetchers: Mutex<BTreeMap<BrokerId, FetchSession>>,
     appended: watch::Sender<u64>,
 }
 
 impl ReplicaManager {
     pub fn new(logs: Arc<LogManager>) -> Self {
+        Self::with_config(logs, ReplicationConfig::default())
+    }
+
+    pub fn with_config(logs: Arc<LogManager>, config: ReplicationConfig) -> Self {
         let (appended, _) = watch::channel(0);
         ReplicaManager {
             logs,
+            config,
+            broker_epoch: Mutex::new(BrokerEpoch::UNKNOWN),
             partitions: DashMap::new(),
+            fetchers: Mutex::new(BTreeMap::new()),
             appended,
         }
     }
@@ -30,13 +86,27 @@ impl ReplicaManager {
         &self.logs
     }
 
+    pub fn local(&self) -> BrokerId {
+        self.config.local
+    }
+
+    /// The epoch of our current registration with the controller.
+    pub fn set_broker_epoch(&self, epoch: BrokerEpoch) {
+        *self.broker_epoch.lock() = epoch;
+    }
+
+    pub fn broker_epoch(&self) -> BrokerEpoch {
+        *self.broker_epoch.lock()
+    }
+
     pub fn get(&self, topic: &str, partition: i32) -> Option<Arc<Partition>> {
         self.partitions
             .get(&(topic.to_string(), partition))
             .map(|p| p.clone())
     }
 
-    /// Opens (or creates) the log of a partition and makes this broker its leader.
+    /// Opens (or creates) the log of a partition and makes this broker its only replica and
+    /// leader (the single-node default).
     pub fn make_leader(
         &self,
         topic: &str,
@@ -51,7 +121,15 @@ impl ReplicaManager {
         if log.topic_id() != Some(topic_id) {
             log.set_topic_id(topic_id)?;
         }
-        let p = Arc::new(Partition::new(topic, index, topic_id, log, config)?);
+        let p = Arc::new(Partition::new_sole_replica(
+            topic,
+            index,
+            topic_id,
+            log,
+            config,
+            self.config.local,
+        )?);
+        p.set_replica_lag_time_max_ms(self.config.replica_lag_time_max_ms);
         let entry = self
             .partitions
             .entry((topic.to_string(), index))
@@ -59,9 +137,69 @@ impl ReplicaManager {
         Ok(entry.clone())
     }
 
+    /// Applies the controller's state of a replicated partition, opening it if needed: we
+    /// become (or stay) its leader or a follower of its leader, and its fetching moves to the
+    /// matching session.
+    pub fn apply_partition_change(
+        &self,
+        change: &PartitionChange,
+        config: PartitionConfig,
+        now_ms: i64,
+    ) -> Result<ChangeOutcome, PartitionError> {
+        let key = (change.topic.clone(), change.partition);
+        let partition = match self.get(&change.topic, change.partition) {
+            Some(p) => p,
+            None => {
+                let log =
+                    self.logs
+                        .get_or_create(&change.topic, change.partition, config.log.clone())?;
+                if log.topic_id() != Some(change.topic_id) {
+                    log.set_topic_id(change.topic_id)?;
+                }
+                let p = Arc::new(Partition::new_replica(
+                    &change.topic,
+                    change.partition,
+                    change.topic_id,
+                    log,
+                    config,
+                    self.config.local,
+                )?);
+                p.set_replica_lag_time_max_ms(self.config.replica_lag_time_max_ms);
+                self.partitions.entry(key.clone()).or_insert(p).clone()
+            }
+        };
+        let outcome = partition.apply_change(change, self.broker_epoch(), now_ms)?;
+        let mut fetchers = self.fetchers.lock();
+        match outcome {
+            ChangeOutcome::Stale => {}
+            ChangeOutcome::Leader {
+                high_watermark_changed,
+            } => {
+                remove_from_sessions(&mut fetchers, &key);
+                // Acks waiting on the previous epoch fail; waiting reads re-check.
+                let _ = high_watermark_changed;
+                self.notify_appended();
+            }
+            ChangeOutcome::Follower { leader, .. } => {
+                remove_from_sessions(&mut fetchers, &key);
+                if let Some(leader) = leader.filter(|l| *l != self.config.local) {
+                    fetchers
+                        .entry(leader)
+                        .or_insert_with(|| FetchSession::new(leader))
+                        .partitions
+                        .insert(key);
+                }
+                self.notify_appended();
+            }
+        }
+        Ok(outcome)
+    }
+
     /// Removes a partition and deletes its data (topic deletion).
     pub fn delete(&self, topic: &str, index: i32) -> Result<(), StorageError> {
-        self.partitions.remove(&(topic.to_string(), index));
+        let key = (topic.to_string(), index);
+        remove_from_sessions(&mut self.fetchers.lock(), &key);
+        self.partitions.remove(&key);
         self.logs.delete_partition(topic, index)
     }
 
@@ -69,12 +207,302 @@ impl ReplicaManager {
         self.partitions.iter().map(|e| e.value().clone()).collect()
     }
 
-    /// Tells waiting fetches that data arrived.
+    /// Tells waiting fetches and produces that data arrived or the high watermark moved.
     pub fn notify_appended(&self) {
         self.appended.send_modify(|v| *v = v.wrapping_add(1));
     }
 
     pub fn subscribe_appends(&self) -> watch::Receiver<u64> {
         self.appended.subscribe()
+    }
+
+    /// Serves a Fetch from a follower (`replica_id >= 0` or ReplicaState): reads up to the log
+    /// end offset, records the follower's position, reports diverging epochs. `resolve` maps a
+    /// request topic to its name (by id from v13).
+    pub fn serve_follower_fetch(
+        &self,
+        request: &FetchRequest,
+        resolve: &dyn Fn(&FetchTopic) -> Option<String>,
+        now_ms: i64,
+    ) -> FetchResponse {
+        let replica = if request.replica_state.replica_id >= 0 {
+            request.replica_state.replica_id
+        } else {
+            request.replica_id
+        };
+        let broker_epoch = BrokerEpoch(request.replica_state.replica_epoch);
+        let mut remaining = request.max_bytes.max(0) as usize;
+        let mut woke = false;
+        let mut responses = Vec::with_capacity(request.topics.len());
+        for topic in &request.topics {
+            let name = resolve(topic);
+            let mut partitions = Vec::with_capacity(topic.partitions.len());
+            for fp in &topic.partitions {
+                let mut pd = PartitionData {
+                    partition_index: fp.partition,
+                    high_watermark: -1,
+                    records: Some(Default::default()),
+                    ..Default::default()
+                };
+                let Some(partition) = name.as_deref().and_then(|n| self.get(n, fp.partition))
+                else {
+                    pd.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                    partitions.push(pd);
+                    continue;
+                };
+                let fetch = FollowerFetch {
+                    replica: BrokerId(replica),
+                    broker_epoch,
+                    fetch_offset: fp.fetch_offset,
+                    last_fetched_epoch: fp.last_fetched_epoch,
+                    current_leader_epoch: fp.current_leader_epoch,
+                    max_bytes: (fp.partition_max_bytes.max(0) as usize).min(remaining),
+                    now_ms,
+                };
+                match partition.fetch_for_follower(&fetch) {
+                    Ok(r) => {
+                        woke |= r.high_watermark_changed;
+                        remaining = remaining.saturating_sub(r.records.len());
+                        pd.high_watermark = r.high_watermark;
+                        pd.last_stable_offset = r.last_stable_offset;
+                        pd.log_start_offset = r.log_start_offset;
+                        if let Some((epoch, end_offset)) = r.diverging_epoch {
+                            pd.diverging_epoch.epoch = epoch;
+                            pd.diverging_epoch.end_offset = end_offset;
+                        }
+                        pd.records = Some(r.records);
+                    }
+                    Err(e) => {
+                        pd.error_code = e.code().code();
+                        if let PartitionError::OffsetOutOfRange {
+                            log_start_offset, ..
+                        } = e
+                        {
+                            // Lets the follower restart at our log start without a ListOffsets.
+                            pd.log_start_offset = log_start_offset;
+                        }
+                        // KIP-951: point the follower at the leader we know.
+                        pd.current_leader.leader_id = partition.leader_id().map_or(-1, |b| b.0);
+                        pd.current_leader.leader_epoch = partition.leader_epoch();
+                    }
+                }
+                partitions.push(pd);
+            }
+            responses.push(FetchableTopicResponse {
+                topic: topic.topic.clone(),
+                topic_id: topic.topic_id,
+                partitions,
+                ..Default::default()
+            });
+        }
+        if woke {
+            self.notify_appended();
+        }
+        FetchResponse {
+            responses,
+            ..Default::default()
+        }
+    }
+
+    /// The fetch requests our sessions may send now: (source broker, request id, request).
+    /// The transport hands the id back with the response (a correlation id).
+    pub fn poll_fetch_requests(&self, now_ms: i64) -> Vec<(BrokerId, u64, FetchRequest)> {
+        let mut out = Vec::new();
+        let mut fetchers = self.fetchers.lock();
+        for session in fetchers.values_mut() {
+            if !session.ready(now_ms, &self.config.fetcher) {
+                continue;
+            }
+            let mut positions = Vec::new();
+            let mut requested = BTreeMap::new();
+            for key in &session.partitions {
+                let Some(p) = self.get(&key.0, key.1) else {
+                    continue;
+                };
+                let Some(pos) = p.follower_position() else {
+                    continue;
+                };
+                if pos.leader != session.source {
+                    continue;
+                }
+                positions.push((key.clone(), p.topic_id, pos));
+                requested.insert(key.clone(), pos);
+            }
+            if positions.is_empty() {
+                continue;
+            }
+            let request_id = session.next_request_id;
+            session.next_request_id += 1;
+            session.in_flight = Some(InFlight {
+                request_id,
+                sent_at_ms: now_ms,
+                requested,
+            });
+            out.push((
+                session.source,
+                request_id,
+                build_fetch_request(
+                    self.config.local,
+                    self.broker_epoch(),
+                    &positions,
+                    &self.config.fetcher,
+                ),
+            ));
+        }
+        out
+    }
+
+    /// Request `request_id` to `source` failed (connection lost): back off and retry.
+    pub fn on_fetch_failure(&self, source: BrokerId, request_id: u64, now_ms: i64) {
+        if let Some(s) = self.fetchers.lock().get_mut(&source) {
+            if s.in_flight.as_ref().map(|f| f.request_id) != Some(request_id) {
+                return;
+            }
+            s.in_flight = None;
+            s.not_before_ms = now_ms + self.config.fetcher.backoff_ms;
+        }
+    }
+
+    /// Applies the response to request `request_id` from `source`: appends, truncations,
+    /// backoffs. A response to any other request (one that timed out) is dropped; partitions
+    /// whose position changed since the request (new epoch, truncated) are left alone.
+    pub fn on_fetch_response(
+        &self,
+        source: BrokerId,
+        request_id: u64,
+        response: &FetchResponse,
+        now_ms: i64,
+    ) -> FetchResponseOutcome {
+        let mut outcome = FetchResponseOutcome::default();
+        let Some(in_flight) = self.fetchers.lock().get_mut(&source).and_then(|s| {
+            if s.in_flight.as_ref().map(|f| f.request_id) == Some(request_id) {
+                s.in_flight.take()
+            } else {
+                None
+            }
+        }) else {
+            return outcome;
+        };
+        if response.error_code != 0 {
+            outcome.errors.push(code_of(response.error_code));
+        }
+        for topic in &response.responses {
+            for pd in &topic.partitions {
+                let key = (topic.topic.clone(), pd.partition_index);
+                let Some(requested) = in_flight.requested.get(&key) else {
+                    continue;
+                };
+                let Some(partition) = self.get(&key.0, key.1) else {
+                    continue;
+                };
+                if partition.follower_position().as_ref() != Some(requested) {
+                    continue;
+                }
+                let action = decide(pd, requested, &PartitionLocalLog(&partition));
+                let applied = match action {
+                    FetchAction::Append {
+                        records,
+                        high_watermark,
+                    } => partition
+                        .append_from_leader(
+                            requested.leader_epoch,
+                            &records,
+                            high_watermark,
+                            now_ms,
+                        )
+                        .map(|n| outcome.appended_bytes += n),
+                    FetchAction::Truncate { offset, .. } => {
+                        outcome.truncations += 1;
+                        partition.truncate_as_follower(requested.leader_epoch, offset)
+                    }
+                    FetchAction::TruncateFully { offset } => {
+                        outcome.truncations += 1;
+                        partition.truncate_fully_as_follower(requested.leader_epoch, offset)
+                    }
+                    FetchAction::Backoff(code) => {
+                        outcome.errors.push(code);
+                        Ok(())
+                    }
+                };
+                if let Err(e) = applied {
+                    tracing::warn!(topic = %key.0, partition = key.1, error = ?e, "applying fetched data failed");
+                    outcome.errors.push(e.code());
+                }
+            }
+        }
+        let mut fetchers = self.fetchers.lock();
+        if let Some(s) = fetchers.get_mut(&source) {
+            s.not_before_ms = if !outcome.errors.is_empty() {
+                now_ms + self.config.fetcher.backoff_ms
+            } else if outcome.appended_bytes == 0 && outcome.truncations == 0 {
+                now_ms + self.config.fetcher.idle_backoff_ms
+            } else {
+                now_ms
+            };
+        }
+        if outcome.appended_bytes > 0 {
+            self.notify_appended();
+        }
+        outcome
+    }
+
+    /// The periodic ISR shrink check over the partitions we lead.
+    pub fn maybe_shrink_isr(&self, now_ms: i64) {
+        for p in self.all() {
+            p.maybe_shrink_isr(now_ms);
+        }
+    }
+
+    /// ISR changes to send to the controller (each handed out once).
+    pub fn take_alter_partitions(&self) -> Vec<AlterPartition> {
+        self.all()
+            .iter()
+            .filter_map(|p| p.take_alter_partition())
+            .collect()
+    }
+
+    /// The controller refused an ISR change.
+    pub fn on_alter_partition_error(&self, request: &AlterPartition, error: AlterPartitionError) {
+        if let Some(p) = self.get(&request.topic, request.partition) {
+            p.on_alter_partition_error(request, error);
+        }
+    }
+
+    /// The source brokers we fetch from, with their partitions (tests, diagnostics).
+    pub fn fetch_sessions(&self) -> Vec<FetchSession> {
+        self.fetchers.lock().values().cloned().collect()
+    }
+}
+
+fn remove_from_sessions(fetchers: &mut BTreeMap<BrokerId, FetchSession>, key: &(String, i32)) {
+    for s in fetchers.values_mut() {
+        s.partitions.remove(key);
+    }
+    fetchers.retain(|_, s| !s.partitions.is_empty() || s.in_flight.is_some());
+}
+
+fn code_of(code: i16) -> ErrorCode {
+    [
+        ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        ErrorCode::FETCH_SESSION_ID_NOT_FOUND,
+        ErrorCode::UNKNOWN_SERVER_ERROR,
+    ]
+    .into_iter()
+    .find(|e| e.code() == code)
+    .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR)
+}
+
+/// A partition as the fetcher's decision sees it.
+struct PartitionLocalLog<'a>(&'a Partition);
+
+impl LocalLog for PartitionLocalLog<'_> {
+    fn log_end_offset(&self) -> i64 {
+        self.0.log_end_offset()
+    }
+    fn high_watermark(&self) -> i64 {
+        self.0.high_watermark()
+    }
+    fn end_offset_for_epoch(&self, epoch: i32) -> (i32, i64) {
+        self.0.end_offset_for_epoch(epoch)
     }
 }

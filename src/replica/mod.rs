@@ -1,16 +1,30 @@
 //! Partition replicas over the log: leader epoch, high watermark, last stable offset, producer
-//! state, and the waits of delayed operations (long-poll fetch). Kafka's `Partition` and
-//! `ReplicaManager`. On a single node every partition is led here with an ISR of one, so the
-//! high watermark follows the log end offset.
+//! state, ISR and follower states, the replica fetcher, and the waits of delayed operations
+//! (long-poll fetch, acks=all produce). Kafka's `Partition`, `ReplicaManager` and
+//! `ReplicaFetcherThread`. On a single node every partition is led here with an ISR of one, so
+//! the high watermark follows the log end offset. Nothing here reads the wall clock or opens a
+//! socket: callers pass `now_ms`, and the fetcher is driven by whoever owns the transport (the
+//! simulation in `sim/`, or a network task).
+pub mod change;
+pub mod fetcher;
+pub mod follower;
+pub mod ids;
+pub mod leader;
+pub mod leader_state;
 mod load;
 pub mod manager;
 pub mod partition;
 pub mod producer_state;
 
+pub use change::{AlterPartition, AlterPartitionError, IsrMember, PartitionChange};
+pub use ids::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionEpoch};
+pub use leader::{ChangeOutcome, FollowerFetch, FollowerFetchResult};
 pub use load::ProducerStateLoad;
 pub use manager::ReplicaManager;
 pub use partition::{AppendOutcome, Partition, PartitionConfig, PartitionError};
 
+#[cfg(test)]
+mod replication_tests;
 #[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]

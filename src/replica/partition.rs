@@ -1,13 +1,17 @@
-//! One partition led by this broker: validates and appends produce batches (with idempotence),
-//! writes transaction markers (their aborted transactions go to the segment's `.txnindex`),
-//! serves reads bounded by the high watermark or last stable offset, and snapshots the
-//! producer state when a segment rolls and at shutdown (Kafka's `Partition` plus the producer
-//! parts of `UnifiedLog`). Loading at open is in `load.rs`.
+//! One partition replica (Kafka's `Partition`): its role (leader with the replication state
+//! of `leader_state.rs`, or follower), leader epoch and high watermark; as leader it validates
+//! and appends produce batches (with idempotence), writes transaction markers (their aborted
+//! transactions go to the segment's `.txnindex`), serves reads bounded by the high watermark or
+//! last stable offset, and snapshots the producer state when a segment rolls and at shutdown.
+//! Leadership changes and the leader side of replication live in `leader.rs`, the follower side
+//! in `follower.rs`, loading at open in `load.rs`.
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use parking_lot::{Mutex, RwLock};
 
+use super::ids::{BrokerId, LeaderEpoch, PartitionEpoch};
+use super::leader_state::LeaderState;
 use super::load::{load_producer_state, ProducerStateLoad};
 use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
 use crate::error::ErrorCode;
@@ -60,6 +64,19 @@ pub enum PartitionError {
         current: i32,
         got: i32,
     },
+    /// This broker does not lead the partition (or, for a follower fetch, the fetching broker
+    /// is not one of its replicas).
+    NotLeaderOrFollower,
+    /// acks=all with fewer in-sync replicas than `min.insync.replicas`: nothing was written.
+    NotEnoughReplicas {
+        isr: usize,
+        min_insync_replicas: i32,
+    },
+    /// acks=all: written and replicated, but the ISR shrank below `min.insync.replicas`.
+    NotEnoughReplicasAfterAppend {
+        isr: usize,
+        min_insync_replicas: i32,
+    },
 }
 
 impl PartitionError {
@@ -84,6 +101,11 @@ impl PartitionError {
             PartitionError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
             PartitionError::FencedLeaderEpoch { .. } => ErrorCode::FENCED_LEADER_EPOCH,
             PartitionError::UnknownLeaderEpoch { .. } => ErrorCode::UNKNOWN_LEADER_EPOCH,
+            PartitionError::NotLeaderOrFollower => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+            PartitionError::NotEnoughReplicas { .. } => ErrorCode::NOT_ENOUGH_REPLICAS,
+            PartitionError::NotEnoughReplicasAfterAppend { .. } => {
+                ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            }
         }
     }
 
@@ -108,13 +130,56 @@ pub struct AppendOutcome {
     pub log_start_offset: i64,
     /// True when the batch was a retry of one already in the log.
     pub duplicate: bool,
+    /// The leader epoch the batch was written under: an acks=all wait fails if leadership
+    /// changes before the high watermark passes it (Kafka completes such delayed produces with
+    /// NOT_LEADER_OR_FOLLOWER when the partition becomes a follower).
+    pub leader_epoch: i32,
+}
+
+/// What this broker is for the partition.
+#[derive(Debug)]
+pub(super) enum Role {
+    Leader(LeaderState),
+    Follower(FollowerView),
+}
+
+/// A follower's copy of the controller's partition state.
+#[derive(Debug, Clone)]
+pub(super) struct FollowerView {
+    pub leader: Option<BrokerId>,
+    pub partition_epoch: PartitionEpoch,
+    pub replicas: Vec<BrokerId>,
+    pub isr: Vec<BrokerId>,
 }
 
 #[derive(Debug)]
-struct PartitionState {
-    leader_epoch: i32,
-    high_watermark: i64,
-    producers: ProducerStateManager,
+pub(super) struct PartitionState {
+    pub local: BrokerId,
+    pub role: Role,
+    pub leader_epoch: i32,
+    pub high_watermark: i64,
+    pub producers: ProducerStateManager,
+    /// `replica.lag.time.max.ms`, set by the replica manager.
+    pub replica_lag_time_max_ms: i64,
+}
+
+/// Kafka's default `replica.lag.time.max.ms`.
+pub const DEFAULT_REPLICA_LAG_TIME_MAX_MS: i64 = 30_000;
+
+impl PartitionState {
+    pub fn leader_state(&self) -> Option<&LeaderState> {
+        match &self.role {
+            Role::Leader(l) => Some(l),
+            Role::Follower(_) => None,
+        }
+    }
+
+    pub fn leader_state_mut(&mut self) -> Option<&mut LeaderState> {
+        match &mut self.role {
+            Role::Leader(l) => Some(l),
+            Role::Follower(_) => None,
+        }
+    }
 }
 
 pub struct Partition {
@@ -122,7 +187,7 @@ pub struct Partition {
     pub index: i32,
     pub topic_id: Uuid,
     pub log: Arc<PartitionLog>,
-    state: Mutex<PartitionState>,
+    pub(super) state: Mutex<PartitionState>,
     config: RwLock<Arc<PartitionConfig>>,
     load: ProducerStateLoad,
 }
@@ -144,9 +209,23 @@ impl Isolation {
     }
 }
 
+/// FENCED_LEADER_EPOCH for an older epoch than ours, UNKNOWN_LEADER_EPOCH for a newer one;
+/// a negative `got` (the client does not know) passes.
+pub(super) fn compare_leader_epoch(current: i32, got: i32) -> Result<(), PartitionError> {
+    if got < 0 {
+        Ok(())
+    } else if got < current {
+        Err(PartitionError::FencedLeaderEpoch { current, got })
+    } else if got > current {
+        Err(PartitionError::UnknownLeaderEpoch { current, got })
+    } else {
+        Ok(())
+    }
+}
+
 impl Partition {
-    /// Wraps an opened log as a leader replica, loading producer state from the latest
-    /// snapshot and the log after it.
+    /// Wraps an opened log as the sole replica and leader (the single-node default), loading
+    /// producer state from the latest snapshot and the log after it.
     pub fn new(
         topic: &str,
         index: i32,
@@ -154,21 +233,99 @@ impl Partition {
         log: Arc<PartitionLog>,
         config: PartitionConfig,
     ) -> Result<Self, PartitionError> {
-        let (producers, load) = load_producer_state(&log)?;
+        Self::new_sole_replica(topic, index, topic_id, log, config, BrokerId(0))
+    }
+
+    /// As [`Partition::new`], for broker `local`: the ISR is `{local}`, so the high watermark
+    /// follows the log end offset.
+    pub fn new_sole_replica(
+        topic: &str,
+        index: i32,
+        topic_id: Uuid,
+        log: Arc<PartitionLog>,
+        config: PartitionConfig,
+        local: BrokerId,
+    ) -> Result<Self, PartitionError> {
         let leader_epoch = log.latest_epoch().unwrap_or(0);
         if log.latest_epoch().is_none() {
             log.assign_epoch_start_offset(leader_epoch, log.log_end_offset())?;
         }
         let high_watermark = log.log_end_offset();
+        let role = Role::Leader(LeaderState::sole_replica(
+            local,
+            LeaderEpoch(leader_epoch),
+            high_watermark,
+        ));
+        Self::load(
+            topic,
+            index,
+            topic_id,
+            log,
+            config,
+            local,
+            role,
+            leader_epoch,
+            high_watermark,
+        )
+    }
+
+    /// Wraps an opened log as a replica of a replicated partition, not yet leader nor
+    /// following anyone: the controller's [`PartitionChange`](super::PartitionChange) decides
+    /// (`leader.rs`). Without a high-watermark checkpoint the high watermark starts at the log
+    /// start offset and is learnt again from the leader (or from the ISR when leading).
+    pub fn new_replica(
+        topic: &str,
+        index: i32,
+        topic_id: Uuid,
+        log: Arc<PartitionLog>,
+        config: PartitionConfig,
+        local: BrokerId,
+    ) -> Result<Self, PartitionError> {
+        let role = Role::Follower(FollowerView {
+            leader: None,
+            partition_epoch: PartitionEpoch(-1),
+            replicas: Vec::new(),
+            isr: Vec::new(),
+        });
+        let high_watermark = log.log_start_offset();
+        Self::load(
+            topic,
+            index,
+            topic_id,
+            log,
+            config,
+            local,
+            role,
+            -1,
+            high_watermark,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        topic: &str,
+        index: i32,
+        topic_id: Uuid,
+        log: Arc<PartitionLog>,
+        config: PartitionConfig,
+        local: BrokerId,
+        role: Role,
+        leader_epoch: i32,
+        high_watermark: i64,
+    ) -> Result<Self, PartitionError> {
+        let (producers, load) = load_producer_state(&log)?;
         Ok(Partition {
             topic: topic.to_string(),
             index,
             topic_id,
             log,
             state: Mutex::new(PartitionState {
+                local,
+                role,
                 leader_epoch,
                 high_watermark,
                 producers,
+                replica_lag_time_max_ms: DEFAULT_REPLICA_LAG_TIME_MAX_MS,
             }),
             config: RwLock::new(Arc::new(config)),
             load,
@@ -211,23 +368,27 @@ impl Partition {
 
     /// Checks the epoch a client believes current (`current_leader_epoch`, -1 = unknown).
     pub fn check_leader_epoch(&self, got: i32) -> Result<(), PartitionError> {
-        if got < 0 {
-            return Ok(());
-        }
-        let current = self.leader_epoch();
-        if got < current {
-            Err(PartitionError::FencedLeaderEpoch { current, got })
-        } else if got > current {
-            Err(PartitionError::UnknownLeaderEpoch { current, got })
-        } else {
-            Ok(())
-        }
+        compare_leader_epoch(self.leader_epoch(), got)
     }
 
-    /// Validates and appends the batches of one produce request partition.
+    /// Validates and appends the batches of one produce request partition (acks=1 rules:
+    /// no `min.insync.replicas` check).
     pub fn append_records(
         &self,
         records: Bytes,
+        now_ms: i64,
+    ) -> Result<AppendOutcome, PartitionError> {
+        self.append_records_with_acks(records, 1, now_ms)
+    }
+
+    /// Validates and appends as leader. With `required_acks == -1` the append is refused with
+    /// NOT_ENOUGH_REPLICAS when the ISR is smaller than `min.insync.replicas` (Kafka's
+    /// `appendRecordsToLeader`); waiting for the high watermark is the caller's
+    /// ([`Partition::acks_all_outcome`]).
+    pub fn append_records_with_acks(
+        &self,
+        records: Bytes,
+        required_acks: i16,
         now_ms: i64,
     ) -> Result<AppendOutcome, PartitionError> {
         let config = self.config();
@@ -267,6 +428,15 @@ impl Partition {
             )));
         }
         let mut st = self.state.lock();
+        let Some(leader) = st.leader_state() else {
+            return Err(PartitionError::NotLeaderOrFollower);
+        };
+        if required_acks == -1 && (leader.isr.len() as i32) < config.min_insync_replicas {
+            return Err(PartitionError::NotEnoughReplicas {
+                isr: leader.isr.len(),
+                min_insync_replicas: config.min_insync_replicas,
+            });
+        }
         // Idempotence: a retry of one of the producer's last batches is answered, not written.
         if headers.len() == 1 {
             if let SequenceCheck::Duplicate(dup) = st
@@ -280,6 +450,7 @@ impl Partition {
                     log_append_time_ms: -1,
                     log_start_offset: self.log.log_start_offset(),
                     duplicate: true,
+                    leader_epoch: st.leader_epoch,
                 });
             }
         } else {
@@ -326,14 +497,15 @@ impl Partition {
             st.producers.update(h, first, last, ts);
             next = last + 1;
         }
-        // A single replica is the whole ISR: the high watermark follows the log end offset.
-        st.high_watermark = self.log.log_end_offset();
+        // With an ISR of one the high watermark follows the log end offset at once.
+        self.maybe_increment_high_watermark(&mut st, now_ms);
         Ok(AppendOutcome {
             base_offset: info.first_offset,
             last_offset: info.last_offset,
             log_append_time_ms: log_append_time.unwrap_or(-1),
             log_start_offset: info.log_start_offset,
             duplicate: false,
+            leader_epoch: st.leader_epoch,
         })
     }
 
@@ -399,6 +571,9 @@ impl Partition {
         now_ms: i64,
     ) -> Result<i64, PartitionError> {
         let mut st = self.state.lock();
+        if st.leader_state().is_none() {
+            return Err(PartitionError::NotLeaderOrFollower);
+        }
         st.producers
             .check_marker(producer_id, producer_epoch, coordinator_epoch)
             .map_err(PartitionError::Producer)?;
@@ -420,7 +595,7 @@ impl Partition {
         st.producers.update(&header, offset, offset, now_ms);
         st.producers
             .set_coordinator_epoch(producer_id, coordinator_epoch);
-        st.high_watermark = self.log.log_end_offset();
+        self.maybe_increment_high_watermark(&mut st, now_ms);
         Ok(offset)
     }
 

@@ -1,0 +1,250 @@
+//! Replication between two replica managers wired by hand (no simulation): acks=all and the
+//! high watermark, `min.insync.replicas` (NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+//! follower-fetch epoch fencing, truncation of a divergent log by DivergingEpoch, ISR shrink and
+//! expansion proposals.
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::leader::FollowerFetch;
+use super::manager::{ReplicaManager, ReplicationConfig};
+use super::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionChange, PartitionConfig, PartitionEpoch};
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::records::RecordBatchBuilder;
+use crate::storage::{LogConfig, LogManager};
+
+fn batch(value: &str) -> Bytes {
+    let mut b = RecordBatchBuilder::new(0);
+    b.append(1_000, None, Some(Bytes::from(value.to_string())), vec![]);
+    b.build().freeze()
+}
+
+fn broker(dir: &std::path::Path, id: i32) -> ReplicaManager {
+    let logs = LogManager::open(
+        vec![dir.join(format!("b{id}"))],
+        id,
+        LogConfig::default(),
+        0,
+    )
+    .unwrap();
+    let m = ReplicaManager::with_config(
+        Arc::new(logs),
+        ReplicationConfig {
+            local: BrokerId(id),
+            ..ReplicationConfig::default()
+        },
+    );
+    m.set_broker_epoch(BrokerEpoch(100 + id as i64));
+    m
+}
+
+fn change(leader: i32, leader_epoch: i32, partition_epoch: i32, isr: &[i32]) -> PartitionChange {
+    PartitionChange {
+        topic: "t".into(),
+        partition: 0,
+        topic_id: Uuid::ZERO,
+        leader: Some(BrokerId(leader)),
+        leader_epoch: LeaderEpoch(leader_epoch),
+        partition_epoch: PartitionEpoch(partition_epoch),
+        replicas: vec![BrokerId(0), BrokerId(1)],
+        isr: isr.iter().map(|b| BrokerId(*b)).collect(),
+    }
+}
+
+fn config(min_insync_replicas: i32) -> PartitionConfig {
+    PartitionConfig {
+        min_insync_replicas,
+        ..PartitionConfig::default()
+    }
+}
+
+/// One fetch round trip from `follower` to `leader`.
+fn replicate(leader: &ReplicaManager, follower: &ReplicaManager, now_ms: i64) {
+    for (to, id, req) in follower.poll_fetch_requests(now_ms) {
+        assert_eq!(to, leader.local());
+        let resp = leader.serve_follower_fetch(&req, &|t| Some(t.topic.clone()), now_ms);
+        follower.on_fetch_response(to, id, &resp, now_ms);
+    }
+}
+
+fn setup(min_isr: i32, isr: &[i32]) -> (tempfile::TempDir, ReplicaManager, ReplicaManager) {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (broker(dir.path(), 0), broker(dir.path(), 1));
+    a.apply_partition_change(&change(0, 0, 0, isr), config(min_isr), 0)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 0, isr), config(min_isr), 0)
+        .unwrap();
+    (dir, a, b)
+}
+
+#[test]
+fn acks_all_completes_when_the_follower_has_fetched_past_the_batch() {
+    let (_d, a, b) = setup(2, &[0, 1]);
+    let p = a.get("t", 0).unwrap();
+    let out = p.append_records_with_acks(batch("x"), -1, 1).unwrap();
+    assert_eq!(p.high_watermark(), 0);
+    assert!(p
+        .acks_all_outcome(out.last_offset + 1, out.leader_epoch)
+        .is_none());
+    replicate(&a, &b, 2); // the follower gets the batch
+    assert_eq!(b.get("t", 0).unwrap().log_end_offset(), 1);
+    assert!(p
+        .acks_all_outcome(out.last_offset + 1, out.leader_epoch)
+        .is_none());
+    replicate(&a, &b, 3); // its next fetch offset tells the leader
+    assert_eq!(p.high_watermark(), 1);
+    assert!(matches!(
+        p.acks_all_outcome(1, out.leader_epoch),
+        Some(Ok(()))
+    ));
+    // The follower learns the high watermark on the following response.
+    replicate(&a, &b, 4);
+    assert_eq!(b.get("t", 0).unwrap().high_watermark(), 1);
+}
+
+#[test]
+fn min_insync_replicas_refuses_before_and_reports_after_append() {
+    let (_d, a, b) = setup(2, &[0]);
+    let p = a.get("t", 0).unwrap();
+    let err = p.append_records_with_acks(batch("x"), -1, 1).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NOT_ENOUGH_REPLICAS);
+    // acks=1 is not subject to min.insync.replicas.
+    p.append_records_with_acks(batch("x"), 1, 1).unwrap();
+
+    // ISR {0,1}: accepted, then the ISR shrinks to {0} before the follower catches up.
+    a.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 2)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 2)
+        .unwrap();
+    let out = p.append_records_with_acks(batch("y"), -1, 3).unwrap();
+    a.apply_partition_change(&change(0, 0, 2, &[0]), config(2), 4)
+        .unwrap();
+    let outcome = p.acks_all_outcome(out.last_offset + 1, out.leader_epoch);
+    assert_eq!(
+        outcome.unwrap().unwrap_err().code(),
+        ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    );
+}
+
+#[test]
+fn follower_fetch_is_fenced_by_leader_epoch_and_refused_off_the_leader() {
+    let (_d, a, b) = setup(1, &[0, 1]);
+    a.apply_partition_change(&change(0, 3, 1, &[0, 1]), config(1), 1)
+        .unwrap();
+    let p = a.get("t", 0).unwrap();
+    let fetch = |epoch: i32| FollowerFetch {
+        replica: BrokerId(1),
+        broker_epoch: BrokerEpoch(101),
+        fetch_offset: 0,
+        last_fetched_epoch: -1,
+        current_leader_epoch: epoch,
+        max_bytes: 1 << 20,
+        now_ms: 1,
+    };
+    assert_eq!(
+        p.fetch_for_follower(&fetch(2)).unwrap_err().code(),
+        ErrorCode::FENCED_LEADER_EPOCH
+    );
+    assert_eq!(
+        p.fetch_for_follower(&fetch(4)).unwrap_err().code(),
+        ErrorCode::UNKNOWN_LEADER_EPOCH
+    );
+    assert!(p.fetch_for_follower(&fetch(3)).is_ok());
+    let f = b.get("t", 0).unwrap();
+    assert_eq!(
+        f.fetch_for_follower(&fetch(0)).unwrap_err().code(),
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
+    );
+    // A broker that is not a replica is refused too.
+    let mut stranger = fetch(3);
+    stranger.replica = BrokerId(9);
+    assert_eq!(
+        p.fetch_for_follower(&stranger).unwrap_err().code(),
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
+    );
+    // Neither produce nor a marker is accepted by a follower.
+    assert_eq!(
+        f.append_records(batch("z"), 1).unwrap_err().code(),
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
+    );
+}
+
+#[test]
+fn a_deposed_leader_truncates_its_divergent_suffix_by_diverging_epoch() {
+    let (_d, a, b) = setup(1, &[0, 1]);
+    let pa = a.get("t", 0).unwrap();
+    pa.append_records(batch("shared"), 1).unwrap();
+    replicate(&a, &b, 2);
+    // Broker 0 writes two batches nobody fetches, then loses leadership to broker 1.
+    pa.append_records(batch("lost-1"), 3).unwrap();
+    pa.append_records(batch("lost-2"), 3).unwrap();
+    assert_eq!(pa.log_end_offset(), 3);
+    b.apply_partition_change(&change(1, 1, 1, &[1]), config(1), 4)
+        .unwrap();
+    a.apply_partition_change(&change(1, 1, 1, &[1]), config(1), 4)
+        .unwrap();
+    let pb = b.get("t", 0).unwrap();
+    pb.append_records(batch("new-1"), 5).unwrap();
+    pb.append_records(batch("new-2"), 5).unwrap();
+    pb.append_records(batch("new-3"), 5).unwrap();
+    // First fetch: the leader reports epoch 0 ended at 1; broker 0 truncates to 1.
+    replicate(&b, &a, 6);
+    assert_eq!(pa.log_end_offset(), 1);
+    replicate(&b, &a, 7);
+    assert_eq!(pa.log_end_offset(), 4);
+    assert_eq!(pa.log.epoch_entries(), pb.log.epoch_entries());
+    let read = |p: &crate::replica::Partition| p.log.read(0, 1 << 20, i64::MAX, true).unwrap();
+    assert_eq!(read(&pa).records, read(&pb).records);
+    // Caught up (at the high watermark and past the epoch start): proposed for the ISR.
+    replicate(&b, &a, 8);
+    let proposals = b.take_alter_partitions();
+    assert_eq!(proposals.len(), 1);
+    assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0), BrokerId(1)]);
+    assert_eq!(proposals[0].new_isr[0].broker_epoch, BrokerEpoch(100));
+}
+
+#[test]
+fn a_silent_follower_is_proposed_out_of_the_isr_after_the_lag_time() {
+    let (_d, a, _b) = setup(1, &[0, 1]);
+    a.maybe_shrink_isr(30_000);
+    assert!(a.take_alter_partitions().is_empty());
+    a.maybe_shrink_isr(30_001);
+    let proposals = a.take_alter_partitions();
+    assert_eq!(proposals.len(), 1);
+    assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0)]);
+    assert_eq!(proposals[0].partition_epoch, PartitionEpoch(0));
+    // Handed out once; a refusal clears it so it can be proposed again.
+    assert!(a.take_alter_partitions().is_empty());
+    a.on_alter_partition_error(
+        &proposals[0],
+        super::AlterPartitionError::InvalidUpdateVersion,
+    );
+    a.maybe_shrink_isr(30_002);
+    assert_eq!(a.take_alter_partitions().len(), 1);
+}
+
+#[test]
+fn a_late_response_to_a_timed_out_fetch_is_dropped() {
+    // Found by simulation seed 197: the answer to a fetch that timed out arrived after the
+    // retry's answer and truncated data the leader already counted for the ISR.
+    let (_d, a, b) = setup(1, &[0, 1]);
+    let pa = a.get("t", 0).unwrap();
+    pa.append_records(batch("one"), 1).unwrap();
+    let (_, stale_id, stale) = b.poll_fetch_requests(2).pop().unwrap();
+    let stale_resp = a.serve_follower_fetch(&stale, &|t| Some(t.topic.clone()), 2);
+    // No answer within the request timeout: the fetcher retries, and that answer comes first.
+    let retry_at = 2 + super::fetcher::FetcherConfig::default().request_timeout_ms;
+    let (_, retry_id, retry) = b.poll_fetch_requests(retry_at).pop().unwrap();
+    assert_ne!(stale_id, retry_id);
+    let retry_resp = a.serve_follower_fetch(&retry, &|t| Some(t.topic.clone()), retry_at);
+    b.on_fetch_response(BrokerId(0), retry_id, &retry_resp, retry_at);
+    assert_eq!(b.get("t", 0).unwrap().log_end_offset(), 1);
+    pa.append_records(batch("two"), retry_at).unwrap();
+    let (_, next_id, _) = b.poll_fetch_requests(retry_at + 1).pop().unwrap();
+    // The late answer is not the one awaited now: ignored, whatever it says.
+    let outcome = b.on_fetch_response(BrokerId(0), stale_id, &stale_resp, retry_at + 2);
+    assert_eq!(outcome, Default::default());
+    let sessions = b.fetch_sessions();
+    assert_eq!(sessions[0].in_flight.as_ref().unwrap().request_id, next_id);
+}
