@@ -148,15 +148,9 @@ impl Broker {
     /// The topics as KIP-848 consumer groups resolve subscriptions against them.
     pub fn topics_view(&self) -> crate::coordinator::consumer::TopicsView {
         let topics = self.metadata.topics();
-        let mut view = crate::coordinator::consumer::TopicsView::new(
+        crate::coordinator::consumer::TopicsView::new(
             topics.iter().map(|t| (t.name.clone(), t.id, t.partitions)),
-        );
-        view.internal = topics
-            .iter()
-            .filter(|t| t.is_internal)
-            .map(|t| t.name.clone())
-            .collect();
-        view
+        )
     }
 
     /// Resolves a topic's effective configuration from its overrides and the broker defaults.

@@ -291,17 +291,15 @@ pub struct ConsumerGroupSnapshot {
 /// The topics the broker knows, as the heartbeat sees them (Kafka's `MetadataImage.topics()`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TopicsView {
-    /// Topic name -> (topic id, partition count).
+    /// Topic name -> (topic id, partition count). Internal topics are included: like Kafka's,
+    /// a broker-side regex subscription matches them too.
     pub by_name: BTreeMap<String, (Uuid, i32)>,
-    /// Internal topics: never matched by a regular expression.
-    pub internal: BTreeSet<String>,
 }
 
 impl TopicsView {
     pub fn new(topics: impl IntoIterator<Item = (String, Uuid, i32)>) -> Self {
         TopicsView {
             by_name: topics.into_iter().map(|(n, id, p)| (n, (id, p))).collect(),
-            internal: BTreeSet::new(),
         }
     }
 
@@ -361,13 +359,7 @@ pub fn member_topic_names(m: &ConsumerGroupMember, topics: &TopicsView) -> BTree
         .filter(|r| !r.is_empty())
     {
         if let Ok(re) = compile_regex(re) {
-            out.extend(
-                topics
-                    .by_name
-                    .keys()
-                    .filter(|n| !topics.internal.contains(*n) && re.is_match(n))
-                    .cloned(),
-            );
+            out.extend(topics.by_name.keys().filter(|n| re.is_match(n)).cloned());
         }
     }
     out

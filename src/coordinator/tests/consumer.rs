@@ -741,6 +741,25 @@ fn regex_subscriptions_resolve_against_topics() {
 }
 
 #[test]
+fn regex_subscriptions_match_internal_topics() {
+    // As Kafka's broker-side resolution (franz-go's Test848RegexBrokerResolves): a regex that
+    // matches an internal topic subscribes to it; only the pattern decides.
+    let view = TopicsView::new([
+        ("foo".to_string(), FOO, 1),
+        ("__consumer_offsets".to_string(), BAR, 50),
+    ]);
+    let m = crate::coordinator::consumer::ConsumerGroupMember {
+        subscribed_topic_regex: Some("__consumer_offsets|fo.*".into()),
+        ..Default::default()
+    };
+    let names = crate::coordinator::consumer::member_topic_names(&m, &view);
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        vec!["__consumer_offsets".to_string(), "foo".to_string()]
+    );
+}
+
+#[test]
 fn load_rebuilds_state_and_restarts_sessions() {
     let mut h = Harness::new();
     let view = topics(4, 2);
