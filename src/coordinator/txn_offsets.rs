@@ -71,7 +71,13 @@ impl GroupCoordinatorShard {
         if request.group_id.is_empty() {
             return all(ErrorCode::INVALID_GROUP_ID.code());
         }
-        if ctx.api_version >= 3 && request.generation_id >= 0 {
+        if let Some(g) = self.consumer_groups.get(request.group_id.as_str()) {
+            // A KIP-848 group: the generation is the member epoch.
+            if let Err(e) = g.validate_txn_offset_commit(&request.member_id, request.generation_id)
+            {
+                return all(e.code().code());
+            }
+        } else if ctx.api_version >= 3 && request.generation_id >= 0 {
             match self.groups.get(request.group_id.as_str()) {
                 None => return all(ErrorCode::ILLEGAL_GENERATION.code()),
                 Some(g) => {

@@ -29,6 +29,9 @@ pub struct LogManager {
     default_config: LogConfig,
     now_ms: Mutex<i64>,
     logs: Mutex<HashMap<(String, i32), Arc<PartitionLog>>>,
+    /// Serialises checkpoint writes: the periodic task, topic deletion and shutdown may write
+    /// the same file at once, and they share its temp file name.
+    checkpoint_lock: Mutex<()>,
 }
 
 impl LogManager {
@@ -119,6 +122,7 @@ impl LogManager {
             default_config,
             now_ms: Mutex::new(now_ms),
             logs: Mutex::new(logs),
+            checkpoint_lock: Mutex::new(()),
         };
         manager.checkpoint()?;
         Ok(manager)
@@ -214,6 +218,7 @@ impl LogManager {
 
     /// Writes recovery-point-offset-checkpoint and log-start-offset-checkpoint in every dir.
     pub fn checkpoint(&self) -> Result<()> {
+        let _serial = self.checkpoint_lock.lock();
         let logs = self.all();
         for dir in &self.log_dirs {
             let mut recovery = OffsetMap::new();
@@ -282,6 +287,7 @@ impl LogManager {
 
     /// Writes `cleaner-offset-checkpoint` (first dirty offset per compacted log) in every dir.
     pub fn checkpoint_cleaner_offsets(&self) -> Result<()> {
+        let _serial = self.checkpoint_lock.lock();
         let logs = self.all();
         for dir in &self.log_dirs {
             let mut offsets = OffsetMap::new();

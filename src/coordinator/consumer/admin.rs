@@ -98,6 +98,28 @@ impl ConsumerGroup {
         Ok(())
     }
 
+    /// The transactional case of Kafka's `ConsumerGroup.validateOffsetCommit` (TxnOffsetCommit
+    /// carries the member epoch as its generation): any TxnOffsetCommit version, and a stale
+    /// epoch is ILLEGAL_GENERATION, which transactional producers understand
+    /// (`OffsetMetadataManager.validateTransactionalOffsetCommit`).
+    pub fn validate_txn_offset_commit(
+        &self,
+        member_id: &str,
+        member_epoch: i32,
+    ) -> Result<(), CoordinatorError> {
+        if member_epoch < 0 && self.members.is_empty() {
+            return Ok(());
+        }
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(CoordinatorError::UnknownMemberId)?;
+        if member_epoch != member.member_epoch {
+            return Err(CoordinatorError::IllegalGeneration);
+        }
+        Ok(())
+    }
+
     /// Kafka's `ConsumerGroup.validateOffsetFetch`: epoch -1 is the admin client.
     pub fn validate_offset_fetch(
         &self,

@@ -596,6 +596,49 @@ fn offset_commit_checks_member_epochs() {
     h.assert_replay_matches();
 }
 
+/// TxnOffsetCommit from a KIP-848 member (franz-go's and the Java client's transactional
+/// consume-transform-produce): the generation is the member epoch; a stale one is
+/// ILLEGAL_GENERATION, as Kafka's `validateTransactionalOffsetCommit` answers.
+#[test]
+fn txn_offset_commit_checks_member_epochs() {
+    use crate::protocol::messages::txn_offset_commit_request::*;
+    let mut h = Harness::new();
+    let view = topics(2, 0);
+    let e = send(&mut h, Hb::join("m1", &["foo"]), &view).member_epoch;
+    let mut txn_commit = |h: &mut Harness, member: &str, epoch: i32| {
+        let req = TxnOffsetCommitRequest {
+            transactional_id: "tx".into(),
+            group_id: G.to_string(),
+            producer_id: 7,
+            producer_epoch: 0,
+            generation_id: epoch,
+            member_id: member.to_string(),
+            topics: vec![TxnOffsetCommitRequestTopic {
+                name: "foo".into(),
+                partitions: vec![TxnOffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 5,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let ctx = RequestContext::new(4, "c", "/h");
+        let now = h.now();
+        h.shard.txn_offset_commit(now, &ctx, &req).topics[0].partitions[0].error_code
+    };
+    assert_eq!(txn_commit(&mut h, "m1", e), 0);
+    assert_eq!(
+        txn_commit(&mut h, "m1", e + 1),
+        code(ErrorCode::ILLEGAL_GENERATION)
+    );
+    assert_eq!(
+        txn_commit(&mut h, "zz", e),
+        code(ErrorCode::UNKNOWN_MEMBER_ID)
+    );
+}
+
 #[test]
 fn admin_views_and_deletion() {
     let mut h = Harness::new();
