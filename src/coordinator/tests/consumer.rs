@@ -605,7 +605,7 @@ fn txn_offset_commit_checks_member_epochs() {
     let mut h = Harness::new();
     let view = topics(2, 0);
     let e = send(&mut h, Hb::join("m1", &["foo"]), &view).member_epoch;
-    let mut txn_commit = |h: &mut Harness, member: &str, epoch: i32| {
+    let txn_commit = |h: &mut Harness, member: &str, epoch: i32| {
         let req = TxnOffsetCommitRequest {
             transactional_id: "tx".into(),
             group_id: G.to_string(),
