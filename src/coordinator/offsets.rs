@@ -80,26 +80,7 @@ impl GroupCoordinatorShard {
         ctx: &RequestContext,
         request: &OffsetCommitRequest,
     ) -> OffsetCommitResponse {
-        let all = |code: i16| OffsetCommitResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| OffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: code,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
+        let all = |code: i16| offset_commit_error_response(request, code);
         if request.group_id.is_empty() {
             return all(CoordinatorError::InvalidGroupId.wire());
         }
@@ -364,5 +345,32 @@ impl GroupCoordinatorShard {
             }
         }
         out
+    }
+}
+
+/// An OffsetCommit answer with `code` for every partition of `request`.
+pub(crate) fn offset_commit_error_response(
+    request: &OffsetCommitRequest,
+    code: i16,
+) -> OffsetCommitResponse {
+    OffsetCommitResponse {
+        topics: request
+            .topics
+            .iter()
+            .map(|t| OffsetCommitResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| OffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
     }
 }

@@ -37,9 +37,7 @@ use crate::protocol::messages::leave_group_response::LeaveGroupResponse;
 use crate::protocol::messages::list_groups_request::ListGroupsRequest;
 use crate::protocol::messages::list_groups_response::ListGroupsResponse;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
-use crate::protocol::messages::offset_commit_response::{
-    OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
-};
+use crate::protocol::messages::offset_commit_response::OffsetCommitResponse;
 use crate::protocol::messages::offset_delete_request::OffsetDeleteRequest;
 use crate::protocol::messages::offset_delete_response::OffsetDeleteResponse;
 use crate::protocol::messages::offset_fetch_request::OffsetFetchRequest;
@@ -316,25 +314,11 @@ impl GroupCoordinator {
         self.with_shard(&request.group_id, |s, now| {
             s.offset_commit(now, ctx, request)
         })
-        .unwrap_or_else(|| OffsetCommitResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| OffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: CoordinatorError::NotCoordinator.wire(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
+        .unwrap_or_else(|| {
+            super::offsets::offset_commit_error_response(
+                request,
+                CoordinatorError::NotCoordinator.wire(),
+            )
         })
     }
 
@@ -560,25 +544,11 @@ impl GroupCoordinator {
         self.with_shard(&request.group_id, |s, now| {
             s.txn_offset_commit(now, ctx, request)
         })
-        .unwrap_or_else(|| TxnOffsetCommitResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| TxnOffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| TxnOffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: crate::error::ErrorCode::NOT_COORDINATOR.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
+        .unwrap_or_else(|| {
+            super::txn_offsets::txn_offset_commit_error_response(
+                request,
+                CoordinatorError::NotCoordinator.wire(),
+            )
         })
     }
 

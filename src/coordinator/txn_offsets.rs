@@ -48,26 +48,7 @@ impl GroupCoordinatorShard {
         ctx: &RequestContext,
         request: &TxnOffsetCommitRequest,
     ) -> TxnOffsetCommitResponse {
-        let all = |code: i16| TxnOffsetCommitResponse {
-            topics: request
-                .topics
-                .iter()
-                .map(|t| TxnOffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| TxnOffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: code,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
+        let all = |code: i16| txn_offset_commit_error_response(request, code);
         if request.group_id.is_empty() {
             return all(ErrorCode::INVALID_GROUP_ID.code());
         }
@@ -347,5 +328,32 @@ mod tests {
             s.txn_offset_commit(0, &ctx, &req).topics[0].partitions[0].error_code,
             ErrorCode::ILLEGAL_GENERATION.code()
         );
+    }
+}
+
+/// A TxnOffsetCommit answer with `code` for every partition of `request`.
+pub(crate) fn txn_offset_commit_error_response(
+    request: &TxnOffsetCommitRequest,
+    code: i16,
+) -> TxnOffsetCommitResponse {
+    TxnOffsetCommitResponse {
+        topics: request
+            .topics
+            .iter()
+            .map(|t| TxnOffsetCommitResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
     }
 }
