@@ -7,6 +7,7 @@
 pub mod connection;
 pub mod listener;
 pub mod log_cleaner;
+pub mod peer;
 pub mod startup;
 
 pub use listener::serve;
