@@ -228,14 +228,16 @@ async fn three_nodes_replicate_fail_over_and_catch_up() {
     .await;
     let new_leader_id = agreed_leader(&rest).expect("new leader");
     let new_leader = &nodes[new_leader_id as usize - 1];
-    for i in 3..9 {
+    // Far more than a snapshot interval (5) plus the kept log (5): the old leader must
+    // catch up through InstallSnapshot.
+    for i in 3..30 {
         new_leader
             .propose(vec![format!("r{i}")])
             .await
             .expect("propose on new leader");
     }
     wait_until("replicated to the majority", Duration::from_secs(5), || {
-        rest.iter().all(|n| items(n) == strings(0..9))
+        rest.iter().all(|n| items(n) == strings(0..30))
     })
     .await;
     assert_eq!(
@@ -246,7 +248,7 @@ async fn three_nodes_replicate_fail_over_and_catch_up() {
 
     net.heal();
     wait_until("old leader caught up", Duration::from_secs(10), || {
-        items(leader) == strings(0..9)
+        items(leader) == strings(0..30)
     })
     .await;
     wait_until("one leader again", Duration::from_secs(10), || {
