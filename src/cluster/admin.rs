@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::controller::service::{ControllerError, ControllerService};
+use crate::controller::MetadataImage;
 use crate::error::ErrorCode;
 use crate::protocol::codec::{Decode, Encode};
 use crate::protocol::messages::create_topics_request::{
@@ -66,19 +67,14 @@ impl ClusterContext {
         on_error(last)
     }
 
-    /// Waits until every named topic is in the local image (created) or absent (deleted).
-    pub async fn wait_for_topics(&self, names: &[String], present: bool) -> bool {
+    /// Waits until the local image satisfies `done` (an admin change reached it), at most
+    /// [`PROPAGATION_TIMEOUT_MS`]; false on timeout.
+    pub async fn wait_until(&self, done: impl Fn(&MetadataImage) -> bool) -> bool {
         let mut rx = self.quorum_state();
         let wait = async {
             loop {
-                {
-                    let image = &rx.borrow_and_update().1;
-                    if names
-                        .iter()
-                        .all(|n| image.topics.contains_key(n) == present)
-                    {
-                        return true;
-                    }
+                if done(&rx.borrow_and_update().1) {
+                    return true;
                 }
                 if rx.changed().await.is_err() {
                     return false;
@@ -88,6 +84,16 @@ impl ClusterContext {
         tokio::time::timeout(Duration::from_millis(PROPAGATION_TIMEOUT_MS), wait)
             .await
             .unwrap_or(false)
+    }
+
+    /// Waits until every named topic is in the local image (created) or absent (deleted).
+    pub async fn wait_for_topics(&self, names: &[String], present: bool) -> bool {
+        self.wait_until(|image| {
+            names
+                .iter()
+                .all(|n| image.topics.contains_key(n) == present)
+        })
+        .await
     }
 
     pub async fn create_topics(

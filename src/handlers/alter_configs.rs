@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
-use super::{ready, Broker, ResponseFuture};
+use super::{later, ready, Broker, ResponseFuture};
 use crate::config::validate_topic_override;
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
@@ -17,6 +17,7 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
+    forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
 ) -> Result<(), AlterError> {
     alter_topic_overrides(
         broker,
@@ -24,6 +25,7 @@ fn alter_one(
         &r.resource_name,
         "AlterConfigs",
         validate_only,
+        forward,
         |_| {
             // The legacy API replaces the whole override set: keys not named are removed.
             let mut next = BTreeMap::new();
@@ -41,12 +43,21 @@ fn alter_one(
     )
 }
 
-pub fn handle(broker: &Broker, request: &AlterConfigsRequest) -> AlterConfigsResponse {
+pub fn handle(
+    broker: &Broker,
+    request: &AlterConfigsRequest,
+    mut forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+) -> AlterConfigsResponse {
     let responses = request
         .resources
         .iter()
         .map(|r| {
-            let (error_code, msg) = alter_outcome(alter_one(broker, r, request.validate_only));
+            let (error_code, msg) = alter_outcome(alter_one(
+                broker,
+                r,
+                request.validate_only,
+                forward.as_deref_mut(),
+            ));
             AlterConfigsResourceResponse {
                 error_code,
                 error_message: msg,
@@ -69,6 +80,16 @@ pub async fn start(
     request: AlterConfigsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&broker, &request);
+    if let Some(cluster) = broker.cluster.clone() {
+        let mut changes = Vec::new();
+        let response = handle(&broker, &request, Some(&mut changes));
+        return later(header, async move {
+            Some(
+                super::incremental_alter_configs::forward_changes(&cluster, response, changes)
+                    .await,
+            )
+        });
+    }
+    let response = handle(&broker, &request, None);
     ready(header, Some(response))
 }

@@ -25,15 +25,43 @@ pub type AlterError = (ErrorCode, String);
 /// The common path of AlterConfigs and IncrementalAlterConfigs for one resource: refuses
 /// broker resources (static in Strata), finds the topic, lets `next` compute the topic's new
 /// override set from the current one, validates the result as a whole, and (unless
-/// `validate_only`) records only the keys that changed.
+/// `validate_only`) records only the keys that changed, or hands them to `forward`.
 pub fn alter_topic_overrides(
     broker: &Broker,
     resource_type: i8,
     resource_name: &str,
     api: &str,
     validate_only: bool,
+    forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
     next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
 ) -> Result<(), AlterError> {
+    let changes = topic_override_changes(broker, resource_type, resource_name, api, next)?;
+    if validate_only || changes.is_empty() {
+        return Ok(());
+    }
+    // In a cluster the changes go to the active controller (the caller sends them).
+    if let Some(forward) = forward {
+        forward.push((resource_name.to_string(), changes));
+        return Ok(());
+    }
+    broker
+        .metadata
+        .alter_topic_configs(resource_name, &changes)
+        .map_err(|e| (ErrorCode::KAFKA_STORAGE_ERROR, e.to_string()))?;
+    broker.refresh_topic_config(resource_name);
+    Ok(())
+}
+
+/// The override changes (`Some` sets, `None` removes) an alter of one resource amounts to,
+/// validated against the topic's current overrides; nothing is written. In a cluster these
+/// go to the active controller.
+pub fn topic_override_changes(
+    broker: &Broker,
+    resource_type: i8,
+    resource_name: &str,
+    api: &str,
+    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
+) -> Result<Vec<(String, Option<String>)>, AlterError> {
     match resource_type {
         RESOURCE_TOPIC => {}
         RESOURCE_BROKER | RESOURCE_BROKER_LOGGER if is_this_broker(broker, resource_name) => {
@@ -57,9 +85,6 @@ pub fn alter_topic_overrides(
     broker
         .topic_config(&next)
         .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
-    if validate_only {
-        return Ok(());
-    }
     let mut changes: Vec<(String, Option<String>)> = meta
         .configs
         .keys()
@@ -71,12 +96,7 @@ pub fn alter_topic_overrides(
             .filter(|(k, v)| meta.configs.get(k) != Some(v))
             .map(|(k, v)| (k, Some(v))),
     );
-    broker
-        .metadata
-        .alter_topic_configs(resource_name, &changes)
-        .map_err(|e| (ErrorCode::KAFKA_STORAGE_ERROR, e.to_string()))?;
-    broker.refresh_topic_config(resource_name);
-    Ok(())
+    Ok(changes)
 }
 
 /// An alter result as the response fields (error code, message).

@@ -1,0 +1,99 @@
+//! AlterPartitionReassignments (key 45), version 0 (KIP-455): start, replace or cancel
+//! replica reassignments, run by the active controller (brokers forward it), for
+//! `kafka-reassign-partitions --execute/--cancel`. The new replicas join as followers and the
+//! reassignment completes when they are all in the ISR.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::{later, ready, Broker, ResponseFuture};
+use crate::controller::service::{ControllerError, ControllerService};
+use crate::controller::{alter_partition_reassignments, ReassignmentRequest};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::alter_partition_reassignments_request::AlterPartitionReassignmentsRequest;
+use crate::protocol::messages::alter_partition_reassignments_response::*;
+
+pub const ALTER_PARTITION_REASSIGNMENTS_KEY: i16 = 45;
+
+fn error(code: ErrorCode) -> AlterPartitionReassignmentsResponse {
+    AlterPartitionReassignmentsResponse {
+        error_code: code.code(),
+        error_message: Some(code.message()),
+        ..Default::default()
+    }
+}
+
+pub async fn on_controller(
+    controller: Arc<ControllerService>,
+    request: AlterPartitionReassignmentsRequest,
+) -> Result<AlterPartitionReassignmentsResponse, ControllerError> {
+    controller
+        .run(move |image, _, ctx| {
+            let requests: Vec<ReassignmentRequest> = request
+                .topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions.iter().map(|p| ReassignmentRequest {
+                        topic: t.name.clone(),
+                        partition: p.partition_index,
+                        target: p.replicas.clone(),
+                    })
+                })
+                .collect();
+            let (records, results) = alter_partition_reassignments(image, ctx.config, &requests);
+            let mut responses: Vec<ReassignableTopicResponse> = Vec::new();
+            for (topic, partition, code, message) in results {
+                let entry = match responses.iter_mut().position(|r| r.name == topic) {
+                    Some(i) => &mut responses[i],
+                    None => {
+                        responses.push(ReassignableTopicResponse {
+                            name: topic.clone(),
+                            ..Default::default()
+                        });
+                        responses.last_mut().expect("just pushed")
+                    }
+                };
+                entry.partitions.push(ReassignablePartitionResponse {
+                    partition_index: partition,
+                    error_code: code.code(),
+                    error_message: message.or_else(|| (!code.is_ok()).then(|| code.message())),
+                    ..Default::default()
+                });
+            }
+            (
+                records,
+                AlterPartitionReassignmentsResponse {
+                    error_code: 0,
+                    responses,
+                    ..Default::default()
+                },
+            )
+        })
+        .await
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: AlterPartitionReassignmentsRequest,
+    _peer: SocketAddr,
+) -> ResponseFuture {
+    let Some(cluster) = broker.cluster.clone() else {
+        // One broker: there is nowhere to move a replica to.
+        return ready(header, Some(error(ErrorCode::INVALID_REPLICA_ASSIGNMENT)));
+    };
+    let version = header.api_version;
+    later(header, async move {
+        Some(
+            cluster
+                .controller_op(
+                    ALTER_PARTITION_REASSIGNMENTS_KEY,
+                    version,
+                    request,
+                    on_controller,
+                    error,
+                )
+                .await,
+        )
+    })
+}
