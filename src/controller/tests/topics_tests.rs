@@ -134,7 +134,13 @@ fn validate_only_and_duplicate_names_in_one_request() {
         n += 1;
         [n; 16]
     };
-    let (records, results) = create_topics(&h.image, &h.config, &[spec.clone()], true, &mut ids);
+    let (records, results) = create_topics(
+        &h.image,
+        &h.config,
+        std::slice::from_ref(&spec),
+        true,
+        &mut ids,
+    );
     assert!(records.is_empty());
     assert_eq!(results[0].error, ErrorCode::NONE);
     let (records, results) =
