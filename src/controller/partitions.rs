@@ -232,6 +232,9 @@ pub struct ReassignmentRequest {
     pub target: Option<Vec<i32>>,
 }
 
+/// (topic, partition, error, message) of one reassignment request.
+pub type ReassignmentResult = (String, i32, ErrorCode, Option<String>);
+
 /// Starts, replaces or cancels reassignments (KIP-455). The replicas become the target
 /// followed by the original replicas not in it; `adding` = target − original, `removing` =
 /// original − target. A reassignment whose target is already in the ISR completes at once.
@@ -239,10 +242,7 @@ pub fn alter_partition_reassignments(
     image: &MetadataImage,
     _config: &ControllerConfig,
     requests: &[ReassignmentRequest],
-) -> (
-    Vec<MetadataRecord>,
-    Vec<(String, i32, ErrorCode, Option<String>)>,
-) {
+) -> (Vec<MetadataRecord>, Vec<ReassignmentResult>) {
     let mut batch = Batch::new(image);
     let mut results = Vec::with_capacity(requests.len());
     for r in requests {

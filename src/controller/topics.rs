@@ -293,14 +293,16 @@ pub fn create_topics(
     (batch.records, results)
 }
 
+/// (name, topic id or error) of one deleted topic.
+pub type DeleteTopicResult = (String, Result<[u8; 16], ErrorCode>);
+/// (name, error, message) of one CreatePartitions topic.
+pub type CreatePartitionsResult = (String, ErrorCode, Option<String>);
+
 /// Deletes topics by name; each result is the topic id or the error.
 pub fn delete_topics(
     image: &MetadataImage,
     names: &[String],
-) -> (
-    Vec<MetadataRecord>,
-    Vec<(String, Result<[u8; 16], ErrorCode>)>,
-) {
+) -> (Vec<MetadataRecord>, Vec<DeleteTopicResult>) {
     let mut batch = Batch::new(image);
     let mut results = Vec::with_capacity(names.len());
     for name in names {
@@ -331,10 +333,7 @@ pub fn create_partitions(
     image: &MetadataImage,
     specs: &[CreatePartitionsSpec],
     validate_only: bool,
-) -> (
-    Vec<MetadataRecord>,
-    Vec<(String, ErrorCode, Option<String>)>,
-) {
+) -> (Vec<MetadataRecord>, Vec<CreatePartitionsResult>) {
     let mut batch = Batch::new(image);
     let mut results = Vec::with_capacity(specs.len());
     for spec in specs {
