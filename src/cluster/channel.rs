@@ -4,8 +4,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::controller::Quorum;
 use crate::protocol::codec::{Decode, Encode};
 use crate::server::peer::PeerClient;
@@ -31,8 +29,14 @@ pub struct ControllerChannel {
     voters: BTreeMap<i32, String>,
     quorum: Arc<MetadataQuorum>,
     timeout_ms: u64,
-    conn: tokio::sync::Mutex<Option<(i32, PeerClient)>>,
+    /// Idle connections by controller id. A call takes one (or connects) and returns it
+    /// after a clean exchange, so a call stuck on an unresponsive controller never holds up
+    /// the others (heartbeats above all: a blocked heartbeat gets a healthy broker fenced).
+    idle: parking_lot::Mutex<Vec<(i32, PeerClient)>>,
 }
+
+/// Idle connections kept per channel.
+const MAX_IDLE_CONNECTIONS: usize = 4;
 
 impl ControllerChannel {
     pub fn new(
@@ -46,7 +50,7 @@ impl ControllerChannel {
             voters,
             quorum,
             timeout_ms,
-            conn: tokio::sync::Mutex::new(None),
+            idle: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -57,17 +61,18 @@ impl ControllerChannel {
         api_version: i16,
         request: &Req,
     ) -> Result<Resp, ChannelError> {
-        let body = self.call_raw(api_key, api_version, request).await?;
-        let mut body = body;
-        Resp::decode(&mut body, api_version).map_err(|e| ChannelError::Decode(e.to_string()))
+        self.call_with_timeout(api_key, api_version, request, self.timeout_ms)
+            .await
     }
 
-    async fn call_raw<Req: Encode>(
+    /// As [`Self::call`] with its own timeout (heartbeats must fail well within a session).
+    pub async fn call_with_timeout<Req: Encode, Resp: Decode>(
         &self,
         api_key: i16,
         api_version: i16,
         request: &Req,
-    ) -> Result<Bytes, ChannelError> {
+        timeout_ms: u64,
+    ) -> Result<Resp, ChannelError> {
         let leader = self
             .quorum
             .leader()
@@ -78,26 +83,32 @@ impl ControllerChannel {
             .get(&leader)
             .ok_or(ChannelError::NoController)?
             .clone();
-        let mut conn = self.conn.lock().await;
-        if conn.as_ref().is_some_and(|(id, _)| *id != leader) {
-            *conn = None;
-        }
-        if conn.is_none() {
-            let client_id = format!("strata-broker-{}-to-controller", self.node_id);
-            let c = PeerClient::connect(&addr, &client_id, self.timeout_ms)
-                .await
-                .map_err(|e| ChannelError::Network(format!("{e:?}")))?;
-            *conn = Some((leader, c));
-        }
-        let Some((_, c)) = conn.as_mut() else {
-            return Err(ChannelError::NoController);
+        let pooled = {
+            let mut idle = self.idle.lock();
+            // Connections to a former leader are of no more use.
+            idle.retain(|(id, _)| *id == leader);
+            idle.pop()
         };
-        match c.call(api_key, api_version, request).await {
-            Ok(body) => Ok(body),
-            Err(e) => {
-                *conn = None;
-                Err(ChannelError::Network(format!("{e:?}")))
+        let mut conn = match pooled {
+            Some((_, c)) => c,
+            None => {
+                let client_id = format!("strata-broker-{}-to-controller", self.node_id);
+                PeerClient::connect(&addr, &client_id, timeout_ms)
+                    .await
+                    .map_err(|e| ChannelError::Network(format!("{e:?}")))?
             }
+        };
+        conn.set_request_timeout_ms(timeout_ms);
+        let mut body = conn
+            .call(api_key, api_version, request)
+            .await
+            .map_err(|e| ChannelError::Network(format!("{e:?}")))?;
+        let response = Resp::decode(&mut body, api_version)
+            .map_err(|e| ChannelError::Decode(e.to_string()))?;
+        let mut idle = self.idle.lock();
+        if idle.len() < MAX_IDLE_CONNECTIONS {
+            idle.push((leader, conn));
         }
+        Ok(response)
     }
 }

@@ -62,7 +62,12 @@ async fn register(
     };
     let response: BrokerRegistrationResponse = cluster
         .channel
-        .call(BROKER_REGISTRATION_KEY, 3, &request)
+        .call_with_timeout(
+            BROKER_REGISTRATION_KEY,
+            3,
+            &request,
+            session_call_timeout_ms(broker),
+        )
         .await
         .map_err(|e| e.to_string())?;
     let code = ErrorCode::from_code(response.error_code);
@@ -72,7 +77,14 @@ async fn register(
     Ok(response.broker_epoch)
 }
 
+/// A registration or heartbeat must fail fast enough to be retried within one session
+/// (`broker.session.timeout.ms`), or a healthy broker stuck on a dead controller is fenced.
+fn session_call_timeout_ms(broker: &Broker) -> u64 {
+    (broker.config.broker_session_timeout_ms as u64 / 3).max(100)
+}
+
 async fn heartbeat(
+    broker: &Broker,
     cluster: &ClusterContext,
     broker_id: i32,
     broker_epoch: i64,
@@ -88,7 +100,12 @@ async fn heartbeat(
     };
     cluster
         .channel
-        .call(BROKER_HEARTBEAT_KEY, 1, &request)
+        .call_with_timeout(
+            BROKER_HEARTBEAT_KEY,
+            1,
+            &request,
+            session_call_timeout_ms(broker),
+        )
         .await
         .map_err(|e| e.to_string())
 }
@@ -114,9 +131,13 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
                 }
                 Err(e) => tracing::debug!(error = %e, "registration failed; retrying"),
             },
-            Some(epoch) => match heartbeat(&cluster, broker.node_id, epoch, false).await {
+            Some(epoch) => match heartbeat(&broker, &cluster, broker.node_id, epoch, false).await {
                 Ok(r) => match ErrorCode::from_code(r.error_code) {
                     ErrorCode::NONE => {
+                        if r.is_caught_up && !*cluster.caught_up.borrow() {
+                            tracing::info!("metadata caught up with the controller");
+                            cluster.caught_up.send_replace(true);
+                        }
                         if fenced != r.is_fenced {
                             tracing::info!(fenced = r.is_fenced, "controller changed our fencing");
                             fenced = r.is_fenced;
@@ -144,7 +165,7 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
         let deadline =
             tokio::time::Instant::now() + Duration::from_millis(CONTROLLED_SHUTDOWN_MAX_MS);
         while tokio::time::Instant::now() < deadline {
-            match heartbeat(&cluster, broker.node_id, epoch, true).await {
+            match heartbeat(&broker, &cluster, broker.node_id, epoch, true).await {
                 Ok(r) if r.should_shut_down => {
                     tracing::info!("controlled shutdown complete");
                     return;

@@ -40,6 +40,9 @@ pub struct ClusterContext {
     pub voters: BTreeMap<i32, String>,
     /// Topics whose auto-creation is under way.
     pub auto_creating: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Set once the active controller has said this broker's image includes its own
+    /// registration (a heartbeat's `is_caught_up`); the publisher waits for it.
+    pub caught_up: tokio::sync::watch::Sender<bool>,
 }
 
 impl ClusterContext {

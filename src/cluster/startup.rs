@@ -3,7 +3,6 @@
 //! and the broker's background tasks, which end with the controlled shutdown.
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -11,7 +10,6 @@ use crate::clock::SharedClock;
 use crate::config::{BrokerConfig, ProcessRole};
 use crate::controller::image::MetadataImage;
 use crate::controller::service::ControllerService;
-use crate::controller::Quorum;
 use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
 use crate::handlers::context::AdvertisedEndpoint;
 use crate::handlers::Broker;
@@ -83,22 +81,18 @@ pub async fn start_cluster(
         client_listeners,
         voters,
         auto_creating: Default::default(),
+        caught_up: tokio::sync::watch::channel(false).0,
     }))
 }
 
-/// Waits until the local image has caught up with what the quorum committed, so that a
-/// restarted broker never acts on partition states older than the ones it last saw (Kafka
-/// brokers likewise publish only after their initial metadata catch-up).
+/// Waits until the active controller reports that this broker's image includes its own
+/// registration, so that a restarted broker never acts on partition states older than the
+/// ones it last saw (Kafka brokers likewise publish only after their initial catch-up).
 async fn caught_up(cluster: &ClusterContext, shutdown: &CancellationToken) -> bool {
-    loop {
-        let status = cluster.quorum.status();
-        if status.leader_id.is_some() && cluster.image_offset() >= status.high_watermark {
-            return true;
-        }
-        tokio::select! {
-            _ = shutdown.cancelled() => return false,
-            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-        }
+    let mut rx = cluster.caught_up.subscribe();
+    tokio::select! {
+        _ = shutdown.cancelled() => false,
+        r = rx.wait_for(|c| *c) => r.is_ok(),
     }
 }
 

@@ -196,10 +196,12 @@ pub async fn on_controller(
         });
         match checked {
             Ok(c) => {
+                // A manual assignment carries the counts itself (the controller wants -1).
+                let manual = !c.assignments.is_empty();
                 specs.push(CreateTopicSpec {
                     name: t.name.clone(),
-                    num_partitions: c.partitions,
-                    replication_factor: c.replication_factor,
+                    num_partitions: if manual { -1 } else { c.partitions },
+                    replication_factor: if manual { -1 } else { c.replication_factor },
                     assignments: c
                         .assignments
                         .into_iter()
