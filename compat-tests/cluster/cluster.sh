@@ -4,7 +4,8 @@
 #
 #   cluster.sh start          start nodes 1..3 (refuses if any port is busy)
 #   cluster.sh wait-ready [S] wait (default 60 s) until every broker port accepts and a
-#                             Metadata request (confluent-kafka admin) lists 3 brokers
+#                             Metadata request (confluent-kafka admin) lists 3 brokers and
+#                             a controller id
 #   cluster.sh stop           stop the nodes this script started (SIGTERM, then SIGKILL)
 #   cluster.sh kill N         kill -9 node N
 #   cluster.sh restart N      (stop node N if it runs, then) start node N on its data
@@ -52,6 +53,8 @@ resolve_dir() {
     CLUSTER_DIR=$(cat "$STATE")
   fi
   [ -d "$CLUSTER_DIR" ] || die "CLUSTER_DIR $CLUSTER_DIR does not exist"
+  # The implementation a cluster was started with wins over the environment.
+  [ -f "$CLUSTER_DIR/impl" ] && IMPL=$(cat "$CLUSTER_DIR/impl")
 }
 
 # The pid of node N if that process is alive and really is node N of this cluster
@@ -142,7 +145,13 @@ wait_port() {
 stop_node() {
   local n=$1 pid i
   pid=$(live_pid "$n")
-  [ -n "$pid" ] || { rm -f "$CLUSTER_DIR/n$n.pid"; return 0; }
+  if [ -z "$pid" ]; then
+    if [ -f "$CLUSTER_DIR/n$n.pid" ] && kill -0 "$(cat "$CLUSTER_DIR/n$n.pid")" 2>/dev/null; then
+      echo "cluster.sh: pid $(cat "$CLUSTER_DIR/n$n.pid") of node $n is alive but not node $n's command line; left alone" >&2
+    fi
+    rm -f "$CLUSTER_DIR/n$n.pid"
+    return 0
+  fi
   kill -CONT "$pid" 2>/dev/null  # a paused node cannot handle SIGTERM
   kill -TERM "$pid" 2>/dev/null
   for i in $(seq 150); do [ -n "$(live_pid "$n")" ] || break; sleep 0.1; done
@@ -181,8 +190,11 @@ case "$cmd" in
       CLUSTER_DIR=$(mktemp -d /tmp/strata-cluster.XXXXXX)
     fi
     mkdir -p "$CLUSTER_DIR"; CLUSTER_DIR=$(cd "$CLUSTER_DIR" && pwd)
+    [ -f "$CLUSTER_DIR/impl" ] && [ "$(cat "$CLUSTER_DIR/impl")" != "$IMPL" ] \
+      && die "$CLUSTER_DIR holds a $(cat "$CLUSTER_DIR/impl") cluster, not $IMPL"
     for n in $NODES; do [ -z "$(live_pid "$n")" ] || die "node $n already running"; done
     echo "$CLUSTER_DIR" >"$STATE"
+    echo "$IMPL" >"$CLUSTER_DIR/impl"
     for n in $NODES; do launch "$n"; done
     for n in $NODES; do wait_port "$n"; done
     echo "cluster started: bootstrap $(bootstrap), dir $CLUSTER_DIR"
@@ -246,8 +258,9 @@ for addr in sys.argv[2:]:
         try:
             md = admin.list_topics(timeout=3)
             brokers = sorted(md.brokers)
-            last[addr] = brokers
-            if len(brokers) == 3:
+            last[addr] = {"brokers": brokers, "controller": md.controller_id}
+            # Admin requests (CreateTopics ...) go to the controller id of Metadata.
+            if len(brokers) == 3 and md.controller_id in (1, 2, 3):
                 break
         except Exception as e:  # KafkaException while the cluster forms
             last[addr] = repr(e)

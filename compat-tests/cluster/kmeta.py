@@ -5,8 +5,12 @@ resumed from SIGSTOP its own stale view may be what list_topics() returns. The c
 need to know what a *specific* broker says, so they ask it directly with this.
 
     python kmeta.py HOST:PORT TOPIC     prints {partition: [leader, replicas, isr]} as JSON
+    python kmeta.py wait BROKERS TOPIC TIMEOUT_S EXPR
+        BROKERS is a comma list; polls every broker in it until at least one answers and,
+        for every broker that answers, the Python expression EXPR is true of its view
+        `d` ({partition: (leader, replicas, isr)}); exit 1 with the last answers on timeout
 """
-import json, socket, struct, sys
+import json, socket, struct, sys, time
 
 
 def _string(b, pos):
@@ -80,5 +84,28 @@ def metadata(addr, topic, timeout=5.0):
     return out
 
 
+def wait(brokers, topic, timeout_s, expr):
+    deadline = time.time() + timeout_s
+    last = {}
+    while True:
+        answers = {}
+        for addr in brokers:
+            try:
+                answers[addr] = metadata(addr, topic, timeout=2)
+            except (OSError, ValueError, struct.error) as e:
+                last[addr] = repr(e)
+        last.update(answers)
+        if answers and all(eval(expr, {}, {"d": d}) for d in answers.values()):
+            print(f"ok after {timeout_s - (deadline - time.time()):.1f}s: {answers}")
+            return True
+        if time.time() > deadline:
+            print(f"timed out after {timeout_s}s waiting for {expr!r} on {topic}; last answers: {last}")
+            return False
+        time.sleep(0.5)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "wait":
+        ok = wait(sys.argv[2].split(","), sys.argv[3], float(sys.argv[4]), sys.argv[5])
+        sys.exit(0 if ok else 1)
     print(json.dumps(metadata(sys.argv[1], sys.argv[2])))
