@@ -2,7 +2,7 @@
     python chaos.py [--topic chaos] [--duration 30]        exit 0 = every check held
 
 Needs a running cluster managed by cluster.sh (same CLUSTER_DIR / CLUSTER_PORT_BASE env);
-BOOTSTRAP defaults to `cluster.sh bootstrap`.
+the clients bootstrap from `cluster.sh bootstrap` (BOOTSTRAP is ignored).
 
 Topic: 3 partitions, replication factor 3, min.insync.replicas=2. An idempotent producer
 (acks=all) sends the sequence numbers 0, 1, 2, ... as values, round-robin over the
@@ -291,7 +291,7 @@ def main():
     args = ap.parse_args()
     topic = args.topic
     brokers = cluster("bootstrap").split(",")  # node order: brokers[0] is node 1
-    bootstrap = os.environ.get("BOOTSTRAP") or ",".join(brokers)
+    bootstrap = ",".join(brokers)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     create_topic(admin, topic)
 

@@ -26,6 +26,7 @@ OUT="$(cd "$OUT" && pwd)"
 export CLUSTER_DIR="${CLUSTER_DIR:-$OUT/cluster}"
 export UNDER_RUN_SH=1
 CL="$CLDIR/cluster.sh"
+BOOTSTRAP=$(bash "$CL" bootstrap); export BOOTSTRAP
 SUMMARY="$OUT/cluster-summary.txt"
 : >"$SUMMARY"
 
