@@ -154,7 +154,7 @@ class ProducerThread(threading.Thread):
             self.p.poll(0)
             time.sleep(0.004)  # ~200 records/s
         log(f"producer: stop after {self.sent} records, flushing")
-        left = self.p.flush(150)
+        left = self.p.flush(90)
         log(f"producer: flushed, {left} still queued, {len(self.acked)} acked, failures {dict(self.failed)}")
         self.unflushed = left
 
@@ -264,7 +264,7 @@ def read_all(bootstrap, topic):
     c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
     out = defaultdict(list)
     done = {p for p in range(PARTITIONS) if hw[p] == 0}
-    deadline = time.time() + 90
+    deadline = time.time() + 60
     while len(done) < PARTITIONS and time.time() < deadline:
         for m in c.consume(num_messages=1000, timeout=1):
             if m.error() is not None:
@@ -279,7 +279,7 @@ def read_all(bootstrap, topic):
                 done.add(m.partition())
     c.close()
     if len(done) < PARTITIONS:
-        V.add("a", f"fresh consumer did not reach the high watermarks {hw} in 90 s "
+        V.add("a", f"fresh consumer did not reach the high watermarks {hw} in 60 s "
                    f"(read {{p: len}} = {{{', '.join(f'{p}: {len(v)}' for p, v in out.items())}}})")
     return out, hw
 
@@ -342,18 +342,18 @@ def main():
         if paused is not None:
             subprocess.run(["bash", CLUSTER_SH, "resume", str(paused)], capture_output=True)
     producer.stop.set()
-    producer.join(200)
+    producer.join(120)
     if producer.fatal:
         V.add("producer", f"fatal producer error: {producer.fatal}")
     if getattr(producer, "unflushed", 0):
-        V.add("producer", f"{producer.unflushed} records still unacknowledged after flush(150 s)")
+        V.add("producer", f"{producer.unflushed} records still unacknowledged after flush(90 s)")
 
     acked = dict(producer.acked)
     log(f"producer: sent {producer.sent}, acked {len(acked)}, failed {dict(producer.failed)}")
 
     # Let the group consumer drain: it must see every acknowledged record.
     want = {(p, o, s) for s, (p, o) in acked.items()}
-    deadline = time.time() + 90
+    deadline = time.time() + 60
     missing = want
     while time.time() < deadline:
         seen = {(p, o, v) for p, recs in list(consumer.seen.items()) for o, v in list(recs)}
