@@ -1,6 +1,51 @@
 //! Cluster metadata: topics, partitions, their ids and config overrides, and producer-id
-//! allocation. Single-node today: a local metadata log replayed at start-up (a quorum of one);
-//! the Raft quorum of the cluster work replaces the log behind the same image.
+//! allocation.
+//!
+//! - [`metadata`]: the single-node store (a local line-based log replayed at start-up) the
+//!   broker uses today.
+//! - [`records`] and [`image`]: the KRaft-style metadata log records and the image built by
+//!   applying them, which the Raft quorum replicates.
+//! - The controller's decisions, sans-io: each takes the image and returns the records to
+//!   propose plus the reply; the caller commits the records through the quorum and applies
+//!   them. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
+//!   (AlterPartition, elections, reassignments), [`producer_ids`], [`configs`], with the
+//!   shared election rules in [`election`] and replica placement in [`placement`].
+pub mod cluster;
+pub mod configs;
+pub mod controller_config;
+pub mod election;
+pub mod image;
 pub mod metadata;
+pub mod quorum;
+pub mod raft;
+pub mod partitions;
+pub mod placement;
+pub mod producer_ids;
+pub mod records;
+pub mod topics;
 
+pub use cluster::{
+    broker_heartbeat, fence_expired_brokers, register_broker, unregister_broker,
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerHeartbeats, RegisterBrokerRequest,
+};
+pub use configs::{incremental_alter_configs, AlterConfigOp, AlterConfigsResource};
+pub use controller_config::ControllerConfig;
+pub use image::{BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage};
 pub use metadata::{MetadataError, MetadataStore, TopicMeta};
+pub use quorum::{
+    NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
+};
+pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
+pub use partitions::{
+    alter_partition, alter_partition_reassignments, elect_leaders, list_partition_reassignments,
+    ElectionType, ReassignmentListing, ReassignmentRequest,
+};
+pub use producer_ids::{allocate_producer_ids, ProducerIdBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_TOPIC};
+pub use topics::{
+    create_partitions, create_topics, delete_topics, CreatePartitionsSpec, CreateTopicResult,
+    CreateTopicSpec,
+};
+
+#[cfg(test)]
+mod tests;

@@ -189,7 +189,12 @@ pub async fn start(
         if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
             let resolve = |t: &crate::protocol::messages::fetch_request::FetchTopic| {
                 if version >= 13 {
-                    broker.metadata.topic_name_by_id(&t.topic_id)
+                    // The controller may make us leader of a partition before our metadata
+                    // store lists its topic; the replica itself knows its topic id.
+                    broker
+                        .metadata
+                        .topic_name_by_id(&t.topic_id)
+                        .or_else(|| broker.replicas.topic_name_by_id(&t.topic_id))
                 } else {
                     Some(t.topic.clone())
                 }

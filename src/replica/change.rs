@@ -62,6 +62,9 @@ pub enum AlterPartitionError {
     UnknownTopicOrPartition,
     /// The sender is not the partition's leader.
     NotLeaderOrFollower,
+    /// The proposed ISR is malformed: a member that is not a replica, a duplicate, or no
+    /// leader in it.
+    InvalidRequest,
 }
 
 impl AlterPartitionError {
@@ -73,6 +76,7 @@ impl AlterPartitionError {
             AlterPartitionError::IneligibleReplica => ErrorCode::INELIGIBLE_REPLICA,
             AlterPartitionError::UnknownTopicOrPartition => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
             AlterPartitionError::NotLeaderOrFollower => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+            AlterPartitionError::InvalidRequest => ErrorCode::INVALID_REQUEST,
         }
     }
 }

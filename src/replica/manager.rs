@@ -307,49 +307,76 @@ impl ReplicaManager {
     /// The fetch requests our sessions may send now: (source broker, request id, request).
     /// The transport hands the id back with the response (a correlation id).
     pub fn poll_fetch_requests(&self, now_ms: i64) -> Vec<(BrokerId, u64, FetchRequest)> {
-        let mut out = Vec::new();
+        let sources: Vec<BrokerId> = self.fetchers.lock().keys().copied().collect();
+        sources
+            .into_iter()
+            .filter_map(|source| {
+                self.poll_fetch_request(source, now_ms)
+                    .map(|(id, request)| (source, id, request))
+            })
+            .collect()
+    }
+
+    /// The fetch request the session with `source` may send now, if any: (request id,
+    /// request). The network transport runs one task per source broker and polls its own.
+    pub fn poll_fetch_request(&self, source: BrokerId, now_ms: i64) -> Option<(u64, FetchRequest)> {
         let mut fetchers = self.fetchers.lock();
-        for session in fetchers.values_mut() {
-            if !session.ready(now_ms, &self.config.fetcher) {
-                continue;
-            }
-            let mut positions = Vec::new();
-            let mut requested = BTreeMap::new();
-            for key in &session.partitions {
-                let Some(p) = self.get(&key.0, key.1) else {
-                    continue;
-                };
-                let Some(pos) = p.follower_position() else {
-                    continue;
-                };
-                if pos.leader != session.source {
-                    continue;
-                }
-                positions.push((key.clone(), p.topic_id, pos));
-                requested.insert(key.clone(), pos);
-            }
-            if positions.is_empty() {
-                continue;
-            }
-            let request_id = session.next_request_id;
-            session.next_request_id += 1;
-            session.in_flight = Some(InFlight {
-                request_id,
-                sent_at_ms: now_ms,
-                requested,
-            });
-            out.push((
-                session.source,
-                request_id,
-                build_fetch_request(
-                    self.config.local,
-                    self.broker_epoch(),
-                    &positions,
-                    &self.config.fetcher,
-                ),
-            ));
+        let session = fetchers.get_mut(&source)?;
+        if !session.ready(now_ms, &self.config.fetcher) {
+            return None;
         }
-        out
+        let mut positions = Vec::new();
+        let mut requested = BTreeMap::new();
+        for key in &session.partitions {
+            let Some(p) = self.get(&key.0, key.1) else {
+                continue;
+            };
+            let Some(pos) = p.follower_position() else {
+                continue;
+            };
+            if pos.leader != session.source {
+                continue;
+            }
+            positions.push((key.clone(), p.topic_id, pos));
+            requested.insert(key.clone(), pos);
+        }
+        if positions.is_empty() {
+            return None;
+        }
+        let request_id = session.next_request_id;
+        session.next_request_id += 1;
+        session.in_flight = Some(InFlight {
+            request_id,
+            sent_at_ms: now_ms,
+            requested,
+        });
+        Some((
+            request_id,
+            build_fetch_request(
+                self.config.local,
+                self.broker_epoch(),
+                &positions,
+                &self.config.fetcher,
+            ),
+        ))
+    }
+
+    /// The settings of our fetch sessions.
+    pub fn fetcher_config(&self) -> &FetcherConfig {
+        &self.config.fetcher
+    }
+
+    /// The name of a topic we hold a replica of, by id: followers fetch by topic id (Fetch
+    /// v13+) and a leader must answer for partitions the controller gave it even before its
+    /// metadata store lists the topic.
+    pub fn topic_name_by_id(&self, topic_id: &Uuid) -> Option<String> {
+        if topic_id.is_zero() {
+            return None;
+        }
+        self.partitions
+            .iter()
+            .find(|e| e.value().topic_id == *topic_id)
+            .map(|e| e.value().topic.clone())
     }
 
     /// Request `request_id` to `source` failed (connection lost): back off and retry.
@@ -466,6 +493,16 @@ impl ReplicaManager {
         if let Some(p) = self.get(&request.topic, request.partition) {
             p.on_alter_partition_error(request, error);
         }
+    }
+
+    /// The source brokers we fetch from (a session exists while it has partitions).
+    pub fn fetch_sources(&self) -> Vec<BrokerId> {
+        self.fetchers
+            .lock()
+            .values()
+            .filter(|s| !s.partitions.is_empty() || s.in_flight.is_some())
+            .map(|s| s.source)
+            .collect()
     }
 
     /// The source brokers we fetch from, with their partitions (tests, diagnostics).

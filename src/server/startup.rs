@@ -25,7 +25,11 @@ use crate::handlers::offsets_topic::{
     InternalTopicLog, LocalMarkerWriter, MetadataProducerIds, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
 use crate::handlers::{Broker, Limits};
+use crate::replica::fetcher::FetcherConfig;
+use crate::replica::ids::BrokerId;
+use crate::replica::manager::ReplicationConfig;
 use crate::replica::ReplicaManager;
+use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
 use crate::storage::LogManager;
 
 #[derive(Debug)]
@@ -62,6 +66,7 @@ pub struct RunningBroker {
     server: tokio::task::JoinHandle<()>,
     background: tokio::task::JoinHandle<()>,
     cleaner: tokio::task::JoinHandle<()>,
+    fetchers: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl RunningBroker {
@@ -70,11 +75,30 @@ impl RunningBroker {
         self.shutdown.clone()
     }
 
+    /// Starts fetching, over TCP, the partitions this broker follows (the replica fetcher
+    /// manager), reaching other brokers at the addresses `resolver` gives. Started by whoever
+    /// knows the cluster's brokers (the metadata image); a second call does nothing.
+    pub fn start_replica_fetchers(&mut self, resolver: BrokerAddressResolver) {
+        if self.fetchers.is_some() {
+            return;
+        }
+        let manager = ReplicaFetcherManager::new(
+            self.broker.replicas.clone(),
+            resolver,
+            self.broker.clock.clone(),
+        );
+        self.fetchers = Some(tokio::spawn(manager.run(self.shutdown.clone())));
+    }
+
     /// Waits for the listeners to stop and drain, then flushes and marks a clean shutdown.
     pub async fn wait(self) -> Result<(), StartupError> {
         let _ = self.server.await;
         self.shutdown.cancel();
         let _ = self.background.await;
+        // No follower append may race the final snapshots and the log shutdown.
+        if let Some(fetchers) = self.fetchers {
+            let _ = fetchers.await;
+        }
         // A cleaner pass in progress finishes (unthrottled) before the logs close.
         let _ = self.cleaner.await;
         // Producer snapshots at the log end, so the next start-up replays nothing.
@@ -159,7 +183,18 @@ pub async fn start(
         })
         .collect();
 
-    let replicas = Arc::new(ReplicaManager::new(logs.clone()));
+    let replicas = Arc::new(ReplicaManager::with_config(
+        logs.clone(),
+        ReplicationConfig {
+            local: BrokerId(config.node_id),
+            replica_lag_time_max_ms: config.replica_lag_time_max_ms,
+            // Leaders long-poll follower fetches, so no pause after an empty answer.
+            fetcher: FetcherConfig {
+                idle_backoff_ms: 0,
+                ..FetcherConfig::default()
+            },
+        },
+    ));
     let metadata = Arc::new(metadata);
     let groups = Arc::new(GroupCoordinator::new(
         group_config(&config),
@@ -259,6 +294,7 @@ pub async fn start(
         server,
         background,
         cleaner,
+        fetchers: None,
     })
 }
 
@@ -272,6 +308,10 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
     let mut group_tick = tokio::time::interval(Duration::from_millis(100));
+    // Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2.
+    let mut isr_check = tokio::time::interval(Duration::from_millis(
+        (broker.config.replica_lag_time_max_ms / 2).clamp(10, 5_000) as u64,
+    ));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -299,6 +339,8 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 }
             }
             _ = group_tick.tick() => broker.groups.tick(),
+            // Leaders propose shrinks through `take_alter_partitions`; sole replicas never do.
+            _ = isr_check.tick() => broker.replicas.maybe_shrink_isr(broker.now_ms()),
             _ = checkpoint.tick() => {
                 if let Err(e) = broker.replicas.logs().checkpoint() {
                     tracing::warn!(error = ?e, "checkpoint failed");

@@ -1,0 +1,233 @@
+//! The controller quorum on openraft 0.9 (pinned): KRaft's metadata quorum (KIP-595) with
+//! the consensus left to openraft and only the storage, the network and the public
+//! [`Quorum`] face written here. The voter set is static (`controller.quorum.voters`); on a
+//! pristine log every voter initializes with the full set, which openraft documents as safe
+//! when the set is the same everywhere.
+pub mod log_store;
+pub mod network;
+pub mod state_machine;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use openraft::error::{ClientWriteError, Fatal, InitializeError, RaftError};
+use openraft::{BasicNode, Raft, RaftMetrics, ServerState, SnapshotPolicy};
+use tokio::sync::watch;
+
+pub use network::{
+    encode_raft_response, MemNetwork, MemTransport, RaftRpc, RaftRpcHandler, RaftRpcReply,
+    RaftTransport, TcpRaftTransport, MAX_RAFT_FRAME_BYTES, RAFT_API_KEY, RAFT_API_VERSION,
+};
+
+use self::log_store::LogStore;
+use self::network::{encode, NetFactory};
+use self::state_machine::StateMachineStore;
+use self::types::TypeConfig;
+use crate::controller::quorum::{
+    NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
+};
+
+struct Inner<S: ReplicatedState> {
+    node_id: NodeId,
+    raft: Raft<TypeConfig<S>>,
+    metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
+    state: watch::Receiver<(u64, Arc<S>)>,
+}
+
+/// One controller's raft node. Cheap to clone; all clones drive the same node.
+pub struct RaftQuorum<S: ReplicatedState> {
+    inner: Arc<Inner<S>>,
+}
+
+impl<S: ReplicatedState> Clone for RaftQuorum<S> {
+    fn clone(&self) -> Self {
+        RaftQuorum {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+fn fatal_to_error(f: &Fatal<NodeId>) -> QuorumError {
+    match f {
+        Fatal::Stopped => QuorumError::Shutdown,
+        Fatal::StorageError(e) => QuorumError::Io(e.to_string()),
+        other => QuorumError::Other(other.to_string()),
+    }
+}
+
+impl<S: ReplicatedState> RaftQuorum<S> {
+    pub async fn start(
+        config: QuorumConfig,
+        transport: Arc<dyn RaftTransport>,
+    ) -> Result<Self, QuorumError> {
+        if !config.voters.contains_key(&config.node_id) {
+            return Err(QuorumError::Other(format!(
+                "node {} is not among the controller quorum voters {:?}",
+                config.node_id,
+                config.voters.keys().collect::<Vec<_>>()
+            )));
+        }
+        let raft_config = openraft::Config {
+            cluster_name: "strata-metadata".to_string(),
+            election_timeout_min: config.election_timeout_min_ms,
+            election_timeout_max: config.election_timeout_max_ms,
+            heartbeat_interval: config.heartbeat_interval_ms,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_every_entries.max(1)),
+            // Keep one snapshot interval of log so a briefly lagging voter catches up from
+            // the log rather than by a snapshot transfer.
+            max_in_snapshot_log_to_keep: config.snapshot_every_entries,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| QuorumError::Other(e.to_string()))?;
+
+        let log = LogStore::<S>::open(&config.dir).map_err(|e| QuorumError::Io(e.to_string()))?;
+        let sm = StateMachineStore::<S>::open(&config.dir)
+            .map_err(|e| QuorumError::Io(e.to_string()))?;
+        let state = sm.subscribe();
+        let raft = Raft::new(
+            config.node_id,
+            Arc::new(raft_config),
+            NetFactory { transport },
+            log,
+            sm,
+        )
+        .await
+        .map_err(|e| fatal_to_error(&e))?;
+
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| fatal_to_error(&e))?;
+        if !initialized {
+            let members: BTreeMap<NodeId, BasicNode> = config
+                .voters
+                .iter()
+                .map(|(id, addr)| (*id, BasicNode { addr: addr.clone() }))
+                .collect();
+            match raft.initialize(members).await {
+                Ok(()) => {}
+                // Another voter's initialize reached us first: the quorum is forming.
+                Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {}
+                Err(RaftError::APIError(e)) => return Err(QuorumError::Other(e.to_string())),
+                Err(RaftError::Fatal(f)) => return Err(fatal_to_error(&f)),
+            }
+        }
+        let metrics = raft.metrics();
+        Ok(RaftQuorum {
+            inner: Arc::new(Inner {
+                node_id: config.node_id,
+                raft,
+                metrics,
+                state,
+            }),
+        })
+    }
+
+    pub fn node_id(&self) -> NodeId {
+        self.inner.node_id
+    }
+
+    /// Server side of the raft RPCs: decode a request payload, run it on the local raft
+    /// node, encode the reply. Never fails: a bad payload gets an error reply.
+    pub async fn handle_rpc(&self, payload: Bytes) -> Bytes {
+        let rpc: RaftRpc<S> = match serde_json::from_slice(&payload) {
+            Ok(rpc) => rpc,
+            Err(e) => return encode(&RaftRpcReply::Error(format!("undecodable raft rpc: {e}"))),
+        };
+        let raft = &self.inner.raft;
+        let reply = match rpc {
+            RaftRpc::AppendEntries(req) => {
+                RaftRpcReply::AppendEntries(raft.append_entries(req).await)
+            }
+            RaftRpc::Vote(req) => RaftRpcReply::Vote(raft.vote(req).await),
+            RaftRpc::InstallSnapshot(req) => {
+                RaftRpcReply::InstallSnapshot(raft.install_snapshot(req).await)
+            }
+        };
+        encode(&reply)
+    }
+
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.inner.raft.shutdown().await {
+            tracing::warn!(node_id = self.inner.node_id, error = %e, "controller quorum shutdown");
+        }
+    }
+}
+
+impl<S: ReplicatedState> RaftRpcHandler for RaftQuorum<S> {
+    fn handle(&self, payload: Bytes) -> Pin<Box<dyn Future<Output = Bytes> + Send + '_>> {
+        Box::pin(self.handle_rpc(payload))
+    }
+}
+
+impl<S: ReplicatedState> Quorum<S> for RaftQuorum<S> {
+    async fn propose(&self, records: Vec<S::Record>) -> Result<u64, QuorumError> {
+        match self.inner.raft.client_write(records).await {
+            Ok(resp) => Ok(resp.log_id.index),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                Err(QuorumError::NotLeader {
+                    leader: f.leader_id,
+                })
+            }
+            Err(RaftError::APIError(e)) => Err(QuorumError::Other(e.to_string())),
+            Err(RaftError::Fatal(f)) => Err(fatal_to_error(&f)),
+        }
+    }
+
+    fn state(&self) -> watch::Receiver<(u64, Arc<S>)> {
+        self.inner.state.clone()
+    }
+
+    fn leader(&self) -> Option<NodeId> {
+        self.inner.metrics.borrow().current_leader
+    }
+
+    fn is_leader(&self) -> bool {
+        let m = self.inner.metrics.borrow();
+        m.state == ServerState::Leader && m.current_leader == Some(self.inner.node_id)
+    }
+
+    /// Offsets are raft log indexes: `high_watermark` is the last committed (and locally
+    /// applied) index, a replica's `log_end_offset` the last index it is known to hold. Only
+    /// the leader knows the others' progress; elsewhere they are -1. Timestamps are -1: the
+    /// quorum never reads the wall clock.
+    fn status(&self) -> QuorumStatus {
+        let m = self.inner.metrics.borrow();
+        let is_leader = m.state == ServerState::Leader;
+        let own_end = m.last_log_index.map_or(-1, |i| i as i64);
+        let replica = |node_id: NodeId| {
+            let log_end_offset = if node_id == self.inner.node_id {
+                own_end
+            } else if is_leader {
+                m.replication
+                    .as_ref()
+                    .and_then(|r| r.get(&node_id).copied().flatten())
+                    .map_or(-1, |l| l.index as i64)
+            } else {
+                -1
+            };
+            ReplicaStatus {
+                node_id,
+                log_end_offset,
+                last_fetch_timestamp_ms: -1,
+                last_caught_up_timestamp_ms: -1,
+            }
+        };
+        let membership = m.membership_config.membership();
+        QuorumStatus {
+            leader_id: m.current_leader,
+            leader_epoch: m.current_term,
+            high_watermark: m.last_applied.map_or(0, |l| l.index),
+            voters: membership.voter_ids().map(replica).collect(),
+            observers: membership.learner_ids().map(replica).collect(),
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! The raft RPCs between controllers. openraft's requests travel in our own serde_json
+//! envelope ([`RaftRpc`]) over a [`RaftTransport`] that only moves bytes: [`TcpRaftTransport`]
+//! sends each call as a Kafka-framed request (api key [`RAFT_API_KEY`]) on the peer's
+//! controller listener, the way KRaft's Vote/BeginQuorumEpoch/Fetch ride the controller
+//! listener (KIP-595); [`MemNetwork`] is the in-process network of the tests, able to cut links.
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use openraft::error::{
+    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::BasicNode;
+use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::types::TypeConfig;
+use crate::controller::quorum::{NodeId, ReplicatedState};
+
+/// The api key of a raft RPC on the controller listener; outside Kafka's range so a Kafka
+/// client can never send one by accident.
+pub const RAFT_API_KEY: i16 = 32000;
+pub const RAFT_API_VERSION: i16 = 0;
+/// A raft frame larger than this is a corrupt length, not a request.
+pub const MAX_RAFT_FRAME_BYTES: usize = 128 * 1024 * 1024;
+
+/// Moves one opaque raft RPC to `target` (at `addr`, its controller listener) and returns the
+/// reply bytes.
+pub trait RaftTransport: Send + Sync + 'static {
+    fn call(
+        &self,
+        target: NodeId,
+        addr: &str,
+        payload: Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>>;
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
+pub enum RaftRpc<S: ReplicatedState> {
+    AppendEntries(AppendEntriesRequest<TypeConfig<S>>),
+    Vote(VoteRequest<NodeId>),
+    InstallSnapshot(InstallSnapshotRequest<TypeConfig<S>>),
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub enum RaftRpcReply {
+    AppendEntries(Result<AppendEntriesResponse<NodeId>, RaftError<NodeId>>),
+    Vote(Result<VoteResponse<NodeId>, RaftError<NodeId>>),
+    InstallSnapshot(
+        Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>>,
+    ),
+    /// The request could not be decoded or the node is gone.
+    Error(String),
+}
+
+pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Bytes {
+    match serde_json::to_vec(value) {
+        Ok(v) => Bytes::from(v),
+        // Our own types always serialize; if one ever does not, the peer sees a decode error.
+        Err(_) => Bytes::new(),
+    }
+}
+
+pub(crate) struct NetFactory {
+    pub transport: Arc<dyn RaftTransport>,
+}
+
+pub(crate) struct NetClient {
+    target: NodeId,
+    addr: String,
+    transport: Arc<dyn RaftTransport>,
+}
+
+impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
+    type Network = NetClient;
+
+    async fn new_client(&mut self, target: NodeId, node: &BasicNode) -> NetClient {
+        NetClient {
+            target,
+            addr: node.addr.clone(),
+            transport: self.transport.clone(),
+        }
+    }
+}
+
+type RpcResult<T, E = RaftError<NodeId>> = Result<T, RPCError<NodeId, BasicNode, E>>;
+
+impl NetClient {
+    async fn round_trip<E: std::error::Error>(
+        &self,
+        payload: Bytes,
+        ttl: Duration,
+    ) -> RpcResult<RaftRpcReply, E> {
+        let call = self.transport.call(self.target, &self.addr, payload);
+        let reply = match tokio::time::timeout(ttl, call).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e)) => return Err(RPCError::Unreachable(Unreachable::new(&e))),
+            Err(_) => {
+                let e = std::io::Error::new(std::io::ErrorKind::TimedOut, "raft rpc timed out");
+                return Err(RPCError::Unreachable(Unreachable::new(&e)));
+            }
+        };
+        serde_json::from_slice(&reply).map_err(|e| RPCError::Network(NetworkError::new(&e)))
+    }
+
+    fn unexpected<E: std::error::Error>(
+        &self,
+        reply: RaftRpcReply,
+    ) -> RPCError<NodeId, BasicNode, E> {
+        let msg = match reply {
+            RaftRpcReply::Error(m) => m,
+            _ => "mismatched raft rpc reply".to_string(),
+        };
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidData, msg);
+        RPCError::Network(NetworkError::new(&e))
+    }
+}
+
+impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig<S>>,
+        option: RPCOption,
+    ) -> RpcResult<AppendEntriesResponse<NodeId>> {
+        let payload = encode(&RaftRpc::<S>::AppendEntries(rpc));
+        match self.round_trip(payload, option.hard_ttl()).await? {
+            RaftRpcReply::AppendEntries(Ok(r)) => Ok(r),
+            RaftRpcReply::AppendEntries(Err(e)) => {
+                Err(RPCError::RemoteError(RemoteError::new(self.target, e)))
+            }
+            other => Err(self.unexpected(other)),
+        }
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest<TypeConfig<S>>,
+        option: RPCOption,
+    ) -> RpcResult<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>> {
+        let payload = encode(&RaftRpc::<S>::InstallSnapshot(rpc));
+        match self.round_trip(payload, option.hard_ttl()).await? {
+            RaftRpcReply::InstallSnapshot(Ok(r)) => Ok(r),
+            RaftRpcReply::InstallSnapshot(Err(e)) => {
+                Err(RPCError::RemoteError(RemoteError::new(self.target, e)))
+            }
+            other => Err(self.unexpected(other)),
+        }
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> RpcResult<VoteResponse<NodeId>> {
+        let payload = encode(&RaftRpc::<S>::Vote(rpc));
+        match self.round_trip(payload, option.hard_ttl()).await? {
+            RaftRpcReply::Vote(Ok(r)) => Ok(r),
+            RaftRpcReply::Vote(Err(e)) => {
+                Err(RPCError::RemoteError(RemoteError::new(self.target, e)))
+            }
+            other => Err(self.unexpected(other)),
+        }
+    }
+}
+
+/// Raft RPCs as Kafka-framed requests on the peers' controller listeners:
+/// request `[i32 size][i16 api_key=32000][i16 api_version=0][i32 correlation_id]
+/// [i16 client_id length=-1][payload]`, response `[i32 size][i32 correlation_id][payload]`.
+/// One connection per peer, opened lazily and dropped on any error or timeout; calls to
+/// different peers never wait on each other.
+pub struct TcpRaftTransport {
+    call_timeout: Duration,
+    next_correlation_id: AtomicI32,
+    peers: Mutex<HashMap<NodeId, Arc<tokio::sync::Mutex<Option<(String, TcpStream)>>>>>,
+}
+
+impl TcpRaftTransport {
+    pub fn new(call_timeout_ms: u64) -> Self {
+        TcpRaftTransport {
+            call_timeout: Duration::from_millis(call_timeout_ms),
+            next_correlation_id: AtomicI32::new(0),
+            peers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn call_inner(
+        &self,
+        target: NodeId,
+        addr: &str,
+        payload: Bytes,
+    ) -> std::io::Result<Bytes> {
+        let slot = self.peers.lock().entry(target).or_default().clone();
+        let mut conn = slot.lock().await;
+        if conn.as_ref().is_some_and(|(a, _)| a != addr) {
+            *conn = None;
+        }
+        if conn.is_none() {
+            let stream = TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            *conn = Some((addr.to_string(), stream));
+        }
+        let correlation_id = self.next_correlation_id.fetch_add(1, Ordering::Relaxed);
+        let Some((_, stream)) = conn.as_mut() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "no connection",
+            ));
+        };
+        let result = exchange(stream, correlation_id, &payload).await;
+        if result.is_err() {
+            *conn = None;
+        }
+        result
+    }
+}
+
+async fn exchange(
+    stream: &mut TcpStream,
+    correlation_id: i32,
+    payload: &[u8],
+) -> std::io::Result<Bytes> {
+    let mut frame = BytesMut::with_capacity(14 + payload.len());
+    frame.put_i32((10 + payload.len()) as i32);
+    frame.put_i16(RAFT_API_KEY);
+    frame.put_i16(RAFT_API_VERSION);
+    frame.put_i32(correlation_id);
+    frame.put_i16(-1);
+    frame.put_slice(payload);
+    stream.write_all(&frame).await?;
+    let size = stream.read_i32().await?;
+    if size < 4 || size as usize > MAX_RAFT_FRAME_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "bad raft response size",
+        ));
+    }
+    let mut body = vec![0u8; size as usize];
+    stream.read_exact(&mut body).await?;
+    let mut body = Bytes::from(body);
+    let got = body.get_i32();
+    if got != correlation_id {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "raft response correlation id mismatch",
+        ));
+    }
+    Ok(body)
+}
+
+impl RaftTransport for TcpRaftTransport {
+    fn call(
+        &self,
+        target: NodeId,
+        addr: &str,
+        payload: Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>> {
+        let addr = addr.to_string();
+        Box::pin(async move {
+            match tokio::time::timeout(self.call_timeout, self.call_inner(target, &addr, payload))
+                .await
+            {
+                Ok(r) => r,
+                Err(_) => {
+                    // The connection may hold a half-read reply: start over next time.
+                    let slot = self.peers.lock().get(&target).cloned();
+                    if let Some(slot) = slot {
+                        if let Ok(mut conn) = slot.try_lock() {
+                            *conn = None;
+                        }
+                    }
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "raft rpc timed out",
+                    ))
+                }
+            }
+        })
+    }
+}
+
+/// Encodes the response frame for a raft request read off the controller listener.
+pub fn encode_raft_response(correlation_id: i32, payload: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(8 + payload.len());
+    out.put_i32((4 + payload.len()) as i32);
+    out.put_i32(correlation_id);
+    out.put_slice(payload);
+    out.freeze()
+}
+
+/// Serves raft RPCs that arrive as bytes; implemented by [`super::RaftQuorum`].
+pub trait RaftRpcHandler: Send + Sync + 'static {
+    fn handle(&self, payload: Bytes) -> Pin<Box<dyn Future<Output = Bytes> + Send + '_>>;
+}
+
+/// The in-process network of the tests: a node registry and a set of cut links.
+#[derive(Default)]
+pub struct MemNetwork {
+    nodes: Mutex<BTreeMap<NodeId, Arc<dyn RaftRpcHandler>>>,
+    /// Unordered pairs (low, high) that cannot talk.
+    cut_links: Mutex<BTreeSet<(NodeId, NodeId)>>,
+}
+
+impl MemNetwork {
+    pub fn new() -> Arc<Self> {
+        Arc::new(MemNetwork::default())
+    }
+
+    /// The transport used by node `from`.
+    pub fn transport(self: &Arc<Self>, from: NodeId) -> Arc<MemTransport> {
+        Arc::new(MemTransport {
+            from,
+            net: self.clone(),
+        })
+    }
+
+    pub fn register(&self, node: NodeId, handler: Arc<dyn RaftRpcHandler>) {
+        self.nodes.lock().insert(node, handler);
+    }
+
+    pub fn unregister(&self, node: NodeId) {
+        self.nodes.lock().remove(&node);
+    }
+
+    pub fn cut(&self, a: NodeId, b: NodeId) {
+        self.cut_links.lock().insert((a.min(b), a.max(b)));
+    }
+
+    /// Cuts every link of `node`.
+    pub fn isolate(&self, node: NodeId) {
+        let others: Vec<NodeId> = self
+            .nodes
+            .lock()
+            .keys()
+            .copied()
+            .filter(|n| *n != node)
+            .collect();
+        for other in others {
+            self.cut(node, other);
+        }
+    }
+
+    pub fn heal(&self) {
+        self.cut_links.lock().clear();
+    }
+
+    fn is_cut(&self, a: NodeId, b: NodeId) -> bool {
+        self.cut_links.lock().contains(&(a.min(b), a.max(b)))
+    }
+}
+
+pub struct MemTransport {
+    from: NodeId,
+    net: Arc<MemNetwork>,
+}
+
+impl RaftTransport for MemTransport {
+    fn call(
+        &self,
+        target: NodeId,
+        _addr: &str,
+        payload: Bytes,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>> {
+        Box::pin(async move {
+            let unreachable =
+                || std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "link cut");
+            if self.net.is_cut(self.from, target) {
+                return Err(unreachable());
+            }
+            let handler = self
+                .net
+                .nodes
+                .lock()
+                .get(&target)
+                .cloned()
+                .ok_or_else(unreachable)?;
+            let reply = handler.handle(payload).await;
+            // A link cut while the call was in flight loses the reply too.
+            if self.net.is_cut(self.from, target) {
+                return Err(unreachable());
+            }
+            Ok(reply)
+        })
+    }
+}
