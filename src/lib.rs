@@ -8,6 +8,8 @@
 //! - `sim` (tests only): deterministic simulation of replication with faults and invariants.
 //! - [`coordinator`]: the group coordinator on `__consumer_offsets` (records, replay).
 //! - [`controller`]: cluster metadata (topics, configs, producer ids) built by replaying records.
+//! - [`cluster`]: a broker's membership of a cluster: registration and heartbeats, the channel
+//!   to the active controller, and the publisher that applies each metadata image.
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
 //! - [`server`]: listener, connections with ordered pipelining, start-up and shutdown.
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
@@ -15,6 +17,7 @@
 //! Dependencies point downwards only: server -> handlers -> replica/controller -> storage ->
 //! protocol.
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod controller;
 pub mod coordinator;

@@ -420,3 +420,11 @@ impl MetadataImage {
             .map(String::as_str)
     }
 }
+
+impl crate::controller::quorum::ReplicatedState for MetadataImage {
+    type Record = MetadataRecord;
+
+    fn apply(&mut self, record: &MetadataRecord) {
+        MetadataImage::apply(self, record)
+    }
+}

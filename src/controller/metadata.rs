@@ -122,7 +122,8 @@ fn parts_rest(line: &str, n: usize) -> String {
 
 pub struct MetadataStore {
     path: PathBuf,
-    file: Mutex<File>,
+    /// None for a cluster member's mirror of the replicated image: nothing is written here.
+    file: Mutex<Option<File>>,
     image: RwLock<Image>,
     /// Next producer id to hand out; ids below `producer_id_limit` are reserved on disk.
     next_producer_id: Mutex<i64>,
@@ -184,10 +185,29 @@ impl MetadataStore {
         let next = image.producer_id_limit;
         Ok(MetadataStore {
             path,
-            file: Mutex::new(file),
+            file: Mutex::new(Some(file)),
             image: RwLock::new(image),
             next_producer_id: Mutex::new(next),
         })
+    }
+
+    /// A store without a file, kept equal to the controller quorum's image by
+    /// [`MetadataStore::replace_topics`] on a cluster member, so the handlers that read topics
+    /// serve single-node and cluster alike.
+    pub fn mirror() -> MetadataStore {
+        MetadataStore {
+            path: PathBuf::new(),
+            file: Mutex::new(None),
+            image: RwLock::new(Image::default()),
+            next_producer_id: Mutex::new(0),
+        }
+    }
+
+    /// Replaces every topic of a mirror at once (readers see the old set or the new one).
+    pub fn replace_topics(&self, topics: Vec<TopicMeta>) {
+        let mut image = self.image.write();
+        image.by_id = topics.iter().map(|t| (t.id, t.name.clone())).collect();
+        image.topics = topics.into_iter().map(|t| (t.name.clone(), t)).collect();
     }
 
     pub fn path(&self) -> &Path {
@@ -203,8 +223,10 @@ impl MetadataStore {
             text.push_str(r);
             text.push('\n');
         }
-        file.write_all(text.as_bytes())?;
-        file.sync_data()?;
+        if let Some(file) = file.as_mut() {
+            file.write_all(text.as_bytes())?;
+            file.sync_data()?;
+        }
         let mut image = self.image.write();
         for r in records {
             if let Err(e) = image.replay(r) {

@@ -16,12 +16,13 @@ pub mod controller_config;
 pub mod election;
 pub mod image;
 pub mod metadata;
-pub mod quorum;
-pub mod raft;
 pub mod partitions;
 pub mod placement;
 pub mod producer_ids;
+pub mod quorum;
+pub mod raft;
 pub mod records;
+pub mod service;
 pub mod topics;
 
 pub use cluster::{
@@ -32,15 +33,15 @@ pub use configs::{incremental_alter_configs, AlterConfigOp, AlterConfigsResource
 pub use controller_config::ControllerConfig;
 pub use image::{BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage};
 pub use metadata::{MetadataError, MetadataStore, TopicMeta};
-pub use quorum::{
-    NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
-};
-pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
 pub use partitions::{
     alter_partition, alter_partition_reassignments, elect_leaders, list_partition_reassignments,
     ElectionType, ReassignmentListing, ReassignmentRequest,
 };
 pub use producer_ids::{allocate_producer_ids, ProducerIdBlock, PRODUCER_ID_BLOCK_SIZE};
+pub use quorum::{
+    NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
+};
+pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
 pub use records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_TOPIC};
 pub use topics::{
     create_partitions, create_topics, delete_topics, CreatePartitionsSpec, CreateTopicResult,

@@ -13,6 +13,9 @@ use crate::error::ErrorCode;
 use crate::replica::{PartitionConfig, ReplicaManager};
 use crate::storage::LogConfig;
 
+/// How long a coordinator's answer waits for its records to reach the ISR.
+const COORDINATOR_APPEND_TIMEOUT_MS: u64 = 5_000;
+
 /// Limits enforced by the network layer, from the broker config.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -44,6 +47,8 @@ pub struct Broker {
     pub offsets_topic_lock: parking_lot::Mutex<bool>,
     /// Serialises the creation and loading of `__transaction_state`.
     pub txn_topic_lock: parking_lot::Mutex<bool>,
+    /// Set in cluster mode (`controller.quorum.voters`); None on the single-node default.
+    pub cluster: Option<Arc<crate::cluster::ClusterContext>>,
 }
 
 /// The transaction coordinator's settings from the broker config.
@@ -143,6 +148,18 @@ pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
 impl Broker {
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The error for a partition this broker has no replica of: in a cluster, a partition
+    /// that exists elsewhere is NOT_LEADER_OR_FOLLOWER (the client refreshes its metadata and
+    /// goes to the leader), as Kafka answers.
+    pub fn missing_partition_error(&self, topic: &str, partition: i32) -> ErrorCode {
+        match &self.cluster {
+            Some(c) if c.image().partition(topic, partition).is_some() => {
+                ErrorCode::NOT_LEADER_OR_FOLLOWER
+            }
+            _ => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        }
     }
 
     /// The topics as KIP-848 consumer groups resolve subscriptions against them.
@@ -260,6 +277,11 @@ impl Broker {
     /// coordinator. Returns false if it could not.
     pub fn ensure_offsets_topic(&self) -> bool {
         use super::offsets_topic::{internal_topic_configs, load_groups, OFFSETS_TOPIC};
+        // In a cluster the topic is created through the controller (FindCoordinator) and
+        // its partitions are loaded where they are led (the metadata publisher).
+        if self.cluster.is_some() {
+            return self.metadata.topic(OFFSETS_TOPIC).is_some();
+        }
         let mut loaded = self.offsets_topic_lock.lock();
         if *loaded {
             return true;
@@ -289,6 +311,9 @@ impl Broker {
         use super::offsets_topic::{
             internal_topic_configs, plain_records, read_partition, TRANSACTION_TOPIC,
         };
+        if self.cluster.is_some() {
+            return self.metadata.topic(TRANSACTION_TOPIC).is_some();
+        }
         let mut loaded = self.txn_topic_lock.lock();
         if *loaded {
             return true;
@@ -326,6 +351,38 @@ impl Broker {
         }
         *loaded = true;
         true
+    }
+
+    /// Waits until everything appended so far to a coordinator partition is replicated to
+    /// the ISR (the high watermark), so an acknowledged commit survives a failover, as
+    /// Kafka's coordinators append with acks=all. False if the wait timed out or this broker
+    /// lost the leadership. Immediate on a single node.
+    pub async fn wait_replicated(&self, topic: &str, partition: i32) -> bool {
+        let Some(p) = self.replicas.get(topic, partition) else {
+            return false;
+        };
+        let target = p.log_end_offset();
+        let epoch = p.leader_epoch();
+        let mut appends = self.replicas.subscribe_appends();
+        let wait = async {
+            loop {
+                if p.leader_epoch() != epoch || !p.is_leader() {
+                    return false;
+                }
+                if p.high_watermark() >= target {
+                    return true;
+                }
+                if appends.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::time::timeout(
+            std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS),
+            wait,
+        )
+        .await
+        .unwrap_or(false)
     }
 
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {

@@ -67,7 +67,7 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
                 continue;
             };
             let Some(partition) = broker.replicas.get(name, fp.partition) else {
-                pd.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                pd.error_code = broker.missing_partition_error(name, fp.partition).code();
                 error = true;
                 partitions.push(pd);
                 continue;

@@ -74,7 +74,9 @@ pub fn handle(broker: &Broker, version: i16, request: ListOffsetsRequest) -> Lis
                         ..Default::default()
                     };
                     let Some(partition) = broker.replicas.get(&t.name, p.partition_index) else {
-                        r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                        r.error_code = broker
+                            .missing_partition_error(&t.name, p.partition_index)
+                            .code();
                         return r;
                     };
                     if let Err(e) = partition.check_leader_epoch(p.current_leader_epoch) {

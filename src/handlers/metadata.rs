@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
+use crate::cluster::ClusterContext;
 use crate::controller::TopicMeta;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -13,6 +14,19 @@ use crate::protocol::messages::metadata_request::MetadataRequest;
 use crate::protocol::messages::metadata_response::*;
 
 pub fn brokers(broker: &Broker) -> Vec<MetadataResponseBroker> {
+    if let Some(cluster) = &broker.cluster {
+        return cluster
+            .client_brokers()
+            .into_iter()
+            .map(|(node_id, host, port, rack)| MetadataResponseBroker {
+                node_id,
+                host,
+                port,
+                rack,
+                ..Default::default()
+            })
+            .collect();
+    }
     let ep = &broker.endpoints[0];
     vec![MetadataResponseBroker {
         node_id: broker.node_id,
@@ -23,7 +37,55 @@ pub fn brokers(broker: &Broker) -> Vec<MetadataResponseBroker> {
     }]
 }
 
+/// A topic as the controller's image describes it: leaders, replicas, ISR and the replicas
+/// on brokers that are fenced or gone (offline).
+fn cluster_topic_response(cluster: &ClusterContext, meta: &TopicMeta) -> MetadataResponseTopic {
+    let image = cluster.image();
+    let partitions = image
+        .topics
+        .get(&meta.name)
+        .map(|t| {
+            t.partitions
+                .iter()
+                .map(|(&p, reg)| {
+                    let offline: Vec<i32> = reg
+                        .replicas
+                        .iter()
+                        .copied()
+                        .filter(|r| image.brokers.get(r).map_or(true, |b| b.fenced))
+                        .collect();
+                    MetadataResponsePartition {
+                        error_code: if reg.leader < 0 {
+                            ErrorCode::LEADER_NOT_AVAILABLE.code()
+                        } else {
+                            0
+                        },
+                        partition_index: p,
+                        leader_id: reg.leader,
+                        leader_epoch: reg.leader_epoch,
+                        replica_nodes: reg.replicas.clone(),
+                        isr_nodes: reg.isr.clone(),
+                        offline_replicas: offline,
+                        ..Default::default()
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    MetadataResponseTopic {
+        error_code: 0,
+        name: Some(meta.name.clone()),
+        topic_id: meta.id,
+        is_internal: meta.is_internal,
+        partitions,
+        ..Default::default()
+    }
+}
+
 fn topic_response(broker: &Broker, meta: &TopicMeta) -> MetadataResponseTopic {
+    if let Some(cluster) = &broker.cluster {
+        return cluster_topic_response(cluster, meta);
+    }
     let partitions = (0..meta.partitions)
         .map(|p| {
             let epoch = broker
@@ -104,6 +166,12 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
                         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     );
                 }
+                if let Some(cluster) = &broker.cluster {
+                    // As Kafka: ask the controller and answer LEADER_NOT_AVAILABLE, so the
+                    // client asks again once the topic exists.
+                    cluster.auto_create_topic(&name);
+                    return error_topic(Some(name), Uuid::ZERO, ErrorCode::LEADER_NOT_AVAILABLE);
+                }
                 match broker.create_topic(&name, -1, -1, &Default::default(), false) {
                     // Creation is synchronous here, so the leaders exist already: no need for
                     // Kafka's LEADER_NOT_AVAILABLE round trip.
@@ -125,6 +193,8 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
         throttle_time_ms: 0,
         brokers: brokers(broker),
         cluster_id: Some(broker.cluster_id.clone()),
+        // KRaft brokers name a live broker here: admin requests sent to it are forwarded to
+        // the active controller.
         controller_id: broker.node_id,
         topics,
         ..Default::default()

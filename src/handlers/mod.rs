@@ -20,8 +20,12 @@ pub use context::{Broker, Limits};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod allocate_producer_ids;
 pub mod alter_configs;
+pub mod alter_partition;
 pub mod api_versions;
+pub mod broker_heartbeat;
+pub mod broker_registration;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod create_partitions;
@@ -34,6 +38,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_quorum;
 pub mod describe_transactions;
 pub mod end_txn;
 pub mod fetch;
@@ -125,10 +130,15 @@ api_table! {
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
+    55 => describe_quorum, describe_quorum_request::DescribeQuorumRequest, 0..=2;
+    56 => alter_partition, alter_partition_request::AlterPartitionRequest, 0..=3;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
     61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
+    62 => broker_registration, broker_registration_request::BrokerRegistrationRequest, 0..=4;
+    63 => broker_heartbeat, broker_heartbeat_request::BrokerHeartbeatRequest, 0..=1;
     65 => describe_transactions, describe_transactions_request::DescribeTransactionsRequest, 0..=0;
     66 => list_transactions, list_transactions_request::ListTransactionsRequest, 0..=1;
+    67 => allocate_producer_ids, allocate_producer_ids_request::AllocateProducerIdsRequest, 0..=0;
     68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
     69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;
 }
@@ -189,6 +199,9 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
     }
     let api_key = i16::from_be_bytes([frame[0], frame[1]]);
     let api_version = i16::from_be_bytes([frame[2], frame[3]]);
+    if api_key == crate::controller::raft::network::RAFT_API_KEY {
+        return raft_rpc(broker, frame);
+    }
     let Some((min, max)) = supported_range(api_key) else {
         return Outcome::Close(format!("unknown api key {api_key}"));
     };
@@ -215,6 +228,28 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
             "malformed request (api {api_key} v{api_version}): {e}"
         )),
     }
+}
+
+/// A controller quorum peer's Raft message (Strata-private key, never advertised): handed to
+/// the local quorum member, answered with the correlation id and its reply.
+fn raft_rpc(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
+    let Some(cluster) = broker.cluster.clone() else {
+        return Outcome::Close("raft message to a broker that is not in a cluster".into());
+    };
+    let header = match RequestHeader::decode(&mut frame, 1) {
+        Ok(h) => h,
+        Err(e) => return Outcome::Close(format!("bad header: {e}")),
+    };
+    Outcome::Respond(Box::pin(async move {
+        let reply = cluster.quorum.handle_rpc(frame).await;
+        Some(crate::server::connection::frame_response(
+            |buf: &mut BytesMut| {
+                use bytes::BufMut;
+                buf.put_i32(header.correlation_id);
+                buf.put_slice(&reply);
+            },
+        ))
+    }))
 }
 
 /// The configuration keys Strata acts on, as Markdown, for the README.

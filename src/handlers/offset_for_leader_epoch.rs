@@ -29,7 +29,7 @@ pub fn handle(
                         ..Default::default()
                     };
                     let Some(partition) = broker.replicas.get(&t.topic, p.partition) else {
-                        r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                        r.error_code = broker.missing_partition_error(&t.topic, p.partition).code();
                         return r;
                     };
                     // Only the leader answers, for consumers and followers alike.

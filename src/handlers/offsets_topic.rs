@@ -194,6 +194,7 @@ impl ProducerIdAllocator for MetadataProducerIds {
 
 /// Writes transaction markers to local partitions (WriteTxnMarkers on a single node), and
 /// tells the group coordinator when a marker lands on a `__consumer_offsets` partition.
+#[derive(Clone)]
 pub struct LocalMarkerWriter {
     pub replicas: Arc<ReplicaManager>,
     pub groups: Arc<GroupCoordinator>,

@@ -74,7 +74,7 @@ pub fn handle_with_waits(
                         return partition_error(pd.index, ErrorCode::INVALID_REQUIRED_ACKS, None);
                     }
                                         let Some(partition) = broker.replicas.get(&topic.name, pd.index) else {
-                        return partition_error(pd.index, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, None);
+                        return partition_error(pd.index, broker.missing_partition_error(&topic.name, pd.index), None);
                     };
                     let Some(records) = pd.records else {
                         return partition_error(pd.index, ErrorCode::CORRUPT_MESSAGE, None);

@@ -67,6 +67,9 @@ pub struct RunningBroker {
     background: tokio::task::JoinHandle<()>,
     cleaner: tokio::task::JoinHandle<()>,
     fetchers: Option<tokio::task::JoinHandle<()>>,
+    /// Cluster members' tasks (lifecycle, publisher, fetchers, controller); ends with the
+    /// controlled shutdown.
+    cluster_tasks: tokio::task::JoinHandle<()>,
 }
 
 impl RunningBroker {
@@ -94,6 +97,7 @@ impl RunningBroker {
     pub async fn wait(self) -> Result<(), StartupError> {
         let _ = self.server.await;
         self.shutdown.cancel();
+        let _ = self.cluster_tasks.await;
         let _ = self.background.await;
         // No follower append may race the final snapshots and the log shutdown.
         if let Some(fetchers) = self.fetchers {
@@ -140,8 +144,12 @@ pub async fn start(
     )
     .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
     let logs = Arc::new(logs);
-    let metadata =
-        MetadataStore::open(&log_dirs[0]).map_err(|e| StartupError::Metadata(e.to_string()))?;
+    let cluster_mode = crate::cluster::is_cluster(&config);
+    let metadata = if cluster_mode {
+        MetadataStore::mirror()
+    } else {
+        MetadataStore::open(&log_dirs[0]).map_err(|e| StartupError::Metadata(e.to_string()))?
+    };
 
     let mut listeners = Vec::new();
     let mut local_addrs = Vec::new();
@@ -165,7 +173,7 @@ pub async fn start(
     } else {
         &config.advertised_listeners
     };
-    let endpoints = advertised
+    let endpoints: Vec<AdvertisedEndpoint> = advertised
         .iter()
         .enumerate()
         .map(|(i, l)| AdvertisedEndpoint {
@@ -196,6 +204,29 @@ pub async fn start(
         },
     ));
     let metadata = Arc::new(metadata);
+    let cluster_ids = if cluster_mode {
+        Some(crate::cluster::producer_ids::ControllerProducerIds::new(
+            config.node_id,
+            replicas.clone(),
+        ))
+    } else {
+        None
+    };
+    let producer_ids: Arc<dyn crate::coordinator::txn::ProducerIdAllocator> = match &cluster_ids {
+        Some(ids) => ids.clone(),
+        None => Arc::new(MetadataProducerIds(metadata.clone())),
+    };
+    let cluster = if cluster_mode {
+        let c = crate::cluster::startup::start_cluster(&config, &endpoints, clock.clone())
+            .await
+            .map_err(StartupError::Metadata)?;
+        if let Some(ids) = &cluster_ids {
+            ids.attach(c.clone());
+        }
+        Some(c)
+    } else {
+        None
+    };
     let groups = Arc::new(GroupCoordinator::new(
         group_config(&config),
         clock.clone(),
@@ -205,6 +236,20 @@ pub async fn start(
             clock: clock.clone(),
         }),
     ));
+    let local_markers = LocalMarkerWriter {
+        replicas: replicas.clone(),
+        groups: groups.clone(),
+        clock: clock.clone(),
+    };
+    let cluster_markers = cluster_mode.then(|| {
+        Arc::new(crate::cluster::markers::ClusterMarkerWriter::new(
+            local_markers.clone(),
+        ))
+    });
+    let marker_writer: Arc<dyn crate::coordinator::txn::TxnMarkerWriter> = match &cluster_markers {
+        Some(w) => w.clone(),
+        None => Arc::new(local_markers),
+    };
     let txns = TransactionCoordinator::new(
         txn_config(&config),
         clock.clone(),
@@ -213,16 +258,16 @@ pub async fn start(
             replicas: replicas.clone(),
             clock: clock.clone(),
         }),
-        Arc::new(MetadataProducerIds(metadata.clone())),
-        Arc::new(LocalMarkerWriter {
-            replicas: replicas.clone(),
-            groups: groups.clone(),
-            clock: clock.clone(),
-        }),
+        producer_ids,
+        marker_writer,
     );
     let broker = Arc::new(Broker {
         node_id: config.node_id,
-        cluster_id: logs.cluster_id(),
+        cluster_id: if cluster_mode {
+            crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
+        } else {
+            logs.cluster_id()
+        },
         limits: Limits {
             max_connections: config.max_connections.max(1) as usize,
             max_inflight_requests_per_connection: config.max_inflight_requests_per_connection.max(1)
@@ -238,9 +283,24 @@ pub async fn start(
         endpoints,
         clock,
         config,
+        cluster: cluster.clone(),
     });
 
+    if let (Some(c), Some(w)) = (&cluster, &cluster_markers) {
+        // A confirmed remote marker lets the coordinator complete its transaction at once.
+        let weak = Arc::downgrade(&broker);
+        w.attach(
+            c.clone(),
+            Arc::new(move || {
+                if let Some(b) = weak.upgrade() {
+                    b.txns.tick();
+                }
+            }),
+        );
+    }
+
     // Open every known partition; remove data of topics the metadata log no longer has.
+    // In a cluster the metadata publisher does this from the replicated image.
     let known: std::collections::HashSet<(String, i32)> = broker
         .metadata
         .topics()
@@ -248,6 +308,9 @@ pub async fn start(
         .flat_map(|t| (0..t.partitions).map(move |p| (t.name.clone(), p)))
         .collect();
     for log in logs.all() {
+        if cluster_mode {
+            break;
+        }
         let tp = log.topic_partition();
         if !known.contains(&tp) {
             tracing::info!(topic = %tp.0, partition = tp.1, "removing data of a deleted topic");
@@ -261,10 +324,11 @@ pub async fn start(
     }
 
     // Groups are served from the log: replay `__consumer_offsets` before accepting clients.
-    if broker.metadata.topic(OFFSETS_TOPIC).is_some() {
+    // In a cluster each coordinator partition is loaded where it is led (the publisher).
+    if !cluster_mode && broker.metadata.topic(OFFSETS_TOPIC).is_some() {
         broker.ensure_offsets_topic();
     }
-    if broker.metadata.topic(TRANSACTION_TOPIC).is_some() {
+    if !cluster_mode && broker.metadata.topic(TRANSACTION_TOPIC).is_some() {
         broker.ensure_transaction_topic();
     }
 
@@ -274,11 +338,22 @@ pub async fn start(
         broker.clone(),
         shutdown.clone(),
     ));
-    let server = tokio::spawn(crate::server::serve(
-        broker.clone(),
-        listeners,
-        shutdown.clone(),
-    ));
+    // A cluster member keeps serving through its controlled shutdown, so that its
+    // leaderships move (and its quorum peers hear it) before the listeners close.
+    let serving = match &cluster {
+        Some(_) => CancellationToken::new(),
+        None => shutdown.clone(),
+    };
+    let cluster_tasks = match &cluster {
+        Some(c) => crate::cluster::startup::spawn_tasks(
+            broker.clone(),
+            c.clone(),
+            shutdown.clone(),
+            serving.clone(),
+        ),
+        None => tokio::spawn(async {}),
+    };
+    let server = tokio::spawn(crate::server::serve(broker.clone(), listeners, serving));
     tracing::info!(
         node_id = broker.node_id,
         cluster_id = %broker.cluster_id,
@@ -295,6 +370,7 @@ pub async fn start(
         background,
         cleaner,
         fetchers: None,
+        cluster_tasks,
     })
 }
 

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use openraft::error::{ClientWriteError, Fatal, InitializeError, RaftError};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, Fatal, InitializeError, RaftError};
 use openraft::{BasicNode, Raft, RaftMetrics, ServerState, SnapshotPolicy};
 use tokio::sync::watch;
 
@@ -153,6 +153,25 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             }
         };
         encode(&reply)
+    }
+
+    /// Returns once this node, as leader, has applied everything committed before now (a
+    /// new leader may not have applied its predecessor's last entries yet); NotLeader
+    /// elsewhere. The controller calls it before deciding anything from its image.
+    pub async fn barrier(&self) -> Result<(), QuorumError> {
+        match self.inner.raft.ensure_linearizable().await {
+            Ok(_) => Ok(()),
+            Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => {
+                Err(QuorumError::NotLeader {
+                    leader: f.leader_id,
+                })
+            }
+            // Lost the quorum while checking: not a leader one can rely on.
+            Err(RaftError::APIError(CheckIsLeaderError::QuorumNotEnough(_))) => {
+                Err(QuorumError::NotLeader { leader: None })
+            }
+            Err(RaftError::Fatal(f)) => Err(fatal_to_error(&f)),
+        }
     }
 
     pub async fn shutdown(&self) {

@@ -1,0 +1,189 @@
+//! Admin requests in cluster mode: run on the active controller when this node is it,
+//! forwarded to it otherwise (KIP-590), and answered only once the local image shows the
+//! change, so a client's next Metadata request on this broker sees what it just did.
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::controller::service::{ControllerError, ControllerService};
+use crate::error::ErrorCode;
+use crate::protocol::codec::{Decode, Encode};
+use crate::protocol::messages::create_topics_request::{
+    CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
+};
+use crate::protocol::messages::create_topics_response::CreateTopicsResponse;
+
+use super::ClusterContext;
+
+/// How many times a request meeting NOT_CONTROLLER or a lost connection is tried.
+const ATTEMPTS: u32 = 5;
+/// How long an admin change may take to reach the local image.
+pub const PROPAGATION_TIMEOUT_MS: u64 = 10_000;
+
+pub const CREATE_TOPICS_KEY: i16 = 19;
+
+impl ClusterContext {
+    /// Runs a controller operation locally or forwards `request` to the active controller;
+    /// `on_error` builds the response for a failure of every attempt.
+    pub async fn controller_op<Req, Resp, F, Fut>(
+        &self,
+        api_key: i16,
+        version: i16,
+        request: Req,
+        local: F,
+        on_error: impl FnOnce(ErrorCode) -> Resp,
+    ) -> Resp
+    where
+        Req: Encode + Clone + Send,
+        Resp: Decode,
+        F: Fn(Arc<ControllerService>, Req) -> Fut,
+        Fut: Future<Output = Result<Resp, ControllerError>>,
+    {
+        let mut last = ErrorCode::NOT_CONTROLLER;
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
+            }
+            if let Some(controller) = self.local_controller() {
+                match local(controller, request.clone()).await {
+                    Ok(r) => return r,
+                    Err(e) => last = e.code(),
+                }
+                continue;
+            }
+            match self
+                .channel
+                .call::<Req, Resp>(api_key, version, &request)
+                .await
+            {
+                Ok(r) => return r,
+                Err(e) => {
+                    tracing::debug!(api_key, error = %e, "forwarding to the controller failed");
+                    last = ErrorCode::NOT_CONTROLLER;
+                }
+            }
+        }
+        on_error(last)
+    }
+
+    /// Waits until every named topic is in the local image (created) or absent (deleted).
+    pub async fn wait_for_topics(&self, names: &[String], present: bool) -> bool {
+        let mut rx = self.quorum_state();
+        let wait = async {
+            loop {
+                {
+                    let image = &rx.borrow_and_update().1;
+                    if names
+                        .iter()
+                        .all(|n| image.topics.contains_key(n) == present)
+                    {
+                        return true;
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_millis(PROPAGATION_TIMEOUT_MS), wait)
+            .await
+            .unwrap_or(false)
+    }
+
+    pub async fn create_topics(
+        &self,
+        version: i16,
+        request: CreateTopicsRequest,
+    ) -> CreateTopicsResponse {
+        let names: Vec<String> = request.topics.iter().map(|t| t.name.clone()).collect();
+        let validate_only = request.validate_only;
+        let failed = |code: ErrorCode| {
+            let mut r = CreateTopicsResponse::default();
+            for n in &names {
+                r.topics.push(
+                    crate::protocol::messages::create_topics_response::CreatableTopicResult {
+                        name: n.clone(),
+                        error_code: code.code(),
+                        error_message: Some(code.message()),
+                        num_partitions: -1,
+                        replication_factor: -1,
+                        ..Default::default()
+                    },
+                );
+            }
+            r
+        };
+        let response = self
+            .controller_op(
+                CREATE_TOPICS_KEY,
+                version,
+                request,
+                |c, r| crate::handlers::create_topics::on_controller(c, r),
+                failed,
+            )
+            .await;
+        if !validate_only {
+            let created: Vec<String> = response
+                .topics
+                .iter()
+                .filter(|t| t.error_code == 0)
+                .map(|t| t.name.clone())
+                .collect();
+            if !self.wait_for_topics(&created, true).await {
+                tracing::warn!(topics = ?created, "created topics did not reach the local image in time");
+            }
+        }
+        response
+    }
+
+    /// Asks the controller to create a topic with the broker defaults, in the background
+    /// (Metadata auto-creation answers LEADER_NOT_AVAILABLE meanwhile).
+    pub fn auto_create_topic(self: &Arc<Self>, name: &str) {
+        self.create_topic_in_background(name, -1, -1, Vec::new());
+    }
+
+    /// Asks the controller to create a topic unless a request for it is under way.
+    pub fn create_topic_in_background(
+        self: &Arc<Self>,
+        name: &str,
+        num_partitions: i32,
+        replication_factor: i16,
+        configs: Vec<(String, String)>,
+    ) {
+        {
+            let mut pending = self.auto_creating.lock();
+            if !pending.insert(name.to_string()) {
+                return;
+            }
+        }
+        let cluster = self.clone();
+        let name = name.to_string();
+        tokio::spawn(async move {
+            let request = CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: name.clone(),
+                    num_partitions,
+                    replication_factor,
+                    configs: configs
+                        .into_iter()
+                        .map(|(name, value)| CreatableTopicConfig {
+                            name,
+                            value: Some(value),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }],
+                timeout_ms: PROPAGATION_TIMEOUT_MS as i32,
+                ..Default::default()
+            };
+            let r = cluster.create_topics(7, request).await;
+            if let Some(t) = r.topics.first() {
+                if t.error_code != 0 && t.error_code != ErrorCode::TOPIC_ALREADY_EXISTS.code() {
+                    tracing::warn!(topic = %name, error = t.error_code, "auto-creation failed");
+                }
+            }
+            cluster.auto_creating.lock().remove(&name);
+        });
+    }
+}

@@ -1,0 +1,284 @@
+//! Registration, heartbeats and controlled shutdown (Kafka's `BrokerLifecycleManager`,
+//! KIP-631), and the sending of leaders' ISR proposals (`AlterPartitionManager`, KIP-497 with
+//! KIP-903 broker epochs).
+//!
+//! A broker registers fenced with a fresh incarnation id and gets a broker epoch; the
+//! controller unfences it once its heartbeats show it has caught up with the metadata log.
+//! A heartbeat answered STALE_BROKER_EPOCH (the controller fenced and forgot this
+//! incarnation) makes the broker register again. At shutdown the broker asks to shut down
+//! (`want_shut_down`) until the controller has moved its leaderships away, bounded in time.
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ErrorCode;
+use crate::handlers::Broker;
+use crate::protocol::codec::Uuid;
+use crate::protocol::messages::alter_partition_request::{
+    AlterPartitionRequest, BrokerState, PartitionData, TopicData,
+};
+use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
+use crate::protocol::messages::broker_heartbeat_request::BrokerHeartbeatRequest;
+use crate::protocol::messages::broker_heartbeat_response::BrokerHeartbeatResponse;
+use crate::protocol::messages::broker_registration_request::{BrokerRegistrationRequest, Listener};
+use crate::protocol::messages::broker_registration_response::BrokerRegistrationResponse;
+use crate::replica::{AlterPartition, AlterPartitionError, BrokerEpoch};
+
+use super::ClusterContext;
+
+pub const BROKER_REGISTRATION_KEY: i16 = 62;
+pub const BROKER_HEARTBEAT_KEY: i16 = 63;
+pub const ALTER_PARTITION_KEY: i16 = 56;
+
+/// How long a shutting-down broker waits for the controller to move its leaderships.
+const CONTROLLED_SHUTDOWN_MAX_MS: u64 = 5_000;
+
+async fn register(
+    broker: &Broker,
+    cluster: &ClusterContext,
+    incarnation_id: Uuid,
+) -> Result<i64, String> {
+    let listeners = broker
+        .endpoints
+        .iter()
+        .filter(|e| cluster.client_listeners.contains(&e.name))
+        .map(|e| Listener {
+            name: e.name.clone(),
+            host: e.host.clone(),
+            port: e.port as u16,
+            security_protocol: 0,
+            ..Default::default()
+        })
+        .collect();
+    let request = BrokerRegistrationRequest {
+        broker_id: broker.node_id,
+        cluster_id: broker.cluster_id.clone(),
+        incarnation_id,
+        listeners,
+        rack: None,
+        previous_broker_epoch: -1,
+        ..Default::default()
+    };
+    let response: BrokerRegistrationResponse = cluster
+        .channel
+        .call(BROKER_REGISTRATION_KEY, 3, &request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let code = ErrorCode::from_code(response.error_code);
+    if code != ErrorCode::NONE {
+        return Err(format!("registration refused: {code:?}"));
+    }
+    Ok(response.broker_epoch)
+}
+
+async fn heartbeat(
+    cluster: &ClusterContext,
+    broker_id: i32,
+    broker_epoch: i64,
+    want_shut_down: bool,
+) -> Result<BrokerHeartbeatResponse, String> {
+    let request = BrokerHeartbeatRequest {
+        broker_id,
+        broker_epoch,
+        current_metadata_offset: cluster.image_offset() as i64,
+        want_fence: false,
+        want_shut_down,
+        ..Default::default()
+    };
+    cluster
+        .channel
+        .call(BROKER_HEARTBEAT_KEY, 1, &request)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Registers, then heartbeats every `broker.heartbeat.interval.ms` until shutdown, then
+/// asks for a controlled shutdown.
+pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: CancellationToken) {
+    let interval = Duration::from_millis(broker.config.broker_heartbeat_interval_ms.max(10) as u64);
+    let incarnation_id = Uuid::random();
+    let mut broker_epoch: Option<i64> = None;
+    let mut fenced = true;
+    loop {
+        if shutdown.is_cancelled() {
+            break;
+        }
+        match broker_epoch {
+            None => match register(&broker, &cluster, incarnation_id).await {
+                Ok(epoch) => {
+                    tracing::info!(broker_epoch = epoch, "registered with the controller");
+                    broker.replicas.set_broker_epoch(BrokerEpoch(epoch));
+                    broker_epoch = Some(epoch);
+                    continue;
+                }
+                Err(e) => tracing::debug!(error = %e, "registration failed; retrying"),
+            },
+            Some(epoch) => match heartbeat(&cluster, broker.node_id, epoch, false).await {
+                Ok(r) => match ErrorCode::from_code(r.error_code) {
+                    ErrorCode::NONE => {
+                        if fenced != r.is_fenced {
+                            tracing::info!(fenced = r.is_fenced, "controller changed our fencing");
+                            fenced = r.is_fenced;
+                        }
+                    }
+                    ErrorCode::STALE_BROKER_EPOCH | ErrorCode::BROKER_ID_NOT_REGISTERED => {
+                        tracing::warn!(
+                            "controller no longer knows this registration; registering again"
+                        );
+                        broker_epoch = None;
+                        continue;
+                    }
+                    other => tracing::debug!(error = ?other, "heartbeat refused"),
+                },
+                Err(e) => tracing::debug!(error = %e, "heartbeat failed"),
+            },
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tokio::time::sleep(interval) => {}
+        }
+    }
+    // Controlled shutdown: leaderships move before the listeners close.
+    if let Some(epoch) = broker_epoch {
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_millis(CONTROLLED_SHUTDOWN_MAX_MS);
+        while tokio::time::Instant::now() < deadline {
+            match heartbeat(&cluster, broker.node_id, epoch, true).await {
+                Ok(r) if r.should_shut_down => {
+                    tracing::info!("controlled shutdown complete");
+                    return;
+                }
+                _ => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+        tracing::warn!("controlled shutdown did not complete in time");
+    }
+}
+
+fn to_request(
+    broker_id: i32,
+    broker_epoch: i64,
+    proposals: &[(AlterPartition, Uuid)],
+) -> AlterPartitionRequest {
+    let mut topics: Vec<TopicData> = Vec::new();
+    for (p, topic_id) in proposals {
+        let data = PartitionData {
+            partition_index: p.partition,
+            leader_epoch: p.leader_epoch.0,
+            new_isr: p.isr_ids().iter().map(|b| b.0).collect(),
+            new_isr_with_epochs: p
+                .new_isr
+                .iter()
+                .map(|m| BrokerState {
+                    broker_id: m.broker.0,
+                    broker_epoch: m.broker_epoch.0,
+                    ..Default::default()
+                })
+                .collect(),
+            partition_epoch: p.partition_epoch.0,
+            ..Default::default()
+        };
+        match topics.iter_mut().find(|t| t.topic_id == *topic_id) {
+            Some(t) => t.partitions.push(data),
+            None => topics.push(TopicData {
+                topic_name: p.topic.clone(),
+                topic_id: *topic_id,
+                partitions: vec![data],
+                ..Default::default()
+            }),
+        }
+    }
+    AlterPartitionRequest {
+        broker_id,
+        broker_epoch,
+        topics,
+        ..Default::default()
+    }
+}
+
+fn alter_partition_error(code: ErrorCode) -> Option<AlterPartitionError> {
+    Some(match code {
+        ErrorCode::FENCED_LEADER_EPOCH => AlterPartitionError::FencedLeaderEpoch,
+        ErrorCode::INVALID_UPDATE_VERSION => AlterPartitionError::InvalidUpdateVersion,
+        ErrorCode::INELIGIBLE_REPLICA => AlterPartitionError::IneligibleReplica,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION | ErrorCode::UNKNOWN_TOPIC_ID => {
+            AlterPartitionError::UnknownTopicOrPartition
+        }
+        ErrorCode::NOT_LEADER_OR_FOLLOWER => AlterPartitionError::NotLeaderOrFollower,
+        _ => return None,
+    })
+}
+
+/// Sends the leaders' ISR proposals to the controller. A proposal whose request failed on
+/// the network is sent again; one the controller refused is dropped by its partition.
+pub async fn run_alter_partition_sender(
+    broker: Arc<Broker>,
+    cluster: Arc<ClusterContext>,
+    shutdown: CancellationToken,
+) {
+    let mut pending: Vec<(AlterPartition, Uuid)> = Vec::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        let now = broker.now_ms();
+        broker.replicas.maybe_shrink_isr(now);
+        for p in broker.replicas.take_alter_partitions() {
+            let topic_id = broker
+                .replicas
+                .get(&p.topic, p.partition)
+                .map(|x| x.topic_id)
+                .unwrap_or(Uuid::ZERO);
+            pending.retain(|(q, _)| !(q.topic == p.topic && q.partition == p.partition));
+            pending.push((p, topic_id));
+        }
+        if pending.is_empty() {
+            continue;
+        }
+        let epoch = broker.replicas.broker_epoch().0;
+        let request = to_request(broker.node_id, epoch, &pending);
+        let response: AlterPartitionResponse =
+            match cluster.channel.call(ALTER_PARTITION_KEY, 3, &request).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::debug!(error = %e, "AlterPartition failed; will retry");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+        if ErrorCode::from_code(response.error_code) != ErrorCode::NONE {
+            tracing::debug!(
+                error = response.error_code,
+                "AlterPartition refused as a whole; will retry"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            continue;
+        }
+        let mut done = Vec::new();
+        for t in &response.topics {
+            for r in &t.partitions {
+                let Some(idx) = pending
+                    .iter()
+                    .position(|(p, id)| *id == t.topic_id && p.partition == r.partition_index)
+                else {
+                    continue;
+                };
+                let code = ErrorCode::from_code(r.error_code);
+                if code != ErrorCode::NONE {
+                    if let Some(err) = alter_partition_error(code) {
+                        broker
+                            .replicas
+                            .on_alter_partition_error(&pending[idx].0, err);
+                    }
+                }
+                done.push(idx);
+            }
+        }
+        done.sort_unstable();
+        for idx in done.into_iter().rev() {
+            pending.remove(idx);
+        }
+    }
+}

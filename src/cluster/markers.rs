@@ -1,0 +1,233 @@
+//! Transaction markers in a cluster (Kafka's `TransactionMarkerChannelManager`): a marker for
+//! a partition led here is written locally; one for a partition led by another broker is
+//! sent to that leader with WriteTxnMarkers. The coordinator's interface is synchronous and
+//! retried (its `tick`), so remote markers are sent in the background and the call reports
+//! "not yet" until every leader has confirmed; the confirmations are remembered until the
+//! whole set is done.
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use crate::coordinator::txn::{MarkerError, TxnMarkerWriter};
+use crate::error::ErrorCode;
+use crate::handlers::offsets_topic::{write_marker_to_partition, LocalMarkerWriter, MarkerToWrite};
+use crate::protocol::messages::write_txn_markers_request::{
+    WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest,
+};
+use crate::protocol::messages::write_txn_markers_response::WriteTxnMarkersResponse;
+use crate::server::peer::PeerClient;
+
+use super::ClusterContext;
+
+pub const WRITE_TXN_MARKERS_KEY: i16 = 27;
+const MARKER_REQUEST_TIMEOUT_MS: u64 = 10_000;
+
+/// One marker on one partition.
+type MarkerKey = (i64, i16, bool, String, i32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Remote {
+    InFlight,
+    Done,
+}
+
+pub struct ClusterMarkerWriter {
+    pub local: LocalMarkerWriter,
+    cluster: OnceLock<Arc<ClusterContext>>,
+    remote: Arc<Mutex<HashMap<MarkerKey, Remote>>>,
+    runtime: tokio::runtime::Handle,
+    /// Called when a remote batch is confirmed, so the coordinator retries at once.
+    on_confirmed: OnceLock<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl ClusterMarkerWriter {
+    pub fn new(local: LocalMarkerWriter) -> Self {
+        ClusterMarkerWriter {
+            local,
+            cluster: OnceLock::new(),
+            remote: Arc::new(Mutex::new(HashMap::new())),
+            runtime: tokio::runtime::Handle::current(),
+            on_confirmed: OnceLock::new(),
+        }
+    }
+
+    pub fn attach(&self, cluster: Arc<ClusterContext>, on_confirmed: Arc<dyn Fn() + Send + Sync>) {
+        let _ = self.cluster.set(cluster);
+        let _ = self.on_confirmed.set(on_confirmed);
+    }
+
+    fn send(&self, leader: i32, marker: MarkerToWrite, partitions: Vec<(String, i32)>) {
+        let Some(cluster) = self.cluster.get().cloned() else {
+            return;
+        };
+        let remote = self.remote.clone();
+        let on_confirmed = self.on_confirmed.get().cloned();
+        {
+            let mut r = remote.lock();
+            for (t, p) in &partitions {
+                r.insert(
+                    (
+                        marker.producer_id,
+                        marker.producer_epoch,
+                        marker.commit,
+                        t.clone(),
+                        *p,
+                    ),
+                    Remote::InFlight,
+                );
+            }
+        }
+        self.runtime.spawn(async move {
+            let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+            for (t, p) in &partitions {
+                topics.entry(t.clone()).or_default().push(*p);
+            }
+            let request = WriteTxnMarkersRequest {
+                markers: vec![WritableTxnMarker {
+                    producer_id: marker.producer_id,
+                    producer_epoch: marker.producer_epoch,
+                    transaction_result: marker.commit,
+                    topics: topics
+                        .into_iter()
+                        .map(|(name, partition_indexes)| WritableTxnMarkerTopic {
+                            name,
+                            partition_indexes,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    coordinator_epoch: marker.coordinator_epoch,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            let mut confirmed: Vec<(String, i32)> = Vec::new();
+            if let Some(addr) = cluster.broker_address(leader) {
+                let client_id = format!("strata-txn-markers-{}", cluster.node_id);
+                match PeerClient::connect(&addr, &client_id, MARKER_REQUEST_TIMEOUT_MS).await {
+                    Ok(mut c) => {
+                        let r: Result<WriteTxnMarkersResponse, _> =
+                            c.call_typed(WRITE_TXN_MARKERS_KEY, 1, &request).await;
+                        match r {
+                            Ok(resp) => {
+                                for m in &resp.markers {
+                                    for t in &m.topics {
+                                        for p in &t.partitions {
+                                            if ErrorCode::from_code(p.error_code).is_ok() {
+                                                confirmed.push((t.name.clone(), p.partition_index));
+                                            } else {
+                                                tracing::debug!(topic = %t.name, partition = p.partition_index, error = p.error_code, "marker refused; will retry");
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            Err(e) => tracing::debug!(error = ?e, "WriteTxnMarkers failed; will retry"),
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, leader, "cannot reach the leader for markers"),
+                }
+            }
+            {
+                let mut r = remote.lock();
+                for (t, p) in &partitions {
+                    let key = (marker.producer_id, marker.producer_epoch, marker.commit, t.clone(), *p);
+                    if confirmed.contains(&(t.clone(), *p)) {
+                        r.insert(key, Remote::Done);
+                    } else {
+                        // Sent again by the coordinator's next retry.
+                        r.remove(&key);
+                    }
+                }
+            }
+            if !confirmed.is_empty() {
+                if let Some(f) = on_confirmed {
+                    f();
+                }
+            }
+        });
+    }
+}
+
+impl TxnMarkerWriter for ClusterMarkerWriter {
+    fn write_markers(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        coordinator_epoch: i32,
+        partitions: &[(String, i32)],
+    ) -> Result<(), MarkerError> {
+        let Some(cluster) = self.cluster.get() else {
+            return self.local.write_markers(
+                producer_id,
+                producer_epoch,
+                commit,
+                coordinator_epoch,
+                partitions,
+            );
+        };
+        let now = self.local.clock.now_ms();
+        let marker = MarkerToWrite {
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+        };
+        let image = cluster.image();
+        let mut pending = false;
+        let mut to_send: BTreeMap<i32, Vec<(String, i32)>> = BTreeMap::new();
+        for (topic, index) in partitions {
+            let leads_here = self
+                .local
+                .replicas
+                .get(topic, *index)
+                .is_some_and(|p| p.is_leader());
+            if leads_here {
+                write_marker_to_partition(
+                    &self.local.replicas,
+                    &self.local.groups,
+                    topic,
+                    *index,
+                    marker,
+                    now,
+                )
+                .map_err(|e| MarkerError::Retriable(e.message()))?;
+                continue;
+            }
+            let key = (producer_id, producer_epoch, commit, topic.clone(), *index);
+            match self.remote.lock().get(&key).copied() {
+                Some(Remote::Done) => continue,
+                Some(Remote::InFlight) => {
+                    pending = true;
+                    continue;
+                }
+                None => {}
+            }
+            // A partition of a deleted topic counts as written, as in Kafka.
+            let Some(reg) = image.partition(topic, *index) else {
+                continue;
+            };
+            pending = true;
+            if reg.leader >= 0 {
+                to_send
+                    .entry(reg.leader)
+                    .or_default()
+                    .push((topic.clone(), *index));
+            }
+        }
+        self.local.replicas.notify_appended();
+        for (leader, parts) in to_send {
+            self.send(leader, marker, parts);
+        }
+        if pending {
+            return Err(MarkerError::Retriable(
+                "markers sent to other leaders are not confirmed yet".into(),
+            ));
+        }
+        self.remote
+            .lock()
+            .retain(|k, _| !(k.0 == producer_id && k.1 == producer_epoch && k.2 == commit));
+        Ok(())
+    }
+}

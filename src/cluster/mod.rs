@@ -1,0 +1,145 @@
+//! A broker's membership of a cluster (KRaft mode): the local member of the controller
+//! quorum and its metadata image, the channel to the active controller, and the broker-side
+//! tasks Kafka runs in `BrokerLifecycleManager` (registration, heartbeats, controlled
+//! shutdown), `AlterPartitionManager` (ISR changes), `RPCProducerIdManager` (producer-id
+//! blocks) and `BrokerMetadataPublisher` (applying each image to replicas and coordinators).
+//!
+//! A broker runs in cluster mode when `controller.quorum.voters` is set; without it the
+//! single-node metadata log of [`crate::controller::MetadataStore`] is used.
+pub mod admin;
+pub mod channel;
+pub mod lifecycle;
+pub mod markers;
+pub mod producer_ids;
+pub mod publisher;
+pub mod startup;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::controller::image::MetadataImage;
+use crate::controller::service::ControllerService;
+use crate::controller::Quorum;
+use crate::controller::RaftQuorum;
+
+pub use channel::{ChannelError, ControllerChannel};
+
+pub type MetadataQuorum = RaftQuorum<MetadataImage>;
+
+pub struct ClusterContext {
+    pub node_id: i32,
+    pub quorum: Arc<MetadataQuorum>,
+    /// Present when this process has the controller role.
+    pub controller: Option<Arc<ControllerService>>,
+    pub channel: ControllerChannel,
+    /// The listener other brokers fetch from (the first non-controller listener).
+    pub inter_broker_listener: String,
+    /// Listener names clients may be told about (every non-controller listener).
+    pub client_listeners: Vec<String>,
+    /// Voter id -> controller listener address.
+    pub voters: BTreeMap<i32, String>,
+    /// Topics whose auto-creation is under way.
+    pub auto_creating: parking_lot::Mutex<std::collections::HashSet<String>>,
+}
+
+impl ClusterContext {
+    pub fn quorum_state(&self) -> tokio::sync::watch::Receiver<(u64, Arc<MetadataImage>)> {
+        self.quorum.state()
+    }
+
+    pub fn image(&self) -> Arc<MetadataImage> {
+        self.quorum.state().borrow().1.clone()
+    }
+
+    /// The metadata offset the local image reflects.
+    pub fn image_offset(&self) -> u64 {
+        self.quorum.state().borrow().0
+    }
+
+    pub fn active_controller_id(&self) -> Option<i32> {
+        self.quorum.leader().map(|id| id as i32)
+    }
+
+    /// `host:port` of a broker's inter-broker listener, from its registration.
+    pub fn broker_address(&self, broker_id: i32) -> Option<String> {
+        let image = self.image();
+        let reg = image.brokers.get(&broker_id)?;
+        let ep = reg
+            .endpoints
+            .iter()
+            .find(|e| e.name == self.inter_broker_listener)
+            .or_else(|| reg.endpoints.first())?;
+        Some(format!("{}:{}", ep.host, ep.port))
+    }
+
+    /// Unfenced brokers as clients should reach them: (id, host, port, rack).
+    pub fn client_brokers(&self) -> Vec<(i32, String, i32, Option<String>)> {
+        let image = self.image();
+        image
+            .brokers
+            .values()
+            .filter(|b| !b.fenced)
+            .filter_map(|b| {
+                let ep = b
+                    .endpoints
+                    .iter()
+                    .find(|e| self.client_listeners.first() == Some(&e.name))
+                    .or_else(|| b.endpoints.first())?;
+                Some((b.broker_id, ep.host.clone(), ep.port, b.rack.clone()))
+            })
+            .collect()
+    }
+
+    /// Whether a controller operation runs here (this node is the active controller) or is
+    /// forwarded to the active one, as Kafka brokers forward admin requests (KIP-590).
+    pub fn local_controller(&self) -> Option<Arc<ControllerService>> {
+        self.controller.as_ref().filter(|c| c.is_active()).cloned()
+    }
+
+    /// Waits until the local image has applied `offset` (after a controller change committed
+    /// there), at most `timeout_ms`; false on timeout.
+    pub async fn wait_for_offset(&self, offset: u64, timeout_ms: u64) -> bool {
+        let mut rx = self.quorum.state();
+        let wait = async {
+            loop {
+                if rx.borrow_and_update().0 >= offset {
+                    return true;
+                }
+                if rx.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), wait)
+            .await
+            .unwrap_or(false)
+    }
+}
+
+pub fn is_cluster(config: &crate::config::BrokerConfig) -> bool {
+    !config.controller_quorum_voters.is_empty()
+}
+
+pub fn voters(config: &crate::config::BrokerConfig) -> BTreeMap<i32, String> {
+    config
+        .controller_quorum_voters
+        .iter()
+        .map(|v| (v.id, format!("{}:{}", v.host, v.port)))
+        .collect()
+}
+
+/// The cluster id every member derives from the same `controller.quorum.voters`, so a new
+/// cluster needs no formatting step (Kafka writes one id to every node with `kafka-storage
+/// format`).
+pub fn cluster_id_for(voters: &BTreeMap<i32, String>) -> String {
+    let text: String = voters
+        .iter()
+        .map(|(id, addr)| format!("{id}@{addr},"))
+        .collect();
+    let mut bytes = [0u8; 16];
+    for (i, chunk) in bytes.chunks_mut(4).enumerate() {
+        let h = crc32c::crc32c(format!("{i}:{text}").as_bytes());
+        chunk.copy_from_slice(&h.to_be_bytes());
+    }
+    crate::protocol::codec::Uuid(bytes).to_string()
+}

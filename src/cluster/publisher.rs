@@ -1,0 +1,191 @@
+//! Applies each new metadata image to this broker, as Kafka's `BrokerMetadataPublisher` does:
+//! the topic mirror the handlers read, the role of every local replica (leader or follower,
+//! from its `PartitionRegistration`), removal of replicas the broker no longer hosts, topic
+//! config changes, and the coordinators, which follow the leadership of their internal
+//! partitions (a partition led here is loaded by replaying it; one led elsewhere is unloaded,
+//! so its clients get NOT_COORDINATOR and look the coordinator up again).
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::controller::image::MetadataImage;
+use crate::controller::TopicMeta;
+use crate::handlers::context::is_known_internal;
+use crate::handlers::offsets_topic::{
+    plain_records, read_partition, OFFSETS_TOPIC, TRANSACTION_TOPIC,
+};
+use crate::handlers::Broker;
+use crate::protocol::codec::Uuid;
+use crate::replica::{BrokerEpoch, BrokerId};
+
+/// What the publisher applied last, so each image only changes what differs.
+#[derive(Default)]
+pub struct Publisher {
+    /// (leader epoch, partition epoch) applied per local replica.
+    applied: HashMap<(String, i32), (i32, i32)>,
+    configs: BTreeMap<String, BTreeMap<String, String>>,
+    leading_offsets: BTreeSet<i32>,
+    leading_txn: BTreeSet<i32>,
+    broker_epoch: i64,
+}
+
+/// The topic list the handlers read, from the image.
+pub fn topic_metas(image: &MetadataImage) -> Vec<TopicMeta> {
+    image
+        .topics
+        .values()
+        .map(|t| TopicMeta {
+            name: t.name.clone(),
+            id: Uuid(t.topic_id),
+            partitions: t.partitions.len() as i32,
+            configs: image
+                .resource_configs(crate::controller::records::RESOURCE_TOPIC, &t.name)
+                .cloned()
+                .unwrap_or_default(),
+            is_internal: is_known_internal(&t.name),
+        })
+        .collect()
+}
+
+impl Publisher {
+    pub fn publish(&mut self, broker: &Broker, image: &MetadataImage) {
+        let local = broker.node_id;
+        let now = broker.now_ms();
+        let metas = topic_metas(image);
+        broker.metadata.replace_topics(metas.clone());
+        let metas: BTreeMap<&str, &TopicMeta> =
+            metas.iter().map(|m| (m.name.as_str(), m)).collect();
+
+        if let Some(reg) = image.brokers.get(&local) {
+            if reg.broker_epoch != self.broker_epoch {
+                self.broker_epoch = reg.broker_epoch;
+                broker
+                    .replicas
+                    .set_broker_epoch(BrokerEpoch(reg.broker_epoch));
+            }
+        }
+
+        // Replica roles.
+        let mut hosted: BTreeSet<(String, i32)> = BTreeSet::new();
+        for t in image.topics.values() {
+            let Some(meta) = metas.get(t.name.as_str()) else {
+                continue;
+            };
+            let configs_changed = self.configs.get(&t.name) != Some(&meta.configs);
+            if configs_changed {
+                self.configs.insert(t.name.clone(), meta.configs.clone());
+            }
+            let pc = broker.partition_config(meta);
+            for (&p, reg) in &t.partitions {
+                if !reg.replicas.contains(&local) {
+                    continue;
+                }
+                let key = (t.name.clone(), p);
+                hosted.insert(key.clone());
+                let epochs = (reg.leader_epoch, reg.partition_epoch);
+                if self.applied.get(&key) == Some(&epochs) {
+                    if configs_changed {
+                        if let Some(part) = broker.replicas.get(&t.name, p) {
+                            part.update_config(pc.clone());
+                        }
+                    }
+                    continue;
+                }
+                let change = reg.to_partition_change(&t.name, p, t.topic_id);
+                match broker
+                    .replicas
+                    .apply_partition_change(&change, pc.clone(), now)
+                {
+                    Ok(_) => {
+                        self.applied.insert(key, epochs);
+                    }
+                    Err(e) => {
+                        tracing::error!(topic = %t.name, partition = p, error = %e.message(), "cannot apply partition state");
+                    }
+                }
+            }
+        }
+        // Replicas no longer assigned here (topic deleted, reassigned away).
+        for part in broker.replicas.all() {
+            let key = (part.topic.clone(), part.index);
+            if !hosted.contains(&key) {
+                self.applied.remove(&key);
+                if let Err(e) = broker.replicas.delete(&part.topic, part.index) {
+                    tracing::warn!(topic = %part.topic, partition = part.index, error = ?e, "removing a replica failed");
+                }
+            }
+        }
+        self.configs
+            .retain(|name, _| metas.contains_key(name.as_str()));
+
+        self.publish_coordinators(broker, image, BrokerId(local));
+    }
+
+    /// Loads the coordinator partitions led here, unloads the others.
+    fn publish_coordinators(&mut self, broker: &Broker, image: &MetadataImage, local: BrokerId) {
+        let led = |topic: &str| -> BTreeSet<i32> {
+            image
+                .topics
+                .get(topic)
+                .map(|t| {
+                    t.partitions
+                        .iter()
+                        .filter(|(_, r)| r.leader == local.0)
+                        .map(|(p, _)| *p)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let offsets_now = led(OFFSETS_TOPIC);
+        for p in self.leading_offsets.difference(&offsets_now) {
+            tracing::info!(
+                partition = p,
+                "no longer the group coordinator of this partition"
+            );
+            broker.groups.unload(*p);
+        }
+        for p in offsets_now.difference(&self.leading_offsets) {
+            let summary = broker
+                .groups
+                .load_items(*p, read_partition(&broker.replicas, OFFSETS_TOPIC, *p));
+            tracing::info!(
+                partition = p,
+                ?summary,
+                "group coordinator loaded a partition"
+            );
+        }
+        self.leading_offsets = offsets_now;
+
+        let txn_now = led(TRANSACTION_TOPIC);
+        for p in self.leading_txn.difference(&txn_now) {
+            broker.txns.unload(*p);
+        }
+        for p in txn_now.difference(&self.leading_txn) {
+            let epoch = broker
+                .replicas
+                .get(TRANSACTION_TOPIC, *p)
+                .map(|x| x.leader_epoch())
+                .unwrap_or(0);
+            let records = plain_records(read_partition(&broker.replicas, TRANSACTION_TOPIC, *p));
+            broker.txns.load_at_epoch(*p, epoch, records);
+            tracing::info!(partition = p, "transaction coordinator loaded a partition");
+        }
+        self.leading_txn = txn_now;
+    }
+}
+
+/// Runs the publisher on every image the local quorum member applies, until shutdown.
+pub async fn run(
+    broker: Arc<Broker>,
+    mut images: tokio::sync::watch::Receiver<(u64, Arc<MetadataImage>)>,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let mut publisher = Publisher::default();
+    loop {
+        let image = images.borrow_and_update().1.clone();
+        publisher.publish(&broker, &image);
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            changed = images.changed() => if changed.is_err() { return },
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Starting a cluster member: the local quorum member (voter or not) over the controller
+//! listeners of `controller.quorum.voters`, the controller when this process has that role,
+//! and the broker's background tasks, which end with the controlled shutdown.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::SharedClock;
+use crate::config::{BrokerConfig, ProcessRole};
+use crate::controller::image::MetadataImage;
+use crate::controller::service::ControllerService;
+use crate::controller::Quorum;
+use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
+use crate::handlers::context::AdvertisedEndpoint;
+use crate::handlers::Broker;
+use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
+
+use super::{ClusterContext, ControllerChannel};
+
+/// Timeout of one Raft message to a peer (several heartbeat intervals).
+const RAFT_CALL_TIMEOUT_MS: u64 = 1_000;
+
+/// Timeout of one request to the active controller.
+const CONTROLLER_REQUEST_TIMEOUT_MS: u64 = 5_000;
+
+pub async fn start_cluster(
+    config: &BrokerConfig,
+    endpoints: &[AdvertisedEndpoint],
+    clock: SharedClock,
+) -> Result<Arc<ClusterContext>, String> {
+    let voters = super::voters(config);
+    let controller_listeners: Vec<String> = config
+        .controller_listener_names
+        .iter()
+        .map(|n| n.to_ascii_uppercase())
+        .collect();
+    let client_listeners: Vec<String> = endpoints
+        .iter()
+        .map(|e| e.name.clone())
+        .filter(|n| !controller_listeners.contains(n))
+        .collect();
+    if client_listeners.is_empty() && config.process_roles.contains(&ProcessRole::Broker) {
+        return Err("a broker needs a listener that is not in controller.listener.names".into());
+    }
+    let quorum_config = QuorumConfig::new(
+        config.node_id as u64,
+        voters
+            .iter()
+            .map(|(id, addr)| (*id as u64, addr.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        config.log_dirs[0].join("__cluster_metadata-0"),
+    );
+    let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
+    let quorum = Arc::new(
+        RaftQuorum::<MetadataImage>::start(quorum_config, transport)
+            .await
+            .map_err(|e| format!("{e:?}"))?,
+    );
+    let controller = if config.process_roles.contains(&ProcessRole::Controller) {
+        Some(Arc::new(ControllerService::new(
+            quorum.clone(),
+            crate::controller::service::controller_config(config),
+            config.clone(),
+            clock,
+        )))
+    } else {
+        None
+    };
+    let channel = ControllerChannel::new(
+        config.node_id,
+        voters.clone(),
+        quorum.clone(),
+        CONTROLLER_REQUEST_TIMEOUT_MS,
+    );
+    Ok(Arc::new(ClusterContext {
+        node_id: config.node_id,
+        quorum,
+        controller,
+        channel,
+        inter_broker_listener: client_listeners.first().cloned().unwrap_or_default(),
+        client_listeners,
+        voters,
+        auto_creating: Default::default(),
+    }))
+}
+
+/// Waits until the local image has caught up with what the quorum committed, so that a
+/// restarted broker never acts on partition states older than the ones it last saw (Kafka
+/// brokers likewise publish only after their initial metadata catch-up).
+async fn caught_up(cluster: &ClusterContext, shutdown: &CancellationToken) -> bool {
+    loop {
+        let status = cluster.quorum.status();
+        if status.leader_id.is_some() && cluster.image_offset() >= status.high_watermark {
+            return true;
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return false,
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+    }
+}
+
+/// Spawns the member's tasks; the returned handle ends once they have all stopped, after the
+/// controlled shutdown, and `serving` is cancelled when the listeners may close.
+pub fn spawn_tasks(
+    broker: Arc<Broker>,
+    cluster: Arc<ClusterContext>,
+    shutdown: CancellationToken,
+    serving: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let stop_workers = CancellationToken::new();
+        let mut tasks = Vec::new();
+        if let Some(controller) = cluster.controller.clone() {
+            tasks.push(tokio::spawn(crate::controller::service::run_periodic(
+                controller,
+                stop_workers.clone(),
+            )));
+        }
+        {
+            let (broker, cluster, stop) = (broker.clone(), cluster.clone(), stop_workers.clone());
+            tasks.push(tokio::spawn(async move {
+                if caught_up(&cluster, &stop).await {
+                    super::publisher::run(broker, cluster.quorum_state(), stop).await;
+                }
+            }));
+        }
+        tasks.push(tokio::spawn(super::lifecycle::run_alter_partition_sender(
+            broker.clone(),
+            cluster.clone(),
+            stop_workers.clone(),
+        )));
+        {
+            let resolver_cluster = cluster.clone();
+            let resolver: BrokerAddressResolver =
+                Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));
+            let fetchers =
+                ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone());
+            tasks.push(tokio::spawn(fetchers.run(stop_workers.clone())));
+        }
+        // The lifecycle returns after the controlled shutdown.
+        super::lifecycle::run(broker.clone(), cluster.clone(), shutdown.clone()).await;
+        serving.cancel();
+        stop_workers.cancel();
+        for t in tasks {
+            let _ = t.await;
+        }
+        cluster.quorum.shutdown().await;
+    })
+}

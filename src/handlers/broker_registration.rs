@@ -1,0 +1,81 @@
+//! BrokerRegistration (key 62), versions 0-4 (KIP-631, KIP-903): served by the active
+//! controller. A broker registers fenced with its listeners and incarnation id and gets a
+//! new broker epoch; a retry of the same incarnation gets the same epoch.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::{later, Broker, ResponseFuture};
+use crate::controller::service::{ControllerError, ControllerService};
+use crate::controller::{register_broker, BrokerEndpoint, RegisterBrokerRequest};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::broker_registration_request::BrokerRegistrationRequest;
+use crate::protocol::messages::broker_registration_response::BrokerRegistrationResponse;
+
+fn error(code: ErrorCode) -> BrokerRegistrationResponse {
+    BrokerRegistrationResponse {
+        error_code: code.code(),
+        broker_epoch: -1,
+        ..Default::default()
+    }
+}
+
+pub async fn on_controller(
+    controller: Arc<ControllerService>,
+    request: BrokerRegistrationRequest,
+) -> Result<BrokerRegistrationResponse, ControllerError> {
+    let req = RegisterBrokerRequest {
+        broker_id: request.broker_id,
+        incarnation_id: request.incarnation_id.to_string(),
+        endpoints: request
+            .listeners
+            .iter()
+            .map(|l| BrokerEndpoint {
+                name: l.name.clone(),
+                host: l.host.clone(),
+                port: l.port as i32,
+                security_protocol: l.security_protocol,
+            })
+            .collect(),
+        rack: request.rack.clone(),
+    };
+    let broker_id = req.broker_id;
+    controller
+        .run_then(
+            move |image, heartbeats, ctx| {
+                let (records, result) =
+                    register_broker(image, ctx.config, &req, heartbeats, ctx.now_ms);
+                let response = match result {
+                    Ok(broker_epoch) => BrokerRegistrationResponse {
+                        error_code: 0,
+                        broker_epoch,
+                        ..Default::default()
+                    },
+                    Err(code) => error(code),
+                };
+                (records, response)
+            },
+            // The broker is caught up once its image includes its own registration.
+            move |heartbeats, offset, _| {
+                heartbeats.set_registration_offset(broker_id, offset as i64)
+            },
+        )
+        .await
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: BrokerRegistrationRequest,
+    _peer: SocketAddr,
+) -> ResponseFuture {
+    let controller = broker.cluster.as_ref().and_then(|c| c.local_controller());
+    later(header, async move {
+        Some(match controller {
+            Some(c) => on_controller(c, request)
+                .await
+                .unwrap_or_else(|e| error(e.code())),
+            None => error(ErrorCode::NOT_CONTROLLER),
+        })
+    })
+}

@@ -1,0 +1,270 @@
+//! A three-node cluster in one process (each node a real broker with its own listeners,
+//! data and controller quorum member, talking over loopback TCP): topic creation with a
+//! replication factor through the controller, acks=all replication, and leader failover
+//! when the leader stops.
+mod common;
+
+use std::time::Duration;
+
+use common::txn::produce;
+use common::{api_call, batch, fetch_partition, Client};
+use strata::protocol::messages::*;
+use strata::server::startup::{start, RunningBroker};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Node {
+    id: i32,
+    broker_port: u16,
+    running: Option<RunningBroker>,
+}
+
+struct Cluster {
+    nodes: Vec<Node>,
+    controller_ports: Vec<u16>,
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn config(&self, i: usize) -> strata::config::BrokerConfig {
+        let id = self.nodes[i].id;
+        let voters: Vec<String> = self
+            .nodes
+            .iter()
+            .zip(&self.controller_ports)
+            .map(|(n, p)| format!("{}@127.0.0.1:{p}", n.id))
+            .collect();
+        let overrides = vec![
+            format!("node.id={id}"),
+            "process.roles=broker,controller".into(),
+            format!(
+                "listeners=PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+                self.nodes[i].broker_port, self.controller_ports[i]
+            ),
+            "controller.listener.names=CONTROLLER".into(),
+            format!("controller.quorum.voters={}", voters.join(",")),
+            format!(
+                "log.dirs={}",
+                self.dir.path().join(format!("n{id}")).display()
+            ),
+            "broker.heartbeat.interval.ms=200".into(),
+            "broker.session.timeout.ms=2000".into(),
+            "replica.lag.time.max.ms=2000".into(),
+        ];
+        strata::config::BrokerConfig::load(None, &overrides)
+            .expect("config")
+            .0
+    }
+
+    async fn start() -> Cluster {
+        let mut c = Cluster {
+            nodes: (1..=3)
+                .map(|id| Node {
+                    id,
+                    broker_port: free_port(),
+                    running: None,
+                })
+                .collect(),
+            controller_ports: (0..3).map(|_| free_port()).collect(),
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for i in 0..3 {
+            c.start_node(i).await;
+        }
+        c
+    }
+
+    async fn start_node(&mut self, i: usize) {
+        let config = self.config(i);
+        self.nodes[i].running = Some(
+            start(config, strata::clock::system())
+                .await
+                .expect("node starts"),
+        );
+    }
+
+    async fn stop_node(&mut self, i: usize) {
+        if let Some(r) = self.nodes[i].running.take() {
+            r.stop().await.unwrap();
+        }
+    }
+
+    fn addr(&self, i: usize) -> std::net::SocketAddr {
+        format!("127.0.0.1:{}", self.nodes[i].broker_port)
+            .parse()
+            .unwrap()
+    }
+
+    fn index_of(&self, id: i32) -> usize {
+        self.nodes.iter().position(|n| n.id == id).unwrap()
+    }
+
+    async fn metadata(&self, i: usize, topic: &str) -> metadata_response::MetadataResponse {
+        let mut c = Client::connect(self.addr(i)).await;
+        let req = metadata_request::MetadataRequest {
+            topics: Some(vec![metadata_request::MetadataRequestTopic {
+                name: Some(topic.into()),
+                ..Default::default()
+            }]),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        };
+        api_call!(
+            c,
+            metadata_request::MetadataRequest,
+            metadata_response::MetadataResponse,
+            12,
+            req
+        )
+    }
+
+    /// Waits until node `i` reports `want` live brokers and a leader (other than `not`) with a
+    /// full ISR of `isr_size` for partition 0 of `topic`; returns the leader.
+    async fn wait_leader(&self, i: usize, topic: &str, not: Option<i32>, isr_size: usize) -> i32 {
+        for _ in 0..300 {
+            let m = self.metadata(i, topic).await;
+            if let Some(p) = m
+                .topics
+                .first()
+                .filter(|t| t.error_code == 0)
+                .and_then(|t| t.partitions.first())
+            {
+                if p.leader_id >= 0 && Some(p.leader_id) != not && p.isr_nodes.len() >= isr_size {
+                    return p.leader_id;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no leader for {topic} seen from node index {i}");
+    }
+
+    async fn wait_brokers(&self, i: usize, want: usize) {
+        for _ in 0..300 {
+            if self.metadata(i, "none").await.brokers.len() == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("node index {i} never saw {want} brokers");
+    }
+}
+
+async fn create_rf3(c: &mut Client, name: &str) -> i16 {
+    use create_topics_request::*;
+    let req = CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: name.into(),
+            num_partitions: 1,
+            replication_factor: 3,
+            configs: vec![CreatableTopicConfig {
+                name: "min.insync.replicas".into(),
+                value: Some("2".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        timeout_ms: 10_000,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        7,
+        req
+    );
+    r.topics[0].error_code
+}
+
+fn values(p: &fetch_response::PartitionData) -> Vec<String> {
+    let records = p.records.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos + 61 <= records.len() {
+        let h = strata::protocol::records::batch::parse_header(&records[pos..]).unwrap();
+        let end = pos + h.total_size();
+        for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 20).unwrap() {
+            out.push(String::from_utf8_lossy(r.value.as_deref().unwrap_or(b"")).into_owned());
+        }
+        pos = end;
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicated_topic_survives_its_leader() {
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG") {
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
+    }
+    let mut cluster = Cluster::start().await;
+    cluster.wait_brokers(0, 3).await;
+
+    // RF above the cluster size is refused, as Kafka does.
+    let mut c = Client::connect(cluster.addr(1)).await;
+    {
+        use create_topics_request::*;
+        let req = CreateTopicsRequest {
+            topics: vec![CreatableTopic {
+                name: "too-big".into(),
+                num_partitions: 1,
+                replication_factor: 4,
+                ..Default::default()
+            }],
+            timeout_ms: 10_000,
+            ..Default::default()
+        };
+        let r = api_call!(
+            c,
+            create_topics_request::CreateTopicsRequest,
+            create_topics_response::CreateTopicsResponse,
+            7,
+            req
+        );
+        assert_eq!(
+            r.topics[0].error_code,
+            strata::error::ErrorCode::INVALID_REPLICATION_FACTOR.code()
+        );
+    }
+    assert_eq!(create_rf3(&mut c, "rep").await, 0);
+    let leader = cluster.wait_leader(0, "rep", None, 3).await;
+    let li = cluster.index_of(leader);
+
+    let mut lc = Client::connect(cluster.addr(li)).await;
+    let (code, base) = produce(&mut lc, "rep", batch(&[b"a", b"b"], None)).await;
+    assert_eq!((code, base), (0, 0), "acks=all produce to the leader");
+    let p = fetch_partition(&mut lc, "rep", 0, 0, 1 << 20).await;
+    assert_eq!(p.high_watermark, 2);
+
+    // A follower refuses clients with NOT_LEADER_OR_FOLLOWER.
+    let fi = (li + 1) % 3;
+    let mut fc = Client::connect(cluster.addr(fi)).await;
+    let (code, _) = produce(&mut fc, "rep", batch(&[b"x"], None)).await;
+    assert_eq!(
+        code,
+        strata::error::ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
+    );
+
+    // The leader stops: another ISR member takes over with everything acknowledged.
+    cluster.stop_node(li).await;
+    let new_leader = cluster.wait_leader(fi, "rep", Some(leader), 1).await;
+    assert_ne!(new_leader, leader);
+    let ni = cluster.index_of(new_leader);
+    let mut nc = Client::connect(cluster.addr(ni)).await;
+    let (code, base) = produce(&mut nc, "rep", batch(&[b"c"], None)).await;
+    assert_eq!((code, base), (0, 2), "acks=all produce to the new leader");
+    let p = fetch_partition(&mut nc, "rep", 0, 0, 1 << 20).await;
+    assert_eq!(values(&p), vec!["a", "b", "c"]);
+
+    // The old leader comes back, catches up and rejoins the ISR.
+    cluster.start_node(li).await;
+    cluster.wait_leader(ni, "rep", None, 3).await;
+    for i in 0..3 {
+        cluster.stop_node(i).await;
+    }
+}
