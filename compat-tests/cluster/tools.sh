@@ -5,11 +5,12 @@
 # replica of its topic in the ISR, or fails.
 #
 #   cluster.tools.topics-describe   kafka-topics --describe: 3 replicas, full ISR, leader in ISR
+#   cluster.tools.replica-assignment  kafka-topics --create --replica-assignment 1:2,2:3,3:1
 #   cluster.tools.leader-moves      kill -9 the leader of partition 0: describe shows another
 #                                   leader and the dead broker out of the ISR; it rejoins after restart
 #   cluster.tools.metadata-quorum   kafka-metadata-quorum describe --status / --replication
 #   cluster.tools.reassign          kafka-reassign-partitions --execute / --verify moves an RF-2
-#                                   partition from brokers 1,2 to 2,3; broker 3 serves the data alone
+#                                   partition from brokers [a,b] to [b,c]; c serves the data alone
 #   cluster.tools.leader-election   kafka-leader-election --election-type PREFERRED
 #                                   --all-topic-partitions puts the preferred leader back
 source "$(dirname "$0")/../lib/harness.sh"
@@ -98,7 +99,8 @@ leader_moves() {
 metadata_quorum() {
   heal
   local st rep
-  st=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BOOTSTRAP" describe --status)
+  st=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BOOTSTRAP" describe --status 2>&1) \
+    || { echo "$st"; fail "describe --status failed"; }
   echo "$st"
   local leader; leader=$(sed -n 's/^LeaderId:[[:space:]]*\([0-9-]*\).*/\1/p' <<<"$st")
   [[ "$leader" =~ ^[123]$ ]] || fail "--status: LeaderId '$leader', want one of the voters 1,2,3"
@@ -112,7 +114,8 @@ metadata_quorum() {
     grep -q "CONTROLLER://127.0.0.1:$(( ${CLUSTER_PORT_BASE:-19400} + 10 + n ))" <<<"$voters" \
       || fail "--status: voter $n's endpoint missing from $voters"
   done
-  rep=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BOOTSTRAP" describe --replication)
+  rep=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BOOTSTRAP" describe --replication 2>&1) \
+    || { echo "$rep"; fail "describe --replication failed"; }
   echo "$rep"
   head -1 <<<"$rep" | grep -qE 'NodeId.*LogEndOffset.*Lag.*Status' || fail "--replication: no header"
   local rows; rows=$(tail -n +2 <<<"$rep" | awk '{print $1, $NF}' | sort)
@@ -133,60 +136,69 @@ metadata_quorum() {
 reassign() {
   heal
   local t; t=$(topic reassign)
-  kafka_topics --create --topic "$t" --replica-assignment 1:2
-  wait_md "$t" 30 "len(d) == 1 and sorted(d[0][1]) == [1, 2] and $full_isr"
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 2
+  wait_md "$t" 30 "len(d) == 1 and len(d[0][1]) == 2 and $full_isr"
+  # replicas [a,b] move to [b,c], c the broker that had none: b then c lead in turn below
+  local line r a b c; line=$(describe "$t" | parts | awk '$1 == 0')
+  read -r _ _ r _ <<<"$line"
+  a=${r%%,*}; b=${r##*,}; c=$(( 6 - a - b ))
+  [[ "$a$b$c" =~ ^[123]{3}$ ]] && [ "$a" != "$b" ] || fail "replicas '$r' of a new RF-2 topic"
+  echo "replicas [$a,$b] -> [$b,$c]"
   seq -f 'reassign-%g' 1 100 | kafka_console_producer --topic "$t" --producer-property acks=all
   local plan="$OUT/reassign-$t.json"
-  printf '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[2,3]}]}\n' "$t" >"$plan"
+  printf '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[%s,%s]}]}\n' "$t" "$b" "$c" >"$plan"
   local out
   out=$(jk org.apache.kafka.tools.reassign.ReassignPartitionsCommand --bootstrap-server "$BOOTSTRAP" \
-    --reassignment-json-file "$plan" --execute)
+    --reassignment-json-file "$plan" --execute 2>&1) || { echo "$out" | grep -v '^\s*at '; fail "--execute failed"; }
   echo "$out"
   grep -q "Successfully started partition reassignment" <<<"$out" || fail "--execute did not start the reassignment"
   local done_=0
   for _ in $(seq 30); do
     out=$(jk org.apache.kafka.tools.reassign.ReassignPartitionsCommand --bootstrap-server "$BOOTSTRAP" \
-      --reassignment-json-file "$plan" --verify) || true
-    echo "$out"
+      --reassignment-json-file "$plan" --verify 2>&1) || true
+    echo "$out" | grep -v '^\s*at '
     if grep -q "Reassignment of partition $t-0 is completed" <<<"$out"; then done_=1; break; fi
     sleep 2
   done
   [ "$done_" = 1 ] || fail "--verify never reported $t-0 completed"
-  wait_md "$t" 30 "d[0][1] == [2, 3] and $full_isr" || fail "metadata: replicas of $t-0 not [2,3] with full ISR"
-  local line; line=$(describe "$t" | parts | awk '$1 == 0')
+  wait_md "$t" 30 "d[0][1] == [$b, $c] and $full_isr" || fail "metadata: replicas of $t-0 not [$b,$c] with full ISR"
+  line=$(describe "$t" | parts | awk '$1 == 0')
   read -r _ l r s <<<"$line"
-  [ "$r" = 2,3 ] || fail "kafka-topics: Replicas $r, want 2,3"
-  same_set "$s" 2,3 || fail "kafka-topics: Isr $s, want 2,3"
-  # Broker 3 got the data: with broker 2 dead it leads and serves all 100 records.
-  bash "$CL" kill 2
-  wait_md "$t" 30 "d[0][0] == 3" || fail "broker 3 did not take over $t-0 with broker 2 dead"
+  [ "$r" = "$b,$c" ] || fail "kafka-topics: Replicas $r, want $b,$c"
+  same_set "$s" "$b,$c" || fail "kafka-topics: Isr $s, want $b,$c"
+  # Broker c got the data: with broker b dead it leads and serves all 100 records.
+  bash "$CL" kill "$b"
+  wait_md "$t" 30 "d[0][0] == $c" || fail "broker $c did not take over $t-0 with broker $b dead"
   seq -f 'reassign-%g' 1 100 >"$OUT/reassign-$t.want"
   kafka_console_consumer --topic "$t" --partition 0 --offset earliest --max-messages 100 \
     --timeout-ms 30000 >"$OUT/reassign-$t.got"
-  bash "$CL" restart 2
-  cmp "$OUT/reassign-$t.want" "$OUT/reassign-$t.got" || fail "records read from broker 3 differ from those produced"
-  wait_md "$t" 30 "$full_isr" || fail "broker 2 not back in the ISR of $t-0"
+  bash "$CL" restart "$b"
+  cmp "$OUT/reassign-$t.want" "$OUT/reassign-$t.got" || fail "records read from broker $c differ from those produced"
+  wait_md "$t" 30 "$full_isr" || fail "broker $b not back in the ISR of $t-0"
 }
 
 leader_election() {
   heal
   local t; t=$(topic elect)
-  kafka_topics --create --topic "$t" --replica-assignment 1:2:3,2:3:1,3:1:2
+  kafka_topics --create --topic "$t" --partitions 3 --replication-factor 3
   wait_md "$t" 30 "len(d) == 3 and $full_isr"
-  bash "$CL" kill 1
-  wait_md "$t" 30 "d[0][0] in (2, 3) and 1 not in d[0][2]" || fail "no new leader for $t-0 with broker 1 dead"
-  bash "$CL" restart 1
-  wait_md "$t" 30 "$full_isr" || fail "broker 1 not back in every ISR of $t"
+  local pref; pref=$(describe "$t" | parts | awk '$1 == 0 {print $3}'); pref=${pref%%,*}
+  [[ "$pref" =~ ^[123]$ ]] || fail "preferred replica of $t-0: '$pref'"
+  bash "$CL" kill "$pref"
+  wait_md "$t" 30 "d[0][0] in (1, 2, 3) and d[0][0] != $pref and $pref not in d[0][2]" \
+    || fail "no new leader for $t-0 with broker $pref dead"
+  bash "$CL" restart "$pref"
+  wait_md "$t" 30 "$full_isr" || fail "broker $pref not back in every ISR of $t"
   local before; before=$(describe "$t" | parts | awk '$1 == 0 {print $2}')
-  echo "leader of $t-0 before the election: $before (preferred: 1)"
+  echo "leader of $t-0 before the election: $before (preferred: $pref)"
   # Every partition of every topic must have its preferred replica in the ISR, or the tool
   # reports an error for it: wait for the whole cluster to have healed.
   local out rc=0
   out=$(jk org.apache.kafka.tools.LeaderElectionCommand --bootstrap-server "$BOOTSTRAP" \
     --election-type PREFERRED --all-topic-partitions 2>&1) || rc=$?
-  echo "$out"
-  [ "$rc" = 0 ] || fail "kafka-leader-election exited $rc"
-  if [ "$before" != 1 ]; then
+  echo "$out" | grep -v '^\s*at '
+  [ "$rc" = 0 ] || fail "kafka-leader-election exited $rc: $(grep -m1 -E 'Exception|Error' <<<"$out")"
+  if [ "$before" != "$pref" ]; then
     grep -q "Successfully completed leader election (PREFERRED) for partitions.*$t-0" <<<"$out" \
       || fail "kafka-leader-election did not report electing $t-0"
   fi
@@ -197,7 +209,19 @@ leader_election() {
   done < <(describe "$t" | parts)
 }
 
+# kafka-topics --create --replica-assignment: CreateTopics with assignments and
+# num_partitions = replication_factor = -1; describe shows exactly that placement.
+replica_assignment() {
+  heal
+  local t; t=$(topic assign)
+  kafka_topics --create --topic "$t" --replica-assignment 1:2,2:3,3:1
+  wait_md "$t" 30 "len(d) == 3 and $full_isr"
+  local got; got=$(describe "$t" | parts | awk '{print $1 ":" $3}' | sort | paste -sd' ')
+  [ "$got" = "0:1,2 1:2,3 2:3,1" ] || fail "kafka-topics: placement '$got', want '0:1,2 1:2,3 2:3,1'"
+}
+
 case_run cluster cluster.tools.topics-describe topics_describe
+case_run cluster cluster.tools.replica-assignment replica_assignment
 case_run cluster cluster.tools.leader-moves leader_moves
 case_run cluster cluster.tools.metadata-quorum metadata_quorum
 case_run cluster cluster.tools.reassign reassign
