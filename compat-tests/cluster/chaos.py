@@ -176,6 +176,8 @@ class GroupConsumerThread(threading.Thread):
             "auto.offset.reset": "earliest",
             "session.timeout.ms": 10000,
             "error_cb": lambda e: log(f"group consumer error_cb: {e}"),
+            # CHAOS_CONSUMER_DEBUG=cgrp,protocol: librdkafka's debug log of the group consumer
+            **({"debug": os.environ["CHAOS_CONSUMER_DEBUG"]} if os.environ.get("CHAOS_CONSUMER_DEBUG") else {}),
         })
         self.tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
 
