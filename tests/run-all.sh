@@ -4,9 +4,14 @@
 # (Rust toolchain components, Java tools from Maven Central, kcat, Python and Node clients,
 # franz-go) on first use and caches it under compat-tests/.cache.
 #
+# The compat-tests are two suites: the single-broker one (compat-tests/run.sh) and the
+# 3-process cluster one (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports
+# 19401-19413 or CLUSTER_PORT_BASE); the exit status is non-zero if either fails.
+#
 #   tests/run-all.sh            everything
 #   tests/run-all.sh --unit     only cargo test
-#   tests/run-all.sh --compat   only the compat-tests
+#   tests/run-all.sh --compat   only the compat-tests (both suites)
+#   tests/run-all.sh --cluster  only the cluster suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,11 +24,15 @@ if [ "$mode" = all ] || [ "$mode" = --unit ]; then
   cargo test --all-targets --no-fail-fast 2>&1 | tee /tmp/strata-cargo-test.log
 fi
 
-if [ "$mode" = all ] || [ "$mode" = --compat ]; then
+if [ "$mode" = all ] || [ "$mode" = --compat ] || [ "$mode" = --cluster ]; then
   step "compat-tests: installing clients (cached in compat-tests/.cache)"
   bash compat-tests/setup.sh
   step "building the release broker"
   cargo build --release --bin strata
+fi
+
+status=0
+if [ "$mode" = all ] || [ "$mode" = --compat ]; then
   port=${STRATA_TEST_PORT:-19092}
   data=$(mktemp -d /tmp/strata-compat.XXXXXX)
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
@@ -45,11 +54,20 @@ if [ "$mode" = all ] || [ "$mode" = --compat ]; then
     exit 1
   fi
   step "compat-tests against strata"
-  status=0
   BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || status=$?
   if [ $status -ne 0 ]; then
     echo "--- broker log (last 50 lines) ---"
     tail -50 "$data.log" || true
   fi
-  exit $status
+  # The cluster suite needs the cores: stop the single broker first.
+  kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+  trap - EXIT
 fi
+
+if [ "$mode" = all ] || [ "$mode" = --compat ] || [ "$mode" = --cluster ]; then
+  step "compat-tests: 3-process cluster (chaos, Kafka admin tools)"
+  cluster_status=0
+  bash compat-tests/cluster/run.sh || cluster_status=$?
+  [ $cluster_status -eq 0 ] || status=$cluster_status
+fi
+exit $status

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The 3-process cluster suite: starts a fresh 3-node cluster (cluster.sh), runs chaos.py and
+# tools.sh as harness cases, stops the cluster (also on error or Ctrl-C). Prints one
+# PASS/FAIL line per case and finally exactly "N passed, M failed"; on a failure, the last
+# 40 lines of each node's log.
+#
+#   compat-tests/cluster/run.sh                   against target/release/strata
+#   CLUSTER_IMPL=kafka compat-tests/cluster/run.sh   against reference Apache Kafka brokers
+#   compat-tests/cluster/run.sh --filter chaos    only cases whose name matches (grep -E)
+#
+# Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..3 and base+11..13),
+# CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s).
+set -uo pipefail
+CLDIR="$(cd "$(dirname "$0")" && pwd)"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --filter) export CASE_FILTER="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+export RUN_ID="${RUN_ID:-$(date +%H%M%S)-$RANDOM}"
+export OUT="$CLDIR/../out/$RUN_ID"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+export CLUSTER_DIR="${CLUSTER_DIR:-$OUT/cluster}"
+export UNDER_RUN_SH=1
+CL="$CLDIR/cluster.sh"
+BOOTSTRAP=$(bash "$CL" bootstrap); export BOOTSTRAP
+SUMMARY="$OUT/cluster-summary.txt"
+: >"$SUMMARY"
+
+dump_logs() {
+  local n f
+  for n in 1 2 3; do
+    f=$(bash "$CL" log "$n" 2>/dev/null) || continue
+    echo "--- node $n log, last 40 lines ($f) ---"
+    tail -40 "$f" 2>/dev/null
+  done
+}
+cleanup() { bash "$CL" stop >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "# cluster run $RUN_ID (${CLUSTER_IMPL:-strata}); logs in $OUT, cluster in $CLUSTER_DIR"
+T0=$(date +%s)
+if ! bash "$CL" start >"$OUT/cluster-start.log" 2>&1 || ! bash "$CL" wait-ready 60 >>"$OUT/cluster-start.log" 2>&1; then
+  echo "FAIL [cluster] cluster.start -- $(tail -3 "$OUT/cluster-start.log" | tr '\n' ' ' | cut -c1-300)" | tee -a "$SUMMARY"
+  dump_logs
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMARY"
+
+{
+  # shellcheck source=../lib/harness.sh
+  source "$CLDIR/../lib/harness.sh"
+  chaos() { "$PY" -u "$CLDIR/chaos.py" --topic "$(topic chaos)" --duration "${CHAOS_DURATION:-30}"; }
+  CASE_TIMEOUT=360 case_run cluster cluster.chaos chaos
+  # chaos.py must leave every node up; bring back any it left down so the tools still run.
+  for n in 1 2 3; do
+    st=$(bash "$CL" status | sed -n "s/^node $n: \([a-z]*\).*/\1/p")
+    [ "$st" = down ] && bash "$CL" restart "$n" >/dev/null
+    [ "$st" = paused ] && bash "$CL" resume "$n" >/dev/null
+  done
+  bash "$CLDIR/tools.sh"
+} 2>&1 | tee -a "$SUMMARY"
+
+P=$(grep -c '^PASS ' "$SUMMARY"); F=$(grep -c '^FAIL ' "$SUMMARY")
+echo "# $(( $(date +%s) - T0 ))s"
+if [ "$F" -ne 0 ]; then dump_logs; fi
+echo "$P passed, $F failed"
+[ "$F" -eq 0 ] && [ "$P" -gt 1 ]
