@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::controller::alter_partition;
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
@@ -143,14 +143,12 @@ pub async fn start(
     request: AlterPartitionRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let controller = broker.cluster.as_ref().and_then(|c| c.local_controller());
     let version = header.api_version;
-    later(header, async move {
-        Some(match controller {
-            Some(c) => on_controller(c, version, request)
-                .await
-                .unwrap_or_else(|e| error(e.code())),
-            None => error(ErrorCode::NOT_CONTROLLER),
-        })
-    })
+    super::controller_only(
+        &broker,
+        header,
+        request,
+        move |c, r| on_controller(c, version, r),
+        error,
+    )
 }

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{alter_partition_reassignments, ReassignmentRequest};
 use crate::error::ErrorCode;
@@ -78,22 +78,13 @@ pub async fn start(
     request: AlterPartitionReassignmentsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let Some(cluster) = broker.cluster.clone() else {
-        // One broker: there is nowhere to move a replica to.
-        return ready(header, Some(error(ErrorCode::INVALID_REPLICA_ASSIGNMENT)));
-    };
-    let version = header.api_version;
-    later(header, async move {
-        Some(
-            cluster
-                .controller_op(
-                    ALTER_PARTITION_REASSIGNMENTS_KEY,
-                    version,
-                    request,
-                    on_controller,
-                    error,
-                )
-                .await,
-        )
-    })
+    super::forwarded(
+        &broker,
+        header,
+        request,
+        ALTER_PARTITION_REASSIGNMENTS_KEY,
+        on_controller,
+        error,
+        || error(ErrorCode::INVALID_REPLICA_ASSIGNMENT),
+    )
 }

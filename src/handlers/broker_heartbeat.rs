@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{broker_heartbeat, BrokerHeartbeatRequest as Heartbeat};
 use crate::error::ErrorCode;
@@ -64,13 +64,5 @@ pub async fn start(
     request: BrokerHeartbeatRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let controller = broker.cluster.as_ref().and_then(|c| c.local_controller());
-    later(header, async move {
-        Some(match controller {
-            Some(c) => on_controller(c, request)
-                .await
-                .unwrap_or_else(|e| error(e.code())),
-            None => error(ErrorCode::NOT_CONTROLLER),
-        })
-    })
+    super::controller_only(&broker, header, request, on_controller, error)
 }

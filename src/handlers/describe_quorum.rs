@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::cluster::ClusterContext;
 use crate::controller::Quorum;
 use crate::error::ErrorCode;
@@ -92,27 +92,24 @@ pub async fn start(
     request: DescribeQuorumRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let Some(cluster) = broker.cluster.clone() else {
-        // The single-node default has no quorum to describe.
-        return ready(header, Some(error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)));
-    };
-    let version = header.api_version;
-    later(header, async move {
-        let local = cluster.clone();
-        Some(
-            cluster
-                .controller_op(
-                    DESCRIBE_QUORUM_KEY,
-                    version,
-                    request,
-                    // Here the local member is the quorum leader: its view is the leader's.
-                    move |_, r| {
-                        let local = local.clone();
-                        async move { Ok(describe(&local, &r)) }
-                    },
-                    error,
-                )
-                .await,
-        )
-    })
+    // The single-node default has no quorum to describe.
+    let local = broker.cluster.clone();
+    super::forwarded(
+        &broker,
+        header,
+        request,
+        DESCRIBE_QUORUM_KEY,
+        // Here the local member is the quorum leader: its view is the leader's.
+        move |_, r| {
+            let local = local.clone();
+            async move {
+                Ok(match &local {
+                    Some(cluster) => describe(cluster, &r),
+                    None => error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+                })
+            }
+        },
+        error,
+        || error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
+    )
 }

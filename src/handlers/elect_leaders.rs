@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{elect_leaders, ElectionType};
 use crate::error::ErrorCode;
@@ -92,22 +92,14 @@ pub async fn start(
     request: ElectLeadersRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let Some(cluster) = broker.cluster.clone() else {
-        // A single node leads everything already.
-        return ready(header, Some(error(ErrorCode::ELECTION_NOT_NEEDED)));
-    };
     let version = header.api_version;
-    later(header, async move {
-        Some(
-            cluster
-                .controller_op(
-                    ELECT_LEADERS_KEY,
-                    version,
-                    request,
-                    move |c, r| on_controller(c, version, r),
-                    error,
-                )
-                .await,
-        )
-    })
+    super::forwarded(
+        &broker,
+        header,
+        request,
+        ELECT_LEADERS_KEY,
+        move |c, r| on_controller(c, version, r),
+        error,
+        || error(ErrorCode::ELECTION_NOT_NEEDED),
+    )
 }

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{Broker, ResponseFuture};
 use crate::controller::list_partition_reassignments;
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
@@ -75,21 +75,13 @@ pub async fn start(
     request: ListPartitionReassignmentsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let Some(cluster) = broker.cluster.clone() else {
-        return ready(header, Some(ListPartitionReassignmentsResponse::default()));
-    };
-    let version = header.api_version;
-    later(header, async move {
-        Some(
-            cluster
-                .controller_op(
-                    LIST_PARTITION_REASSIGNMENTS_KEY,
-                    version,
-                    request,
-                    on_controller,
-                    error,
-                )
-                .await,
-        )
-    })
+    super::forwarded(
+        &broker,
+        header,
+        request,
+        LIST_PARTITION_REASSIGNMENTS_KEY,
+        on_controller,
+        error,
+        ListPartitionReassignmentsResponse::default,
+    )
 }

@@ -196,6 +196,64 @@ where
     Box::pin(async move { fut.await.map(|r| encode_response(&header, &r)) })
 }
 
+/// Starts a request that only the active controller serves (the brokers' own RPCs:
+/// registration, heartbeats, AlterPartition, producer-id blocks); NOT_CONTROLLER elsewhere,
+/// and the sender looks for the active controller.
+pub fn controller_only<Req, Resp, F, Fut>(
+    broker: &Broker,
+    header: RequestHeader,
+    request: Req,
+    on_controller: F,
+    error: fn(crate::error::ErrorCode) -> Resp,
+) -> ResponseFuture
+where
+    Req: Send + 'static,
+    Resp: Encode + Send + 'static,
+    F: FnOnce(Arc<crate::controller::service::ControllerService>, Req) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Resp, crate::controller::service::ControllerError>> + Send,
+{
+    let controller = broker.cluster.as_ref().and_then(|c| c.local_controller());
+    later(header, async move {
+        Some(match controller {
+            Some(c) => on_controller(c, request)
+                .await
+                .unwrap_or_else(|e| error(e.code())),
+            None => error(crate::error::ErrorCode::NOT_CONTROLLER),
+        })
+    })
+}
+
+/// Starts an admin request the active controller answers (KIP-590 forwarding): run here if
+/// this node is the active controller, sent to it otherwise. On a single node (no cluster)
+/// `single_node` answers.
+pub fn forwarded<Req, Resp, F, Fut>(
+    broker: &Broker,
+    header: RequestHeader,
+    request: Req,
+    api_key: i16,
+    on_controller: F,
+    error: fn(crate::error::ErrorCode) -> Resp,
+    single_node: impl FnOnce() -> Resp,
+) -> ResponseFuture
+where
+    Req: Encode + Clone + Send + Sync + 'static,
+    Resp: Encode + Decode + Send + 'static,
+    F: Fn(Arc<crate::controller::service::ControllerService>, Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Resp, crate::controller::service::ControllerError>> + Send,
+{
+    let Some(cluster) = broker.cluster.clone() else {
+        return ready(header, Some(single_node()));
+    };
+    let version = header.api_version;
+    later(header, async move {
+        Some(
+            cluster
+                .controller_op(api_key, version, request, on_controller, error)
+                .await,
+        )
+    })
+}
+
 /// Reads a frame's header and starts its handler. Unknown keys, unadvertised versions and
 /// malformed requests close the connection (as Kafka does), except ApiVersions at an unknown
 /// version, which gets a v0 answer so the client can downgrade (KIP-511).
