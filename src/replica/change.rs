@@ -3,9 +3,9 @@
 //! `PartitionChangeRecord` amount to once applied) and the ISR changes a leader asks for
 //! ([`AlterPartition`], Kafka's AlterPartition request, KIP-497, with KIP-903 broker epochs).
 //!
-//! Today the scripted controller of `sim/` and the single-node default use it; the Raft
-//! quorum will publish `PartitionChange`s from its metadata log and answer `AlterPartition`s
-//! by committing a `PartitionChangeRecord`. Nothing here does I/O.
+//! The controller (`controller::partitions`, driven by the cluster service and by `sim/`)
+//! answers `AlterPartition`s by committing a `PartitionChangeRecord`, and every broker applies
+//! `PartitionRegistration::to_partition_change` of its metadata image. Nothing here does I/O.
 use super::ids::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionEpoch};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;

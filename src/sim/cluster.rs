@@ -1,11 +1,13 @@
 //! The simulated cluster: in-process brokers (a `LogManager` over a temp dir and a
-//! `ReplicaManager` each), the simulated network carrying their replica fetches, the scripted
-//! controller, an acks=all producer and a consumer, and the fault schedule — all driven by one
+//! `ReplicaManager` each), the simulated network carrying their replica fetches, the
+//! controller (real decisions, see `controller.rs`) with broker registration and heartbeats,
+//! an acks=all producer and a consumer, and the fault schedule — all driven by one
 //! seeded RNG and a manual clock, one step at a time, with the invariants checked after every
 //! step.
 //!
 //! Faults: dropped, delayed and cut links; isolation of a live broker from the controller
-//! (fenced as if its heartbeats stopped, so it may go on believing it leads: a zombie leader,
+//! (its heartbeats, metadata and AlterPartitions do not get through, so it is fenced when its
+//! session expires and may go on believing it leads: a zombie leader,
 //! which clients with stale metadata still produce to and consume from); process crashes (the OS keeps what was written);
 //! power losses, which lose everything past each log's recovery point (the last fsync) and are
 //! only injected while every partition the broker is in the ISR of has another live ISR member
@@ -17,7 +19,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::controller::ScriptedController;
+use super::controller::{BrokerMetadata, SimController};
 use super::invariants::{AckedBatch, Checker};
 use super::network::{Envelope, Network, Payload};
 use super::rng::SimRng;
@@ -25,7 +27,7 @@ use crate::protocol::records::batch::parse_header;
 use crate::protocol::records::RecordBatchBuilder;
 use crate::replica::fetcher::FetcherConfig;
 use crate::replica::manager::ReplicationConfig;
-use crate::replica::{BrokerId, PartitionConfig, ReplicaManager};
+use crate::replica::{BrokerEpoch, BrokerId, PartitionConfig, ReplicaManager};
 use crate::storage::{LogConfig, LogManager};
 
 /// The shape of a run.
@@ -40,6 +42,9 @@ pub struct SimConfig {
     /// Probability per step of a fault (crash, power loss, link cut, heal).
     pub fault_probability: f64,
     pub drop_probability: f64,
+    /// The controller fences a broker it has not heard from for this long.
+    pub broker_session_timeout_ms: i64,
+    pub broker_heartbeat_interval_ms: i64,
 }
 
 impl Default for SimConfig {
@@ -53,6 +58,8 @@ impl Default for SimConfig {
             replica_lag_time_max_ms: 1_000,
             fault_probability: 0.02,
             drop_probability: 0.02,
+            broker_session_timeout_ms: 500,
+            broker_heartbeat_interval_ms: 50,
         }
     }
 }
@@ -70,6 +77,10 @@ pub struct SimStats {
     pub isr_changes_refused: usize,
     pub acks: usize,
     pub acks_failed: usize,
+    /// Brokers the controller fenced for an expired session.
+    pub fences: usize,
+    /// Registrations refused while the previous incarnation's session lasted.
+    pub registrations_refused: usize,
 }
 
 impl SimStats {
@@ -82,6 +93,8 @@ impl SimStats {
         self.isr_changes_refused += o.isr_changes_refused;
         self.acks += o.acks;
         self.acks_failed += o.acks_failed;
+        self.fences += o.fences;
+        self.registrations_refused += o.registrations_refused;
     }
 }
 
@@ -97,6 +110,14 @@ pub struct SimBroker {
     pub node: Option<Node>,
     /// When a crashed broker comes back.
     pub restart_at_ms: i64,
+    /// Of the current process; each start is a new incarnation.
+    pub incarnation: u32,
+    /// The broker epoch the controller gave the current process, once registered.
+    pub epoch: Option<BrokerEpoch>,
+    /// The current process's copy of the metadata log.
+    pub metadata: BrokerMetadata,
+    /// When the current process next registers (until registered) or heartbeats.
+    pub next_heartbeat_ms: i64,
 }
 
 /// An acks=all produce waiting for the high watermark.
@@ -113,7 +134,7 @@ pub struct Sim {
     pub rng: SimRng,
     pub now_ms: i64,
     pub net: Network,
-    pub controller: ScriptedController,
+    pub controller: SimController,
     pub brokers: Vec<SimBroker>,
     pub checker: Checker,
     /// Live brokers the controller cannot hear from, until when.
@@ -149,15 +170,8 @@ impl Sim {
         }
         .expect("temp dir");
         let mut rng = SimRng::new(seed);
-        let mut controller = ScriptedController::default();
+        let controller = SimController::new(config.broker_session_timeout_ms);
         let ids: Vec<BrokerId> = (0..config.brokers).map(BrokerId).collect();
-        for p in 0..config.partitions {
-            // Replicas rotate so that leaders spread over brokers.
-            let replicas = (0..config.replication_factor)
-                .map(|i| ids[(p as usize + i) % ids.len()])
-                .collect();
-            controller.create_partition(TOPIC, p, replicas);
-        }
         let brokers = ids
             .iter()
             .map(|id| SimBroker {
@@ -165,6 +179,10 @@ impl Sim {
                 dir: base.path().join(format!("broker-{}", id.0)),
                 node: None,
                 restart_at_ms: 0,
+                incarnation: 0,
+                epoch: None,
+                metadata: BrokerMetadata::new(),
+                next_heartbeat_ms: 0,
             })
             .collect();
         let net = Network::new(config.drop_probability, 1, 20);
@@ -188,6 +206,26 @@ impl Sim {
         };
         for i in 0..sim.brokers.len() {
             sim.start_broker(i);
+        }
+        // Every broker catches up with its registration and is unfenced by its first
+        // heartbeat; then the topic is created over the live brokers.
+        for i in 0..sim.brokers.len() {
+            sim.publish_metadata(i).expect("publish");
+            sim.heartbeat(i);
+        }
+        let topic_id = sim.rng.next_u64().to_be_bytes().repeat(2);
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&topic_id);
+        let (partitions, rf, min_isr) = (
+            sim.config.partitions,
+            sim.config.replication_factor as i16,
+            sim.config.min_insync_replicas,
+        );
+        sim.controller
+            .create_topic(TOPIC, partitions, rf, min_isr, id)
+            .expect("create topic");
+        for i in 0..sim.brokers.len() {
+            sim.publish_metadata(i).expect("publish");
         }
         sim
     }
@@ -226,36 +264,69 @@ impl Sim {
                 },
             },
         );
-        let epoch = self.controller.register(id);
-        replicas.set_broker_epoch(epoch);
-        self.brokers[i].node = Some(Node { logs, replicas });
-        self.trace(format!("start broker {id} epoch {epoch}"));
-        self.publish_metadata(i);
+        let b = &mut self.brokers[i];
+        b.node = Some(Node { logs, replicas });
+        b.incarnation += 1;
+        b.epoch = None;
+        // A new process reads the metadata log from its start.
+        b.metadata = BrokerMetadata::new();
+        b.next_heartbeat_ms = self.now_ms;
+        let incarnation = b.incarnation;
+        self.trace(format!("start broker {id} incarnation {incarnation}"));
+        self.heartbeat(i);
+    }
+
+    /// Broker `i` registers (until the controller accepts its incarnation) or heartbeats with
+    /// the offset of the metadata it has read.
+    fn heartbeat(&mut self, i: usize) {
+        let now = self.now_ms;
+        let b = &mut self.brokers[i];
+        let Some(node) = &b.node else { return };
+        b.next_heartbeat_ms = now + self.config.broker_heartbeat_interval_ms;
+        let (id, offset) = (b.id, b.metadata.offset);
+        let line = match b.epoch {
+            None => match self.controller.register(id, b.incarnation, now) {
+                Ok(epoch) => {
+                    node.replicas.set_broker_epoch(epoch);
+                    b.epoch = Some(epoch);
+                    Some(format!("broker {id} registered, epoch {epoch}"))
+                }
+                Err(e) => {
+                    self.stats.registrations_refused += 1;
+                    Some(format!("broker {id} registration refused: {e:?}"))
+                }
+            },
+            Some(epoch) => {
+                let reply = self.controller.heartbeat(id, epoch, offset, now);
+                (reply.error != crate::error::ErrorCode::NONE)
+                    .then(|| format!("broker {id} heartbeat refused: {:?}", reply.error))
+            }
+        };
+        if let Some(line) = line {
+            self.trace(line);
+        }
     }
 
     fn trace(&mut self, line: String) {
         self.trace.push(format!("{:>8} {line}", self.now_ms));
     }
 
-    /// Gives broker `i` the controller's current state of every partition.
-    fn publish_metadata(&mut self, i: usize) {
-        let changes: Vec<_> = self.controller.partitions.values().cloned().collect();
+    /// Broker `i` reads the metadata log to its end and applies the partitions that changed
+    /// (not while it is cut off from the controller).
+    fn publish_metadata(&mut self, i: usize) -> Result<(), String> {
         let config = self.partition_config();
         let now = self.now_ms;
         if self.isolated_until.contains_key(&self.brokers[i].id) {
-            return;
+            return Ok(());
         }
-        let Some(node) = &self.brokers[i].node else {
-            return;
+        let b = &mut self.brokers[i];
+        let Some(node) = &b.node else {
+            return Ok(());
         };
-        for c in &changes {
-            if !c.replicas.contains(&self.brokers[i].id) {
-                continue;
-            }
-            node.replicas
-                .apply_partition_change(c, config.clone(), now)
-                .expect("apply partition change");
-        }
+        b.metadata.catch_up(&self.controller.log);
+        b.metadata
+            .publish(b.id, b.epoch, &node.replicas, &config, now)
+            .map(|_| ())
     }
 
     fn crash(&mut self, i: usize, power_loss: bool) {
@@ -274,7 +345,8 @@ impl Sim {
         self.net.forget(id);
         self.pending.retain(|p| p.broker != id);
         self.alter_inbox.retain(|(_, b, _)| *b != id);
-        self.controller.fence(id);
+        // No more heartbeats: the controller fences it when its session expires.
+        self.brokers[i].epoch = None;
         self.brokers[i].restart_at_ms = self.now_ms
             + if self.rng.chance(0.3) {
                 self.rng.range(20, 200)
@@ -293,7 +365,7 @@ impl Sim {
     /// whose ISR it is in has another live member.
     fn power_loss_allowed(&self, i: usize) -> bool {
         let id = self.brokers[i].id;
-        self.controller.partitions.values().all(|p| {
+        self.controller.partitions(TOPIC).values().all(|p| {
             !p.isr.contains(&id)
                 || p.isr
                     .iter()
@@ -305,8 +377,11 @@ impl Sim {
         let i = self.rng.range(0, self.brokers.len() as i64 - 1) as usize;
         // At most one broker down (or cut off from the controller) at a time keeps the
         // cluster available.
-        let all_up =
-            self.brokers.iter().all(|b| b.node.is_some()) && self.isolated_until.is_empty();
+        let all_up = self
+            .brokers
+            .iter()
+            .all(|b| b.node.is_some() && self.controller.is_active(b.id, b.epoch))
+            && self.isolated_until.is_empty();
         match self.rng.range(0, 6) {
             0 | 1 => {
                 if all_up {
@@ -320,7 +395,6 @@ impl Sim {
                     let until = self.now_ms + self.rng.range(300, 4_000);
                     self.isolated_until.insert(id, until);
                     self.stats.isolations += 1;
-                    self.controller.fence(id);
                     if self.rng.chance(0.5) {
                         // Cut off from the other brokers too.
                         for b in 0..self.brokers.len() as i32 {
@@ -396,7 +470,10 @@ impl Sim {
     /// broker that believes it leads.
     fn client_leader(&mut self, partition: i32) -> Option<BrokerId> {
         if self.rng.chance(0.8) {
-            return self.controller.partitions[&(TOPIC.to_string(), partition)].leader;
+            return self
+                .controller
+                .partition(TOPIC, partition)
+                .and_then(|c| c.leader);
         }
         let claimants: Vec<BrokerId> = self
             .brokers
@@ -505,8 +582,11 @@ impl Sim {
             .collect();
         for b in returning {
             self.isolated_until.remove(&b);
-            self.controller.unfence(b);
             self.trace(format!("broker {b} heard from again"));
+        }
+        for b in self.controller.fence_expired(now) {
+            self.stats.fences += 1;
+            self.trace(format!("controller fenced broker {b}: session expired"));
         }
         for env in self.net.deliver_due(now) {
             let Some(node) = &self.brokers[env.to.0 as usize].node else {
@@ -532,10 +612,16 @@ impl Sim {
         }
         for i in 0..self.brokers.len() {
             let id = self.brokers[i].id;
-            let Some(node) = &self.brokers[i].node else {
+            if self.brokers[i].node.is_none() {
                 if now >= self.brokers[i].restart_at_ms {
                     self.start_broker(i);
                 }
+                continue;
+            }
+            if now >= self.brokers[i].next_heartbeat_ms && !self.isolated_until.contains_key(&id) {
+                self.heartbeat(i);
+            }
+            let Some(node) = &self.brokers[i].node else {
                 continue;
             };
             let requests = node.replicas.poll_fetch_requests(now);
@@ -577,13 +663,19 @@ impl Sim {
             .into_iter()
             .partition(|(at, _, _)| *at <= now);
         self.alter_inbox = later;
-        for (_, from, req) in due {
-            match self.controller.alter_partition(&req) {
+        let requests: Vec<_> = due.iter().map(|(_, _, r)| r.clone()).collect();
+        let results = self.controller.alter_partitions(&requests);
+        for ((_, from, req), result) in due.into_iter().zip(results) {
+            match result {
                 Ok(c) => {
                     self.stats.isr_changes_accepted += 1;
-                    let line = format!("alter p{} isr {:?} by {from} accepted", c.partition, c.isr);
+                    let line = format!(
+                        "alter p{} isr {:?} by {from} accepted",
+                        req.partition, c.isr
+                    );
                     self.trace(line);
-                    self.publish_metadata(from.0 as usize);
+                    // The response follows the commit: the leader reads the log that far.
+                    self.publish_metadata(from.0 as usize)?;
                 }
                 Err(e) => {
                     self.stats.isr_changes_refused += 1;
@@ -598,7 +690,7 @@ impl Sim {
         // Metadata reaches each broker with some delay.
         for i in 0..self.brokers.len() {
             if self.rng.chance(0.3) {
-                self.publish_metadata(i);
+                self.publish_metadata(i)?;
             }
         }
         if self.rng.chance(0.3) {
@@ -624,9 +716,7 @@ impl Sim {
         }
         self.config.fault_probability = 0.0;
         self.net.heal();
-        for b in std::mem::take(&mut self.isolated_until).into_keys() {
-            self.controller.unfence(b);
-        }
+        self.isolated_until.clear();
         for _ in 0..400 {
             self.step()?;
         }

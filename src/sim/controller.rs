@@ -1,156 +1,261 @@
-//! A scripted controller, standing in for the Raft quorum under simulation: it holds the
-//! authoritative [`PartitionChange`] of every partition and the registration of every broker,
-//! answers AlterPartition as KRaft's `ReplicationControlManager` does (leader epoch, partition
-//! epoch and KIP-903 broker-epoch checks), fences a crashed broker (out of every ISR it is not
-//! the last member of, leadership moved to another ISR member; no unclean election), and
-//! elects a returning broker that is the last ISR member of a leaderless partition.
+//! The controller under simulation: the real sans-io decisions of [`crate::controller`]
+//! (`register_broker`, `broker_heartbeat`, `fence_expired_brokers`, `create_topics`,
+//! `alter_partition`, KRaft's `ClusterControlManager` and `ReplicationControlManager`) over a
+//! [`MetadataImage`] and the committed metadata log they produce. Raft itself is not simulated
+//! (openraft is tested on its own): a decision's records are committed at once, in order, and
+//! reach the brokers later through [`BrokerMetadata`].
 use std::collections::BTreeMap;
 
-use crate::protocol::codec::Uuid;
+use crate::controller::{
+    alter_partition, broker_heartbeat, create_topics, fence_expired_brokers, register_broker,
+    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerHeartbeats, ControllerConfig,
+    CreateTopicSpec, MetadataImage, MetadataRecord, PartitionRegistration, RegisterBrokerRequest,
+};
+use crate::error::ErrorCode;
 use crate::replica::{
-    AlterPartition, AlterPartitionError, BrokerEpoch, BrokerId, LeaderEpoch, PartitionChange,
-    PartitionEpoch,
+    AlterPartition, AlterPartitionError, BrokerEpoch, BrokerId, PartitionChange, PartitionConfig,
+    ReplicaManager,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Registration {
-    pub epoch: BrokerEpoch,
-    pub fenced: bool,
+#[derive(Debug)]
+pub struct SimController {
+    pub config: ControllerConfig,
+    pub image: MetadataImage,
+    /// The committed metadata log; a record's offset is its index.
+    pub log: Vec<MetadataRecord>,
+    heartbeats: BrokerHeartbeats,
 }
 
-#[derive(Debug, Default)]
-pub struct ScriptedController {
-    pub partitions: BTreeMap<(String, i32), PartitionChange>,
-    pub brokers: BTreeMap<BrokerId, Registration>,
-    next_broker_epoch: i64,
-}
-
-impl ScriptedController {
-    pub fn create_partition(&mut self, topic: &str, partition: i32, replicas: Vec<BrokerId>) {
-        let change = PartitionChange {
-            topic: topic.to_string(),
-            partition,
-            topic_id: Uuid::ZERO,
-            leader: replicas.first().copied(),
-            leader_epoch: LeaderEpoch(0),
-            partition_epoch: PartitionEpoch(0),
-            isr: replicas.clone(),
-            replicas,
-        };
-        self.partitions
-            .insert((topic.to_string(), partition), change);
-    }
-
-    /// A broker (re)registers: a new broker epoch, unfenced; leaderless partitions whose ISR
-    /// it is in get it as leader.
-    pub fn register(&mut self, broker: BrokerId) -> BrokerEpoch {
-        self.next_broker_epoch += 1;
-        let epoch = BrokerEpoch(self.next_broker_epoch);
-        self.brokers.insert(
-            broker,
-            Registration {
-                epoch,
-                fenced: false,
+impl SimController {
+    pub fn new(broker_session_timeout_ms: i64) -> Self {
+        SimController {
+            config: ControllerConfig {
+                broker_session_timeout_ms,
+                ..ControllerConfig::default()
             },
-        );
-        self.elect_leaderless(broker);
-        epoch
-    }
-
-    /// A fenced but live broker is heard from again (its heartbeats get through): unfenced
-    /// with the same broker epoch, as Kafka's controller does once it has caught up.
-    pub fn unfence(&mut self, broker: BrokerId) {
-        if let Some(r) = self.brokers.get_mut(&broker) {
-            r.fenced = false;
-        }
-        self.elect_leaderless(broker);
-    }
-
-    fn elect_leaderless(&mut self, broker: BrokerId) {
-        for p in self.partitions.values_mut() {
-            if p.leader.is_none() && p.isr.contains(&broker) {
-                p.leader = Some(broker);
-                p.leader_epoch = p.leader_epoch.next();
-                p.partition_epoch = p.partition_epoch.next();
-            }
+            image: MetadataImage::default(),
+            log: Vec::new(),
+            heartbeats: BrokerHeartbeats::new(),
         }
     }
 
-    /// A broker is gone (crashed, or stopped heartbeating): out of every ISR it is not the
-    /// last member of, and its leaderships move to another ISR member.
-    pub fn fence(&mut self, broker: BrokerId) {
-        if let Some(r) = self.brokers.get_mut(&broker) {
-            r.fenced = true;
-        }
-        let active: Vec<BrokerId> = self
-            .brokers
-            .iter()
-            .filter(|(_, r)| !r.fenced)
-            .map(|(b, _)| *b)
-            .collect();
-        for p in self.partitions.values_mut() {
-            let in_isr = p.isr.contains(&broker);
-            let leads = p.leader == Some(broker);
-            if !in_isr && !leads {
-                continue;
-            }
-            if in_isr && p.isr.len() > 1 {
-                p.isr.retain(|b| *b != broker);
-            }
-            if leads {
-                // The first ISR member in replica order that is alive; else none (the
-                // partition is offline until an ISR member returns).
-                p.leader = p
-                    .replicas
-                    .iter()
-                    .find(|r| p.isr.contains(r) && active.contains(r))
-                    .copied();
-                p.leader_epoch = p.leader_epoch.next();
-            }
-            p.partition_epoch = p.partition_epoch.next();
-        }
+    /// The offset of the last committed record (-1 while the log is empty).
+    pub fn last_offset(&self) -> i64 {
+        self.log.len() as i64 - 1
     }
 
-    pub fn alter_partition(
+    /// Commits a decision's records; the offset of the last one, if any.
+    fn commit(&mut self, records: Vec<MetadataRecord>) -> Option<i64> {
+        if records.is_empty() {
+            return None;
+        }
+        for r in &records {
+            self.image.apply(r);
+        }
+        self.log.extend(records);
+        Some(self.last_offset())
+    }
+
+    pub fn create_topic(
         &mut self,
-        request: &AlterPartition,
-    ) -> Result<PartitionChange, AlterPartitionError> {
-        let active: BTreeMap<BrokerId, Registration> = self.brokers.clone();
-        let Some(p) = self
-            .partitions
-            .get_mut(&(request.topic.clone(), request.partition))
-        else {
-            return Err(AlterPartitionError::UnknownTopicOrPartition);
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        min_insync_replicas: i32,
+        topic_id: [u8; 16],
+    ) -> Result<(), String> {
+        let spec = CreateTopicSpec {
+            name: name.to_string(),
+            num_partitions: partitions,
+            replication_factor,
+            assignments: Vec::new(),
+            configs: vec![(
+                "min.insync.replicas".to_string(),
+                Some(min_insync_replicas.to_string()),
+            )],
         };
-        if request.leader_epoch != p.leader_epoch {
-            return Err(AlterPartitionError::FencedLeaderEpoch);
-        }
-        if p.leader != Some(request.leader) {
-            return Err(AlterPartitionError::NotLeaderOrFollower);
-        }
-        if request.partition_epoch != p.partition_epoch {
-            return Err(AlterPartitionError::InvalidUpdateVersion);
-        }
-        for m in &request.new_isr {
-            if p.isr.contains(&m.broker) {
-                continue;
+        let (records, results) =
+            create_topics(&self.image, &self.config, &[spec], false, &mut || topic_id);
+        match results.first() {
+            Some(r) if r.error == ErrorCode::NONE => {
+                self.commit(records);
+                Ok(())
             }
-            // KIP-903: a new member must be registered, unfenced, and the incarnation the
-            // leader saw fetching.
-            let eligible = p.replicas.contains(&m.broker)
-                && active.get(&m.broker).is_some_and(|r| {
-                    !r.fenced
-                        && (m.broker_epoch == BrokerEpoch::UNKNOWN || m.broker_epoch == r.epoch)
-                });
-            if !eligible {
-                return Err(AlterPartitionError::IneligibleReplica);
+            other => Err(format!("create topic {name}: {other:?}")),
+        }
+    }
+
+    /// A broker process (re)registers under a new incarnation: its broker epoch, or the
+    /// refusal (DUPLICATE_BROKER_REGISTRATION while the previous incarnation's session lasts).
+    pub fn register(
+        &mut self,
+        broker: BrokerId,
+        incarnation: u32,
+        now_ms: i64,
+    ) -> Result<BrokerEpoch, ErrorCode> {
+        let request = RegisterBrokerRequest {
+            broker_id: broker.0,
+            incarnation_id: format!("broker-{}-incarnation-{incarnation}", broker.0),
+            endpoints: Vec::new(),
+            rack: None,
+        };
+        let (records, result) = register_broker(
+            &self.image,
+            &self.config,
+            &request,
+            &mut self.heartbeats,
+            now_ms,
+        );
+        if let Some(offset) = self.commit(records) {
+            // As the controller service does once the registration is committed.
+            self.heartbeats.set_registration_offset(broker.0, offset);
+        }
+        result.map(BrokerEpoch)
+    }
+
+    pub fn heartbeat(
+        &mut self,
+        broker: BrokerId,
+        broker_epoch: BrokerEpoch,
+        current_metadata_offset: i64,
+        now_ms: i64,
+    ) -> BrokerHeartbeatReply {
+        let request = BrokerHeartbeatRequest {
+            broker_id: broker.0,
+            broker_epoch: broker_epoch.0,
+            current_metadata_offset,
+            want_fence: false,
+            want_shutdown: false,
+        };
+        let committed = self.last_offset();
+        let (records, reply) = broker_heartbeat(
+            &self.image,
+            &self.config,
+            &request,
+            &mut self.heartbeats,
+            now_ms,
+            committed,
+        );
+        self.commit(records);
+        reply
+    }
+
+    /// The periodic session check; the brokers it fenced.
+    pub fn fence_expired(&mut self, now_ms: i64) -> Vec<i32> {
+        let records =
+            fence_expired_brokers(&self.image, &self.config, &mut self.heartbeats, now_ms);
+        let fenced = records
+            .iter()
+            .filter_map(|r| match r {
+                MetadataRecord::FenceBroker { broker_id, .. } => Some(*broker_id),
+                _ => None,
+            })
+            .collect();
+        self.commit(records);
+        fenced
+    }
+
+    pub fn alter_partitions(
+        &mut self,
+        requests: &[AlterPartition],
+    ) -> Vec<Result<PartitionRegistration, AlterPartitionError>> {
+        let (records, results) = alter_partition(&self.image, requests);
+        self.commit(records);
+        results
+    }
+
+    /// The replica layer's view of every partition of `topic`, by index.
+    pub fn partitions(&self, topic: &str) -> BTreeMap<i32, PartitionChange> {
+        self.image
+            .topic(topic)
+            .map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|(i, p)| (*i, p.to_partition_change(&t.name, *i, t.topic_id)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn partition(&self, topic: &str, index: i32) -> Option<PartitionChange> {
+        let t = self.image.topic(topic)?;
+        let p = t.partitions.get(&index)?;
+        Some(p.to_partition_change(topic, index, t.topic_id))
+    }
+
+    /// Registered, unfenced and under `epoch`.
+    pub fn is_active(&self, broker: BrokerId, epoch: Option<BrokerEpoch>) -> bool {
+        self.image
+            .broker(broker.0)
+            .is_some_and(|b| !b.fenced && Some(BrokerEpoch(b.broker_epoch)) == epoch)
+    }
+}
+
+/// A broker's copy of the metadata log: the image at the offset it has read up to, and the
+/// partition epochs it has handed to its replica manager (Kafka's `BrokerMetadataPublisher`).
+#[derive(Debug, Default)]
+pub struct BrokerMetadata {
+    pub image: MetadataImage,
+    /// The offset of the last record applied (-1: none).
+    pub offset: i64,
+    /// (leader epoch, partition epoch) applied per partition of the current process.
+    applied: BTreeMap<(String, i32), (i32, i32)>,
+}
+
+impl BrokerMetadata {
+    pub fn new() -> Self {
+        BrokerMetadata {
+            offset: -1,
+            ..Default::default()
+        }
+    }
+
+    /// Reads the log up to its end.
+    pub fn catch_up(&mut self, log: &[MetadataRecord]) {
+        let from = (self.offset + 1) as usize;
+        for r in log.iter().skip(from) {
+            self.image.apply(r);
+        }
+        self.offset = log.len() as i64 - 1;
+    }
+
+    /// Hands every hosted partition whose state changed since the last publish to the replica
+    /// manager. A process publishes nothing before its image holds its own registration
+    /// (`epoch`): until then the image may still name its previous incarnation as a leader.
+    pub fn publish(
+        &mut self,
+        local: BrokerId,
+        epoch: Option<BrokerEpoch>,
+        replicas: &ReplicaManager,
+        config: &PartitionConfig,
+        now_ms: i64,
+    ) -> Result<usize, String> {
+        let registered = self
+            .image
+            .broker(local.0)
+            .is_some_and(|b| Some(BrokerEpoch(b.broker_epoch)) == epoch);
+        if !registered {
+            return Ok(0);
+        }
+        let mut applied = 0;
+        for t in self.image.topics.values() {
+            for (&index, p) in &t.partitions {
+                if !p.replicas.contains(&local.0) {
+                    continue;
+                }
+                let key = (t.name.clone(), index);
+                let epochs = (p.leader_epoch, p.partition_epoch);
+                if self.applied.get(&key) == Some(&epochs) {
+                    continue;
+                }
+                let change = p.to_partition_change(&t.name, index, t.topic_id);
+                replicas
+                    .apply_partition_change(&change, config.clone(), now_ms)
+                    .map_err(|e| format!("broker {local} cannot apply {change:?}: {e:?}"))?;
+                self.applied.insert(key, epochs);
+                applied += 1;
             }
         }
-        if !request.new_isr.iter().any(|m| m.broker == request.leader) {
-            return Err(AlterPartitionError::IneligibleReplica);
-        }
-        p.isr = request.isr_ids();
-        p.partition_epoch = p.partition_epoch.next();
-        Ok(p.clone())
+        Ok(applied)
     }
 }

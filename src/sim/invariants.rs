@@ -3,14 +3,17 @@
 //! - the high watermark never decreases on a replica while it stays leader in one epoch;
 //! - every member of the controller's ISR has the leader's log up to the leader's high
 //!   watermark (checked at the batch just below it);
+//! - the controller's image equals its metadata log replayed (and each broker's copy equals
+//!   it once read to the end); no partition is led by a fenced broker or one outside its ISR;
 //! - every acks=all acknowledged batch (and every batch a consumer read) is on every live ISR
 //!   member at its offset, unchanged — the newest one and one at random every step, all of
 //!   them every 64 steps and at the end.
 use std::collections::BTreeMap;
 
-use super::cluster::{Sim, TOPIC};
+use super::cluster::{Node, Sim, TOPIC};
+use crate::controller::MetadataImage;
 use crate::protocol::records::batch::parse_header;
-use crate::replica::BrokerId;
+use crate::replica::{BrokerEpoch, BrokerId};
 use crate::storage::PartitionLog;
 
 /// A batch by its place and content (its CRC covers everything but offsets and epoch).
@@ -64,9 +67,10 @@ impl Checker {
             return Err(v);
         }
         self.steps += 1;
+        let full = self.steps % 64 == 0;
+        check_metadata(sim, full)?;
         self.check_leaders(sim)?;
         self.check_isr_has_high_watermark(sim)?;
-        let full = self.steps % 64 == 0;
         for (partition, batches) in &self.acked {
             let chosen: Vec<&AckedBatch> = if full {
                 batches.values().collect()
@@ -87,6 +91,7 @@ impl Checker {
         if let Some(v) = self.violation.take() {
             return Err(v);
         }
+        check_metadata(sim, true)?;
         for (partition, batches) in &self.acked {
             let all: Vec<&AckedBatch> = batches.values().collect();
             check_batches_on_isr(sim, *partition, &all)?;
@@ -131,7 +136,7 @@ impl Checker {
     }
 
     fn check_isr_has_high_watermark(&self, sim: &Sim) -> Result<(), String> {
-        for ((_, index), c) in &sim.controller.partitions {
+        for (index, c) in &sim.controller.partitions(TOPIC) {
             let Some(leader) = c.leader else { continue };
             let Some(lp) = sim.brokers[leader.0 as usize]
                 .node
@@ -149,7 +154,7 @@ impl Checker {
             }
             let expected = batch_at(&lp.log, hw - 1);
             for m in &c.isr {
-                let Some(node) = &sim.brokers[m.0 as usize].node else {
+                let Some(node) = isr_member_process(sim, *m) else {
                     continue;
                 };
                 let Some(log) = node.logs.get(TOPIC, *index) else {
@@ -175,10 +180,68 @@ impl Checker {
     }
 }
 
+/// The controller's image is what its committed log replays to (in full every 64 steps;
+/// every step through each broker that has read the whole log), and in it every partition is
+/// led, if at all, by an unfenced broker in its ISR, with an ISR within its replicas.
+fn check_metadata(sim: &Sim, full: bool) -> Result<(), String> {
+    let image = &sim.controller.image;
+    if full && MetadataImage::from_records(&sim.controller.log) != *image {
+        return Err("the controller's image differs from its log replayed".into());
+    }
+    for b in &sim.brokers {
+        if b.metadata.offset == sim.controller.last_offset() && b.metadata.image != *image {
+            return Err(format!(
+                "broker {} read the whole metadata log into another image",
+                b.id
+            ));
+        }
+    }
+    for t in image.topics.values() {
+        for (index, p) in &t.partitions {
+            if p.isr.is_empty() || !p.isr.iter().all(|m| p.replicas.contains(m)) {
+                return Err(format!(
+                    "p{index}: ISR {:?} of replicas {:?}",
+                    p.isr, p.replicas
+                ));
+            }
+            if !p.has_leader() {
+                continue;
+            }
+            if !image.is_live(p.leader) {
+                return Err(format!(
+                    "p{index}: leader {} is fenced or unregistered",
+                    p.leader
+                ));
+            }
+            if !p.isr.contains(&p.leader) {
+                return Err(format!(
+                    "p{index}: leader {} outside the ISR {:?}",
+                    p.leader, p.isr
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The running process of ISR member `m`, if it is the incarnation the controller knows. A
+/// restarted process that has not registered yet is not the ISR member (the previous one
+/// is, until its session expires): after a power loss its log may be short.
+fn isr_member_process(sim: &Sim, m: BrokerId) -> Option<&Node> {
+    let b = &sim.brokers[m.0 as usize];
+    let registered = sim.controller.image.broker(m.0)?.broker_epoch;
+    if b.epoch != Some(BrokerEpoch(registered)) {
+        return None;
+    }
+    b.node.as_ref()
+}
+
 fn check_batches_on_isr(sim: &Sim, partition: i32, batches: &[&AckedBatch]) -> Result<(), String> {
-    let c = &sim.controller.partitions[&(TOPIC.to_string(), partition)];
+    let Some(c) = sim.controller.partition(TOPIC, partition) else {
+        return Err(format!("p{partition}: not in the controller's image"));
+    };
     for m in &c.isr {
-        let Some(node) = &sim.brokers[m.0 as usize].node else {
+        let Some(node) = isr_member_process(sim, *m) else {
             continue;
         };
         let log = node.logs.get(TOPIC, partition);

@@ -14,13 +14,13 @@ fn run_seed(seed: u64, config: SimConfig) -> SimStats {
     sim.stats.clone()
 }
 
-/// `STRATA_SIM_SEEDS` seeds (default 500) from `STRATA_SIM_FIRST_SEED` (default 0).
+/// `STRATA_SIM_SEEDS` seeds (default 1000) from `STRATA_SIM_FIRST_SEED` (default 0).
 #[test]
 fn replication_survives_faults_over_many_seeds() {
     let seeds: u64 = std::env::var("STRATA_SIM_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
+        .unwrap_or(1000);
     let first: u64 = std::env::var("STRATA_SIM_FIRST_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -40,7 +40,9 @@ fn replication_survives_faults_over_many_seeds() {
                 && total.truncations > 0
                 && total.isr_changes_accepted > 0
                 && total.isr_changes_refused > 0
-                && total.acks_failed > 0,
+                && total.acks_failed > 0
+                && total.fences > 0
+                && total.registrations_refused > 0,
             "{total:?}"
         );
     }
