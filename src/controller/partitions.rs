@@ -55,6 +55,27 @@ fn full_change(topic_id: [u8; 16], partition: i32, p: &PartitionRegistration) ->
     }
 }
 
+/// Ends a reassignment whose target replicas are all in the ISR: the replica set becomes the
+/// target (and leadership moves if the leader was being removed).
+fn finish_reassignment_if_complete(image: &MetadataImage, next: &mut PartitionRegistration) {
+    if !next.is_reassigning() {
+        return;
+    }
+    if let Some((replicas, isr, leader)) = complete_reassignment(
+        image,
+        &next.replicas,
+        &next.isr,
+        next.leader,
+        &next.removing_replicas,
+    ) {
+        next.replicas = replicas;
+        next.isr = isr;
+        next.leader = leader;
+        next.adding_replicas.clear();
+        next.removing_replicas.clear();
+    }
+}
+
 /// Answers AlterPartition requests in order; each accepted one becomes a PartitionChange and
 /// its result is the partition's new registration.
 pub fn alter_partition(
@@ -126,21 +147,7 @@ fn alter_one(
     }
     let mut next = p.clone();
     next.isr = new_isr;
-    if next.is_reassigning() {
-        if let Some((replicas, isr, leader)) = complete_reassignment(
-            image,
-            &next.replicas,
-            &next.isr,
-            next.leader,
-            &next.removing_replicas,
-        ) {
-            next.replicas = replicas;
-            next.isr = isr;
-            next.leader = leader;
-            next.adding_replicas.clear();
-            next.removing_replicas.clear();
-        }
-    }
+    finish_reassignment_if_complete(image, &mut next);
     Ok(full_change(topic.topic_id, request.partition, &next))
 }
 
@@ -339,21 +346,7 @@ fn reassign_one(
     if !next.isr.contains(&next.leader) {
         next.leader = choose_leader(image, &next.replicas, &next.isr, None);
     }
-    if next.is_reassigning() {
-        if let Some((replicas, isr, leader)) = complete_reassignment(
-            image,
-            &next.replicas,
-            &next.isr,
-            next.leader,
-            &next.removing_replicas,
-        ) {
-            next.replicas = replicas;
-            next.isr = isr;
-            next.leader = leader;
-            next.adding_replicas.clear();
-            next.removing_replicas.clear();
-        }
-    }
+    finish_reassignment_if_complete(image, &mut next);
     Ok(full_change(topic.topic_id, request.partition, &next))
 }
 
