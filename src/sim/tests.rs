@@ -89,3 +89,14 @@ fn show_one_run() {
         sim.checker.acked_count()
     );
 }
+
+/// Seed 3878 fails (found in the first 3000-seed run with the real controller, not yet
+/// explained): after broker 1, a zombie leader of p0 isolated from the controller and fenced,
+/// is heard from again (the calm phase starts), leader 0 gets AlterPartition [0, 1, 2]
+/// accepted, and broker 1's log then ends at 114, below leader 0's high watermark 135.
+/// Ignored until the cause (sim or replica layer) is found.
+#[test]
+#[ignore]
+fn regression_seed_3878_isr_member_below_high_watermark_after_zombie() {
+    run_seed(3878, SimConfig::default());
+}
