@@ -324,9 +324,14 @@ impl Sim {
             return Ok(());
         };
         b.metadata.catch_up(&self.controller.log);
-        b.metadata
-            .publish(b.id, b.epoch, &node.replicas, &config, now)
-            .map(|_| ())
+        let id = b.id;
+        let applied = b
+            .metadata
+            .publish(id, b.epoch, &node.replicas, &config, now)?;
+        for line in applied {
+            self.trace(format!("broker {id} applies {line}"));
+        }
+        Ok(())
     }
 
     fn crash(&mut self, i: usize, power_loss: bool) {
@@ -607,6 +612,13 @@ impl Sim {
                 Payload::FetchResponse(id, resp) => {
                     let outcome = node.replicas.on_fetch_response(env.from, id, &resp, now);
                     self.stats.truncations += outcome.truncations;
+                    if outcome.truncations > 0 {
+                        let line = format!(
+                            "broker {} truncated after fetching from {}",
+                            env.to, env.from
+                        );
+                        self.trace(line);
+                    }
                 }
             }
         }

@@ -220,7 +220,7 @@ impl BrokerMetadata {
     }
 
     /// Hands every hosted partition whose state changed since the last publish to the replica
-    /// manager. A process publishes nothing before its image holds its own registration
+    /// manager (what it applied, for the trace). A process publishes nothing before its image holds its own registration
     /// (`epoch`): until then the image may still name its previous incarnation as a leader.
     pub fn publish(
         &mut self,
@@ -229,15 +229,15 @@ impl BrokerMetadata {
         replicas: &ReplicaManager,
         config: &PartitionConfig,
         now_ms: i64,
-    ) -> Result<usize, String> {
+    ) -> Result<Vec<String>, String> {
         let registered = self
             .image
             .broker(local.0)
             .is_some_and(|b| Some(BrokerEpoch(b.broker_epoch)) == epoch);
         if !registered {
-            return Ok(0);
+            return Ok(Vec::new());
         }
-        let mut applied = 0;
+        let mut applied = Vec::new();
         for t in self.image.topics.values() {
             for (&index, p) in &t.partitions {
                 if !p.replicas.contains(&local.0) {
@@ -253,7 +253,10 @@ impl BrokerMetadata {
                     .apply_partition_change(&change, config.clone(), now_ms)
                     .map_err(|e| format!("broker {local} cannot apply {change:?}: {e:?}"))?;
                 self.applied.insert(key, epochs);
-                applied += 1;
+                applied.push(format!(
+                    "p{index} leader {} epoch {} isr {:?}",
+                    p.leader, p.leader_epoch, p.isr
+                ));
             }
         }
         Ok(applied)
