@@ -166,7 +166,6 @@ pub struct FetchSession {
     pub partitions: BTreeSet<TopicPartition>,
     pub in_flight: Option<InFlight>,
     pub not_before_ms: i64,
-    pub next_request_id: u64,
 }
 
 impl FetchSession {
@@ -176,7 +175,6 @@ impl FetchSession {
             partitions: BTreeSet::new(),
             in_flight: None,
             not_before_ms: 0,
-            next_request_id: 1,
         }
     }
 

@@ -62,6 +62,8 @@ pub struct ReplicaManager {
     partitions: DashMap<(String, i32), Arc<Partition>>,
     /// Fetch sessions by source broker.
     fetchers: Mutex<BTreeMap<BrokerId, FetchSession>>,
+    /// The id of the next follower fetch request, over all sessions.
+    next_fetch_request_id: std::sync::atomic::AtomicU64,
     appended: watch::Sender<u64>,
 }
 
@@ -78,6 +80,7 @@ impl ReplicaManager {
             broker_epoch: Mutex::new(BrokerEpoch::UNKNOWN),
             partitions: DashMap::new(),
             fetchers: Mutex::new(BTreeMap::new()),
+            next_fetch_request_id: std::sync::atomic::AtomicU64::new(1),
             appended,
         }
     }
@@ -343,8 +346,12 @@ impl ReplicaManager {
         if positions.is_empty() {
             return None;
         }
-        let request_id = session.next_request_id;
-        session.next_request_id += 1;
+        // Ids are unique across sessions: a session dropped and recreated (the partition left
+        // and came back) must not take a late answer to its predecessor's request for its own
+        // (sim seed 3878: a stale DivergingEpoch truncated an ISR member below the HW).
+        let request_id = self
+            .next_fetch_request_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         session.in_flight = Some(InFlight {
             request_id,
             sent_at_ms: now_ms,

@@ -602,6 +602,26 @@ impl Sim {
                     let resp =
                         node.replicas
                             .serve_follower_fetch(&req, &|t| Some(t.topic.clone()), now);
+                    for (t, p) in req
+                        .topics
+                        .iter()
+                        .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
+                    {
+                        let diverged =
+                            resp.responses
+                                .iter()
+                                .flat_map(|r| r.partitions.iter())
+                                .any(|r| {
+                                    r.partition_index == p.partition && r.diverging_epoch.epoch >= 0
+                                });
+                        if diverged {
+                            let line = format!(
+                                "broker {} answers diverging to {} (request {id}) for {}-{}: fetch offset {} last fetched epoch {}",
+                                env.to, env.from, t.topic, p.partition, p.fetch_offset, p.last_fetched_epoch
+                            );
+                            self.trace.push(format!("{now:>8} {line}"));
+                        }
+                    }
                     let reply = Envelope {
                         from: env.to,
                         to: env.from,
@@ -613,9 +633,26 @@ impl Sim {
                     let outcome = node.replicas.on_fetch_response(env.from, id, &resp, now);
                     self.stats.truncations += outcome.truncations;
                     if outcome.truncations > 0 {
+                        let diverging: Vec<String> = resp
+                            .responses
+                            .iter()
+                            .flat_map(|t| t.partitions.iter())
+                            .filter(|p| p.diverging_epoch.epoch >= 0)
+                            .map(|p| {
+                                format!(
+                                    "p{} diverging epoch {} ends at {} (hw {})",
+                                    p.partition_index,
+                                    p.diverging_epoch.epoch,
+                                    p.diverging_epoch.end_offset,
+                                    p.high_watermark
+                                )
+                            })
+                            .collect();
                         let line = format!(
-                            "broker {} truncated after fetching from {}",
-                            env.to, env.from
+                            "broker {} truncated after fetching from {} (request {id}): {}",
+                            env.to,
+                            env.from,
+                            diverging.join(", ")
                         );
                         self.trace(line);
                     }

@@ -90,16 +90,14 @@ fn show_one_run() {
     );
 }
 
-/// Seed 3878 fails (found in the first 3000-seed run with the real controller, not yet
-/// explained): after broker 1, a zombie leader of p0 isolated from the controller and fenced,
-/// is heard from again (the calm phase starts), leader 0 gets AlterPartition [0, 1, 2]
-/// accepted (broker 1 had truncated its zombie epoch-1 records once, at 1005919), and at
-/// 1006503 broker 1 truncates again after a fetch from 0, to 114, below leader 0's high
-/// watermark 135. The leader skips follower-state updates on a diverging epoch, so the
-/// suspect is what broker 1 fetches with after its first truncation, or a late response.
-/// Ignored until the cause (sim or replica layer) is found.
+/// Seed 3878 (found in the first 3000-seed run with the real controller): broker 1, a former
+/// zombie leader, had its fetch session to the new leader dropped and recreated when the
+/// partition's state was applied again; the new session's request ids started over at 1, and
+/// a long-delayed answer to the old session's request 1 (a DivergingEpoch computed from the
+/// zombie's stale position) was taken for the new request 1 and truncated the follower, by
+/// then an ISR member, below the high watermark. Request ids are now unique per replica
+/// manager.
 #[test]
-#[ignore]
 fn regression_seed_3878_isr_member_below_high_watermark_after_zombie() {
     run_seed(3878, SimConfig::default());
 }
