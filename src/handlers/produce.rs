@@ -42,6 +42,44 @@ fn partition_error(
     }
 }
 
+/// KIP-951: a NOT_LEADER_OR_FOLLOWER answer (v10+) names the current leader and its
+/// endpoint, so the client can go there without a Metadata round trip.
+fn add_leader_hints(broker: &Broker, version: i16, response: &mut ProduceResponse) {
+    let Some(cluster) = &broker.cluster else {
+        return;
+    };
+    if version < 10 {
+        return;
+    }
+    let image = cluster.image();
+    let brokers = cluster.client_brokers();
+    let mut leaders = Vec::new();
+    for t in response.responses.iter_mut() {
+        for p in t
+            .partition_responses
+            .iter_mut()
+            .filter(|p| p.error_code == ErrorCode::NOT_LEADER_OR_FOLLOWER.code())
+        {
+            if let Some(reg) = image.partition(&t.name, p.index) {
+                p.current_leader.leader_id = reg.leader;
+                p.current_leader.leader_epoch = reg.leader_epoch;
+                if reg.leader >= 0 && !leaders.contains(&reg.leader) {
+                    leaders.push(reg.leader);
+                }
+            }
+        }
+    }
+    for (node_id, host, port, rack) in brokers.into_iter().filter(|b| leaders.contains(&b.0)) {
+        response.node_endpoints.push(NodeEndpoint {
+            node_id,
+            host,
+            port,
+            rack,
+            ..Default::default()
+        });
+    }
+}
+
 pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> ProduceResponse {
     handle_with_waits(broker, version, request).0
 }
@@ -155,14 +193,17 @@ pub async fn start(
         return ready::<ProduceResponse>(header, None);
     }
     if settle(&mut response, &mut waits) {
+        add_leader_hints(&broker, header.api_version, &mut response);
         return ready(header, Some(response));
     }
+    let version = header.api_version;
     later(header, async move {
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
         let mut woken = broker.replicas.subscribe_appends();
         loop {
             woken.borrow_and_update();
             if settle(&mut response, &mut waits) {
+                add_leader_hints(&broker, version, &mut response);
                 return Some(response);
             }
             tokio::select! {
