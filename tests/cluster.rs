@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::txn::produce;
-use common::{api_call, batch, fetch_partition, Client};
+use common::{api_call, batch, create_topic_rf, fetch_partition, Client};
 use strata::protocol::messages::*;
 use strata::server::startup::{start, RunningBroker};
 
@@ -155,33 +155,6 @@ impl Cluster {
     }
 }
 
-async fn create_rf3(c: &mut Client, name: &str) -> i16 {
-    use create_topics_request::*;
-    let req = CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: name.into(),
-            num_partitions: 1,
-            replication_factor: 3,
-            configs: vec![CreatableTopicConfig {
-                name: "min.insync.replicas".into(),
-                value: Some("2".into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        timeout_ms: 10_000,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        7,
-        req
-    );
-    r.topics[0].error_code
-}
-
 fn values(p: &fetch_response::PartitionData) -> Vec<String> {
     let records = p.records.clone().unwrap_or_default();
     let mut out = Vec::new();
@@ -207,31 +180,14 @@ async fn replicated_topic_survives_its_leader() {
 
     // RF above the cluster size is refused, as Kafka does.
     let mut c = Client::connect(cluster.addr(1)).await;
-    {
-        use create_topics_request::*;
-        let req = CreateTopicsRequest {
-            topics: vec![CreatableTopic {
-                name: "too-big".into(),
-                num_partitions: 1,
-                replication_factor: 4,
-                ..Default::default()
-            }],
-            timeout_ms: 10_000,
-            ..Default::default()
-        };
-        let r = api_call!(
-            c,
-            create_topics_request::CreateTopicsRequest,
-            create_topics_response::CreateTopicsResponse,
-            7,
-            req
-        );
-        assert_eq!(
-            r.topics[0].error_code,
-            strata::error::ErrorCode::INVALID_REPLICATION_FACTOR.code()
-        );
-    }
-    assert_eq!(create_rf3(&mut c, "rep").await, 0);
+    assert_eq!(
+        create_topic_rf(&mut c, "too-big", 1, 4, &[]).await,
+        strata::error::ErrorCode::INVALID_REPLICATION_FACTOR.code()
+    );
+    assert_eq!(
+        create_topic_rf(&mut c, "rep", 1, 3, &[("min.insync.replicas", "2")]).await,
+        0
+    );
     let leader = cluster.wait_leader(0, "rep", None, 3).await;
     let li = cluster.index_of(leader);
 

@@ -198,12 +198,23 @@ pub async fn create_topic_with(
     partitions: i32,
     configs: &[(&str, &str)],
 ) -> i16 {
+    create_topic_rf(c, name, partitions, 1, configs).await
+}
+
+/// CreateTopics v7 for one topic with a replication factor and `configs`; its error code.
+pub async fn create_topic_rf(
+    c: &mut Client,
+    name: &str,
+    partitions: i32,
+    replication_factor: i16,
+    configs: &[(&str, &str)],
+) -> i16 {
     use strata::protocol::messages::create_topics_request::*;
     let req = CreateTopicsRequest {
         topics: vec![CreatableTopic {
             name: name.into(),
             num_partitions: partitions,
-            replication_factor: 1,
+            replication_factor,
             configs: configs
                 .iter()
                 .map(|(k, v)| CreatableTopicConfig {
