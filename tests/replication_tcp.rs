@@ -20,7 +20,8 @@ use strata::replica::ReplicaManager;
 use strata::server::replica_fetcher::BrokerAddressResolver;
 
 const TOPIC: &str = "replicated";
-const LAG_MS: &str = "1000";
+/// Long enough that the follower, started 500 ms late, is not proposed out early.
+const LAG_MS: &str = "2000";
 
 fn produce_req(acks: i16, records: Bytes) -> ProduceRequest {
     use strata::protocol::messages::produce_request::*;

@@ -233,3 +233,91 @@ fn name_topics(response: &mut FetchResponse, request: &FetchRequest) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::fetch_request::FetchTopic;
+    use crate::protocol::messages::fetch_response::FetchableTopicResponse;
+    use crate::replica::manager::ReplicationConfig;
+    use crate::replica::{LeaderEpoch, PartitionChange, PartitionConfig, PartitionEpoch};
+    use crate::storage::{LogConfig, LogManager};
+
+    fn change(leader: i32, epoch: i32) -> PartitionChange {
+        PartitionChange {
+            topic: "t".into(),
+            partition: 0,
+            topic_id: Uuid([7; 16]),
+            leader: Some(BrokerId(leader)),
+            leader_epoch: LeaderEpoch(epoch),
+            partition_epoch: PartitionEpoch(epoch),
+            replicas: vec![BrokerId(1), BrokerId(2)],
+            isr: vec![BrokerId(1), BrokerId(2)],
+        }
+    }
+
+    #[tokio::test]
+    async fn tasks_follow_the_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs =
+            LogManager::open(vec![dir.path().to_path_buf()], 2, LogConfig::default(), 0).unwrap();
+        let replicas = Arc::new(ReplicaManager::with_config(
+            Arc::new(logs),
+            ReplicationConfig {
+                local: BrokerId(2),
+                ..ReplicationConfig::default()
+            },
+        ));
+        // Nobody listens at the resolved address: the task keeps failing and backing off.
+        let resolver: BrokerAddressResolver = Arc::new(|_| None);
+        let mut manager =
+            ReplicaFetcherManager::new(replicas.clone(), resolver, crate::clock::system());
+        let shutdown = CancellationToken::new();
+        manager.reconcile(&shutdown);
+        assert!(manager.sources().is_empty());
+
+        replicas
+            .apply_partition_change(&change(1, 0), PartitionConfig::default(), 0)
+            .unwrap();
+        manager.reconcile(&shutdown);
+        assert_eq!(manager.sources(), vec![BrokerId(1)]);
+
+        // We become leader: the session with broker 1 ends (once its failed request is
+        // answered) and so does its task.
+        replicas
+            .apply_partition_change(&change(2, 1), PartitionConfig::default(), 0)
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            manager.reconcile(&shutdown);
+            if manager.sources().is_empty() {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "task not stopped");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        shutdown.cancel();
+    }
+
+    #[test]
+    fn responses_by_topic_id_get_their_names_back() {
+        let id = Uuid([3; 16]);
+        let request = FetchRequest {
+            topics: vec![FetchTopic {
+                topic: "orders".into(),
+                topic_id: id,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut response = FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                topic_id: id,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        name_topics(&mut response, &request);
+        assert_eq!(response.responses[0].topic, "orders");
+    }
+}
