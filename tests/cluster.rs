@@ -170,6 +170,28 @@ fn values(p: &fetch_response::PartitionData) -> Vec<String> {
     out
 }
 
+/// Produces (acks=all) as a client does: the errors of a leadership still being published
+/// (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS)
+/// are retried for a few seconds; anything else is returned.
+async fn produce_retrying(c: &mut Client, topic: &str, values: &[&[u8]]) -> (i16, i64) {
+    use strata::error::ErrorCode;
+    let retriable = [
+        ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        ErrorCode::LEADER_NOT_AVAILABLE,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode::NOT_ENOUGH_REPLICAS,
+    ];
+    let mut last = (0, -1);
+    for _ in 0..100 {
+        last = produce(c, topic, batch(values, None)).await;
+        if !retriable.iter().any(|e| e.code() == last.0) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    last
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replicated_topic_survives_its_leader() {
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG") {
@@ -192,19 +214,49 @@ async fn replicated_topic_survives_its_leader() {
     let li = cluster.index_of(leader);
 
     let mut lc = Client::connect(cluster.addr(li)).await;
-    let (code, base) = produce(&mut lc, "rep", batch(&[b"a", b"b"], None)).await;
+    let (code, base) = produce_retrying(&mut lc, "rep", &[b"a", b"b"]).await;
     assert_eq!((code, base), (0, 0), "acks=all produce to the leader");
     let p = fetch_partition(&mut lc, "rep", 0, 0, 1 << 20).await;
     assert_eq!(p.high_watermark, 2);
 
-    // A follower refuses clients with NOT_LEADER_OR_FOLLOWER.
+    // A follower refuses clients with NOT_LEADER_OR_FOLLOWER and, from v10, names the leader
+    // and its endpoint (KIP-951), once it has applied the partition's state.
     let fi = (li + 1) % 3;
     let mut fc = Client::connect(cluster.addr(fi)).await;
-    let (code, _) = produce(&mut fc, "rep", batch(&[b"x"], None)).await;
-    assert_eq!(
-        code,
-        strata::error::ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
-    );
+    let mut hinted = None;
+    for _ in 0..100 {
+        let r = api_call!(
+            fc,
+            produce_request::ProduceRequest,
+            produce_response::ProduceResponse,
+            11,
+            common::txn::produce_req("rep", batch(&[b"x"], None))
+        );
+        let p = &r.responses[0].partition_responses[0];
+        // Before it has applied the topic it does not know it (UNKNOWN_TOPIC_OR_PARTITION).
+        use strata::error::ErrorCode;
+        assert!(
+            [
+                ErrorCode::NOT_LEADER_OR_FOLLOWER.code(),
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+            ]
+            .contains(&p.error_code),
+            "a follower never takes a produce: {}",
+            p.error_code
+        );
+        if p.error_code == ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
+            && p.current_leader.leader_id >= 0
+        {
+            hinted = Some((p.current_leader.leader_id, r.node_endpoints.clone()));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (hint, endpoints) = hinted.expect("the follower names the leader");
+    assert_eq!(hint, leader);
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(endpoints[0].node_id, leader);
+    assert_eq!(endpoints[0].port as u16, cluster.nodes[li].broker_port);
 
     // The leader stops: another ISR member takes over with everything acknowledged.
     cluster.stop_node(li).await;
@@ -212,7 +264,7 @@ async fn replicated_topic_survives_its_leader() {
     assert_ne!(new_leader, leader);
     let ni = cluster.index_of(new_leader);
     let mut nc = Client::connect(cluster.addr(ni)).await;
-    let (code, base) = produce(&mut nc, "rep", batch(&[b"c"], None)).await;
+    let (code, base) = produce_retrying(&mut nc, "rep", &[b"c"]).await;
     assert_eq!((code, base), (0, 2), "acks=all produce to the new leader");
     let p = fetch_partition(&mut nc, "rep", 0, 0, 1 << 20).await;
     assert_eq!(values(&p), vec!["a", "b", "c"]);
