@@ -38,7 +38,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                // openraft narrates every election and shutdown step at info.
+                .unwrap_or_else(|_| "info,openraft=warn".into()),
         )
         .with_target(false)
         .init();

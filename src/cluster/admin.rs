@@ -67,13 +67,14 @@ impl ClusterContext {
         on_error(last)
     }
 
-    /// Waits until the local image satisfies `done` (an admin change reached it), at most
-    /// [`PROPAGATION_TIMEOUT_MS`]; false on timeout.
+    /// Waits until the image published to this broker satisfies `done` (an admin change
+    /// reached its replicas and handlers), at most [`PROPAGATION_TIMEOUT_MS`]; false on
+    /// timeout.
     pub async fn wait_until(&self, done: impl Fn(&MetadataImage) -> bool) -> bool {
-        let mut rx = self.quorum_state();
+        let mut rx = self.published.subscribe();
         let wait = async {
             loop {
-                if done(&rx.borrow_and_update().1) {
+                if done(&rx.borrow_and_update()) {
                     return true;
                 }
                 if rx.changed().await.is_err() {

@@ -31,6 +31,9 @@ pub const BROKER_REGISTRATION_KEY: i16 = 62;
 pub const BROKER_HEARTBEAT_KEY: i16 = 63;
 pub const ALTER_PARTITION_KEY: i16 = 56;
 
+/// Heartbeat interval of a broker that is not yet caught up and unfenced.
+const STARTING_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5);
+
 /// How long a shutting-down broker waits for the controller to move its leaderships.
 const CONTROLLED_SHUTDOWN_MAX_MS: u64 = 5_000;
 
@@ -121,6 +124,10 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
         if shutdown.is_cancelled() {
             break;
         }
+        // Until it is caught up and unfenced a starting broker heartbeats every few
+        // milliseconds (as Kafka's lifecycle manager does during its initial catch-up), so
+        // a single node serves within milliseconds of its start.
+        let mut next = interval;
         match broker_epoch {
             None => match register(&broker, &cluster, incarnation_id).await {
                 Ok(epoch) => {
@@ -142,6 +149,9 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
                             tracing::info!(fenced = r.is_fenced, "controller changed our fencing");
                             fenced = r.is_fenced;
                         }
+                        if fenced || !r.is_caught_up {
+                            next = STARTING_HEARTBEAT_INTERVAL;
+                        }
                     }
                     ErrorCode::STALE_BROKER_EPOCH | ErrorCode::BROKER_ID_NOT_REGISTERED => {
                         tracing::warn!(
@@ -157,7 +167,7 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
         }
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::time::sleep(next) => {}
         }
     }
     // Controlled shutdown: leaderships move before the listeners close.

@@ -4,10 +4,11 @@
 //! shutdown), `AlterPartitionManager` (ISR changes), `RPCProducerIdManager` (producer-id
 //! blocks) and `BrokerMetadataPublisher` (applying each image to replicas and coordinators).
 //!
-//! A broker runs in cluster mode when `controller.quorum.voters` is set; without it the
-//! single-node metadata log of [`crate::controller::MetadataStore`] is used.
+//! Every broker is a member: without `controller.quorum.voters` it is the lone voter of its
+//! own quorum ([`embedded`]).
 pub mod admin;
 pub mod channel;
+pub mod embedded;
 pub mod lifecycle;
 pub mod markers;
 pub mod producer_ids;
@@ -43,6 +44,12 @@ pub struct ClusterContext {
     /// Set once the active controller has said this broker's image includes its own
     /// registration (a heartbeat's `is_caught_up`); the publisher waits for it.
     pub caught_up: tokio::sync::watch::Sender<bool>,
+    /// Set once the publisher has applied an image in which this broker is registered and
+    /// unfenced: from then on it serves clients as Kafka brokers do after their first unfence.
+    pub ready: tokio::sync::watch::Sender<bool>,
+    /// The image the publisher last applied to this broker (its replicas, coordinators and
+    /// the topics the handlers read): admin requests answer once their change is here.
+    pub published: tokio::sync::watch::Sender<Arc<MetadataImage>>,
 }
 
 impl ClusterContext {
@@ -117,10 +124,6 @@ impl ClusterContext {
             .await
             .unwrap_or(false)
     }
-}
-
-pub fn is_cluster(config: &crate::config::BrokerConfig) -> bool {
-    !config.controller_quorum_voters.is_empty()
 }
 
 pub fn voters(config: &crate::config::BrokerConfig) -> BTreeMap<i32, String> {

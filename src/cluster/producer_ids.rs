@@ -53,6 +53,24 @@ impl ControllerProducerIds {
         self.fetch_in_background();
     }
 
+    /// Waits (at most `timeout_ms`) until a block is at hand; a lone voter starts serving
+    /// only then, so its first InitProducerId never has to be retried.
+    pub async fn wait_for_block(&self, timeout_ms: u64) -> bool {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        loop {
+            {
+                let b = self.blocks.lock();
+                if b.next < b.end || b.prefetched.is_some() {
+                    return true;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    }
+
     fn fetch_in_background(&self) {
         let Some(cluster) = self.cluster.get().cloned() else {
             return;
@@ -68,6 +86,10 @@ impl ControllerProducerIds {
         let replicas = self.replicas.clone();
         let node_id = self.node_id;
         self.runtime.spawn(async move {
+            // The controller hands blocks to registered brokers only.
+            while replicas.broker_epoch().0 < 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
             let mut fetched = None;
             for attempt in 0..50u64 {
                 let request = AllocateProducerIdsRequest {

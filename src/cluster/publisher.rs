@@ -26,6 +26,7 @@ pub struct Publisher {
     leading_offsets: BTreeSet<i32>,
     leading_txn: BTreeSet<i32>,
     broker_epoch: i64,
+    strays_removed: bool,
 }
 
 /// The topic list the handlers read, from the image.
@@ -50,10 +51,13 @@ impl Publisher {
     pub fn publish(&mut self, broker: &Broker, image: &MetadataImage) {
         let local = broker.node_id;
         let now = broker.now_ms();
-        let metas = topic_metas(image);
-        broker.metadata.replace_topics(metas.clone());
+        if !self.strays_removed {
+            self.strays_removed = true;
+            remove_stray_logs(broker, image, local);
+        }
+        let all_metas = topic_metas(image);
         let metas: BTreeMap<&str, &TopicMeta> =
-            metas.iter().map(|m| (m.name.as_str(), m)).collect();
+            all_metas.iter().map(|m| (m.name.as_str(), m)).collect();
 
         if let Some(reg) = image.brokers.get(&local) {
             if reg.broker_epoch != self.broker_epoch {
@@ -118,6 +122,8 @@ impl Publisher {
             .retain(|name, _| metas.contains_key(name.as_str()));
 
         self.publish_coordinators(broker, image, BrokerId(local));
+        // Handlers see a new topic once its local replicas are open and coordinators loaded.
+        broker.metadata.replace_topics(all_metas);
     }
 
     /// Loads the coordinator partitions led here, unloads the others.
@@ -173,16 +179,62 @@ impl Publisher {
     }
 }
 
+/// Deletes the logs on disk that the first image assigns nowhere here: topics deleted, or
+/// replicas reassigned away, while this broker was down, and a log whose topic id is not the
+/// one of the topic of that name now (deleted and created again), as Kafka's stray-replica
+/// check at start-up. Runs before any replica is opened from the image.
+fn remove_stray_logs(broker: &Broker, image: &MetadataImage, local: i32) {
+    let hosted: BTreeSet<(&str, i32)> = image
+        .topics
+        .values()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .filter(|(_, r)| r.replicas.contains(&local))
+                .map(|(p, _)| (t.name.as_str(), *p))
+        })
+        .collect();
+    let logs = broker.replicas.logs();
+    for log in logs.all() {
+        let (topic, partition) = log.topic_partition();
+        let current_id = image.topics.get(&topic).map(|t| Uuid(t.topic_id));
+        let same_topic = match (log.topic_id(), current_id) {
+            (Some(on_disk), Some(now)) => on_disk == now,
+            _ => true,
+        };
+        if hosted.contains(&(topic.as_str(), partition)) && same_topic {
+            continue;
+        }
+        if same_topic {
+            tracing::info!(%topic, partition, "removing the log of a replica no longer assigned here");
+        } else {
+            tracing::info!(%topic, partition, "removing the log of a deleted topic of the same name");
+        }
+        if let Err(e) = logs.delete_partition(&topic, partition) {
+            tracing::warn!(%topic, partition, error = ?e, "removing a stray log failed");
+        }
+    }
+}
+
 /// Runs the publisher on every image the local quorum member applies, until shutdown.
 pub async fn run(
     broker: Arc<Broker>,
-    mut images: tokio::sync::watch::Receiver<(u64, Arc<MetadataImage>)>,
+    cluster: Arc<super::ClusterContext>,
     shutdown: tokio_util::sync::CancellationToken,
 ) {
+    let mut images = cluster.quorum_state();
     let mut publisher = Publisher::default();
     loop {
         let image = images.borrow_and_update().1.clone();
         publisher.publish(&broker, &image);
+        cluster.published.send_replace(image.clone());
+        let unfenced = image
+            .brokers
+            .get(&broker.node_id)
+            .is_some_and(|b| !b.fenced);
+        if unfenced && !*cluster.ready.borrow() {
+            cluster.ready.send_replace(true);
+        }
         tokio::select! {
             _ = shutdown.cancelled() => return,
             changed = images.changed() => if changed.is_err() { return },

@@ -14,6 +14,7 @@ use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
 use crate::handlers::context::AdvertisedEndpoint;
 use crate::handlers::Broker;
 use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
+use crate::storage::LogManager;
 
 use super::{ClusterContext, ControllerChannel};
 
@@ -23,10 +24,13 @@ const RAFT_CALL_TIMEOUT_MS: u64 = 1_000;
 /// Timeout of one request to the active controller.
 const CONTROLLER_REQUEST_TIMEOUT_MS: u64 = 5_000;
 
+/// Starts the quorum member and the controller. A lone voter (the embedded default) waits to
+/// lead and imports any metadata of earlier single-node versions before the broker starts.
 pub async fn start_cluster(
     config: &BrokerConfig,
     endpoints: &[AdvertisedEndpoint],
     clock: SharedClock,
+    logs: &LogManager,
 ) -> Result<Arc<ClusterContext>, String> {
     let voters = super::voters(config);
     let controller_listeners: Vec<String> = config
@@ -48,7 +52,7 @@ pub async fn start_cluster(
             .iter()
             .map(|(id, addr)| (*id as u64, addr.clone()))
             .collect::<BTreeMap<_, _>>(),
-        config.log_dirs[0].join("__cluster_metadata-0"),
+        config.log_dirs[0].join(format!("{}-0", crate::storage::manager::METADATA_TOPIC)),
     );
     let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
     let quorum = Arc::new(
@@ -66,6 +70,18 @@ pub async fn start_cluster(
     } else {
         None
     };
+    if voters.len() == 1 {
+        if let Some(controller) = &controller {
+            wait_to_lead(controller).await?;
+            super::embedded::import_legacy_metadata(
+                &config.log_dirs[0],
+                controller,
+                logs,
+                config.node_id,
+            )
+            .await?;
+        }
+    }
     let channel = ControllerChannel::new(
         config.node_id,
         voters.clone(),
@@ -82,7 +98,24 @@ pub async fn start_cluster(
         voters,
         auto_creating: Default::default(),
         caught_up: tokio::sync::watch::channel(false).0,
+        ready: tokio::sync::watch::channel(false).0,
+        published: tokio::sync::watch::channel(Arc::new(MetadataImage::default())).0,
     }))
+}
+
+/// How long a lone voter may take to elect itself before the start fails.
+const LONE_VOTER_ELECTION_MAX_MS: u64 = 10_000;
+
+async fn wait_to_lead(controller: &ControllerService) -> Result<(), String> {
+    let deadline =
+        tokio::time::Instant::now() + std::time::Duration::from_millis(LONE_VOTER_ELECTION_MAX_MS);
+    while !controller.is_active() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err("the lone controller voter did not become leader".into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    Ok(())
 }
 
 /// Waits until the active controller reports that this broker's image includes its own
@@ -117,7 +150,7 @@ pub fn spawn_tasks(
             let (broker, cluster, stop) = (broker.clone(), cluster.clone(), stop_workers.clone());
             tasks.push(tokio::spawn(async move {
                 if caught_up(&cluster, &stop).await {
-                    super::publisher::run(broker, cluster.quorum_state(), stop).await;
+                    super::publisher::run(broker, cluster, stop).await;
                 }
             }));
         }

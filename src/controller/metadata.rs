@@ -210,6 +210,11 @@ impl MetadataStore {
         image.topics = topics.into_iter().map(|t| (t.name.clone(), t)).collect();
     }
 
+    /// Every producer id below this one may have been handed out.
+    pub fn producer_id_limit(&self) -> i64 {
+        self.image.read().producer_id_limit
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -12,10 +12,8 @@ pub async fn start(
     request: AddOffsetsToTxnRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_transaction_topic();
     let ctx = group_context(&header, peer);
     let response = {
-        broker.ensure_offsets_topic();
         broker
             .txns
             .add_offsets_to_txn(&ctx, &request, &|group: &str| {

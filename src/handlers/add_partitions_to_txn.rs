@@ -12,7 +12,6 @@ pub async fn start(
     request: AddPartitionsToTxnRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_transaction_topic();
     let ctx = group_context(&header, peer);
     let response = broker
         .txns

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
-use super::{later, ready, Broker, ResponseFuture};
+use super::{later, Broker, ResponseFuture};
 use crate::config::validate_topic_override;
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
@@ -17,7 +17,7 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
-    forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
 ) -> Result<(), AlterError> {
     alter_topic_overrides(
         broker,
@@ -46,18 +46,14 @@ fn alter_one(
 pub fn handle(
     broker: &Broker,
     request: &AlterConfigsRequest,
-    mut forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
 ) -> AlterConfigsResponse {
     let responses = request
         .resources
         .iter()
         .map(|r| {
-            let (error_code, msg) = alter_outcome(alter_one(
-                broker,
-                r,
-                request.validate_only,
-                forward.as_deref_mut(),
-            ));
+            let (error_code, msg) =
+                alter_outcome(alter_one(broker, r, request.validate_only, forward));
             AlterConfigsResourceResponse {
                 error_code,
                 error_message: msg,
@@ -80,16 +76,10 @@ pub async fn start(
     request: AlterConfigsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    if let Some(cluster) = broker.cluster.clone() {
-        let mut changes = Vec::new();
-        let response = handle(&broker, &request, Some(&mut changes));
-        return later(header, async move {
-            Some(
-                super::incremental_alter_configs::forward_changes(&cluster, response, changes)
-                    .await,
-            )
-        });
-    }
-    let response = handle(&broker, &request, None);
-    ready(header, Some(response))
+    let cluster = broker.cluster.clone();
+    let mut changes = Vec::new();
+    let response = handle(&broker, &request, &mut changes);
+    later(header, async move {
+        Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
+    })
 }

@@ -85,6 +85,5 @@ pub async fn start(
         ALTER_PARTITION_REASSIGNMENTS_KEY,
         on_controller,
         error,
-        || error(ErrorCode::INVALID_REPLICA_ASSIGNMENT),
     )
 }

@@ -43,12 +43,8 @@ pub struct Broker {
     pub groups: Arc<GroupCoordinator>,
     pub txns: TransactionCoordinator,
     pub endpoints: Vec<AdvertisedEndpoint>,
-    /// Serialises the creation and loading of `__consumer_offsets`.
-    pub offsets_topic_lock: parking_lot::Mutex<bool>,
-    /// Serialises the creation and loading of `__transaction_state`.
-    pub txn_topic_lock: parking_lot::Mutex<bool>,
-    /// Set in cluster mode (`controller.quorum.voters`); None on the single-node default.
-    pub cluster: Option<Arc<crate::cluster::ClusterContext>>,
+    /// This node's membership of its controller quorum (a quorum of one by default).
+    pub cluster: Arc<crate::cluster::ClusterContext>,
 }
 
 /// The transaction coordinator's settings from the broker config.
@@ -154,11 +150,10 @@ impl Broker {
     /// that exists elsewhere is NOT_LEADER_OR_FOLLOWER (the client refreshes its metadata and
     /// goes to the leader), as Kafka answers.
     pub fn missing_partition_error(&self, topic: &str, partition: i32) -> ErrorCode {
-        match &self.cluster {
-            Some(c) if c.image().partition(topic, partition).is_some() => {
-                ErrorCode::NOT_LEADER_OR_FOLLOWER
-            }
-            _ => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        if self.cluster.image().partition(topic, partition).is_some() {
+            ErrorCode::NOT_LEADER_OR_FOLLOWER
+        } else {
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
         }
     }
 
@@ -189,174 +184,25 @@ impl Broker {
         partition_config_from(&tc)
     }
 
-    /// Creates a topic (or only validates it) and opens its partitions.
-    pub fn create_topic(
-        &self,
-        name: &str,
-        partitions: i32,
-        replication_factor: i16,
-        configs: &BTreeMap<String, String>,
-        validate_only: bool,
-    ) -> Result<TopicMeta, TopicError> {
-        validate_topic_name(name)?;
-        let partitions = if partitions == -1 {
-            self.config.num_partitions
-        } else {
-            partitions
-        };
-        if partitions < 1 {
-            return Err(TopicError::new(
-                ErrorCode::INVALID_PARTITIONS,
-                "Number of partitions must be larger than 0.",
-            ));
-        }
-        let rf = if replication_factor == -1 {
-            self.config.default_replication_factor as i16
-        } else {
-            replication_factor
-        };
-        if rf < 1 {
-            return Err(TopicError::new(
-                ErrorCode::INVALID_REPLICATION_FACTOR,
-                "Replication factor must be larger than 0.",
-            ));
-        }
-        if rf > 1 {
-            return Err(TopicError::new(
-                ErrorCode::INVALID_REPLICATION_FACTOR,
-                format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered."),
-            ));
-        }
-        self.topic_config(configs)?;
-        if self.metadata.topic(name).is_some() {
-            return Err(TopicError::new(
-                ErrorCode::TOPIC_ALREADY_EXISTS,
-                format!("Topic '{name}' already exists."),
-            ));
-        }
-        if validate_only {
-            return Ok(TopicMeta {
-                name: name.to_string(),
-                id: crate::protocol::codec::Uuid::ZERO,
-                partitions,
-                configs: configs.clone(),
-                is_internal: is_known_internal(name),
-            });
-        }
-        let meta =
-            self.metadata
-                .create_topic(name, partitions, configs, is_known_internal(name))?;
-        self.open_partitions(&meta)?;
-        Ok(meta)
-    }
-
-    /// Opens every partition of a topic as leader (start-up, creation, partition increase).
-    pub fn open_partitions(&self, meta: &TopicMeta) -> Result<(), TopicError> {
-        let pc = self.partition_config(meta);
-        for p in 0..meta.partitions {
-            self.replicas
-                .make_leader(&meta.name, p, meta.id, pc.clone())
-                .map_err(|e| TopicError::new(ErrorCode::KAFKA_STORAGE_ERROR, e.message()))?;
-        }
-        Ok(())
-    }
-
-    /// Re-applies a topic's config to its open partitions after an alter.
-    pub fn refresh_topic_config(&self, name: &str) {
-        if let Some(meta) = self.metadata.topic(name) {
-            let pc = self.partition_config(&meta);
-            for p in 0..meta.partitions {
-                if let Some(part) = self.replicas.get(name, p) {
-                    part.update_config(pc.clone());
-                }
-            }
-        }
-    }
-
-    /// Creates `__consumer_offsets` on first use and loads its partitions into the group
-    /// coordinator. Returns false if it could not.
-    pub fn ensure_offsets_topic(&self) -> bool {
-        use super::offsets_topic::{internal_topic_configs, load_groups, OFFSETS_TOPIC};
-        // In a cluster the topic is created through the controller (FindCoordinator) and
-        // its partitions are loaded where they are led (the metadata publisher).
-        if self.cluster.is_some() {
-            return self.metadata.topic(OFFSETS_TOPIC).is_some();
-        }
-        let mut loaded = self.offsets_topic_lock.lock();
-        if *loaded {
-            return true;
-        }
-        let partitions = self.config.offsets_topic_num_partitions.max(1);
-        let meta = match self.metadata.topic(OFFSETS_TOPIC) {
-            Some(m) => m,
-            None => {
-                let configs = internal_topic_configs(self.config.offsets_topic_segment_bytes);
-                match self.create_topic(OFFSETS_TOPIC, partitions, 1, &configs, false) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        tracing::error!(error = %e.message, "cannot create __consumer_offsets");
-                        return false;
-                    }
-                }
-            }
-        };
-        load_groups(&self.groups, &self.replicas, meta.partitions);
-        *loaded = true;
-        true
-    }
-
-    /// Creates `__transaction_state` on first use and loads its partitions into the
-    /// transaction coordinator, which completes transactions left prepared by a restart.
-    pub fn ensure_transaction_topic(&self) -> bool {
-        use super::offsets_topic::{
-            internal_topic_configs, plain_records, read_partition, TRANSACTION_TOPIC,
-        };
-        if self.cluster.is_some() {
-            return self.metadata.topic(TRANSACTION_TOPIC).is_some();
-        }
-        let mut loaded = self.txn_topic_lock.lock();
-        if *loaded {
-            return true;
-        }
-        // Markers for `__consumer_offsets` need the group coordinator loaded first.
-        if self
-            .metadata
+    /// Whether `__consumer_offsets` exists; FindCoordinator asks the controller to create
+    /// it, and the publisher loads its partitions where they are led.
+    pub fn offsets_topic_exists(&self) -> bool {
+        self.metadata
             .topic(super::offsets_topic::OFFSETS_TOPIC)
             .is_some()
-        {
-            self.ensure_offsets_topic();
-        }
-        let partitions = self.config.transaction_state_log_num_partitions.max(1);
-        let meta = match self.metadata.topic(TRANSACTION_TOPIC) {
-            Some(m) => m,
-            None => {
-                let configs = internal_topic_configs(104_857_600);
-                match self.create_topic(TRANSACTION_TOPIC, partitions, 1, &configs, false) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        tracing::error!(error = %e.message, "cannot create __transaction_state");
-                        return false;
-                    }
-                }
-            }
-        };
-        for p in 0..meta.partitions {
-            let epoch = self
-                .replicas
-                .get(TRANSACTION_TOPIC, p)
-                .map(|x| x.leader_epoch())
-                .unwrap_or(0);
-            let records = plain_records(read_partition(&self.replicas, TRANSACTION_TOPIC, p));
-            self.txns.load_at_epoch(p, epoch, records);
-        }
-        *loaded = true;
-        true
+    }
+
+    /// Whether `__transaction_state` exists (created as `__consumer_offsets` is).
+    pub fn transaction_topic_exists(&self) -> bool {
+        self.metadata
+            .topic(super::offsets_topic::TRANSACTION_TOPIC)
+            .is_some()
     }
 
     /// Waits until everything appended so far to a coordinator partition is replicated to
     /// the ISR (the high watermark), so an acknowledged commit survives a failover, as
     /// Kafka's coordinators append with acks=all. False if the wait timed out or this broker
-    /// lost the leadership. Immediate on a single node.
+    /// lost the leadership. Immediate for a sole replica.
     pub async fn wait_replicated(&self, topic: &str, partition: i32) -> bool {
         let Some(p) = self.replicas.get(topic, partition) else {
             return false;
@@ -383,16 +229,6 @@ impl Broker {
         )
         .await
         .unwrap_or(false)
-    }
-
-    pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {
-        let meta = self.metadata.delete_topic(name)?;
-        for p in 0..meta.partitions {
-            if let Err(e) = self.replicas.delete(name, p) {
-                tracing::warn!(topic = name, partition = p, error = ?e, "deleting partition data failed");
-            }
-        }
-        Ok(meta)
     }
 }
 

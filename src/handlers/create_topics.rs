@@ -1,12 +1,12 @@
 //! CreateTopics (key 19), versions 2-7: defaults with -1 (v4+), per-topic configs, manual
 //! replica assignments, validate-only, invalid names refused, duplicates in one request
-//! refused with INVALID_REQUEST as Kafka does. In a cluster the active controller decides
-//! placement and commits the topic ([`on_controller`]); other brokers forward the request.
+//! refused with INVALID_REQUEST as Kafka does. The active controller decides placement and
+//! commits the topic ([`on_controller`]); other brokers forward the request.
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{later, Broker, ResponseFuture};
 use crate::config::TopicConfig;
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{create_topics, CreateTopicSpec};
@@ -123,64 +123,6 @@ fn response_configs(
         .collect()
 }
 
-fn create_one(
-    broker: &Broker,
-    t: &CreatableTopic,
-    checked: Checked,
-    validate_only: bool,
-    version: i16,
-) -> CreatableTopicResult {
-    if checked
-        .assignments
-        .iter()
-        .any(|a| a.is_empty() || a.iter().any(|b| *b != broker.node_id))
-    {
-        return failed(
-            &t.name,
-            ErrorCode::INVALID_REPLICA_ASSIGNMENT,
-            "Replica assignment names unknown brokers".into(),
-        );
-    }
-    match broker.create_topic(
-        &t.name,
-        checked.partitions,
-        checked.replication_factor,
-        &checked.configs,
-        validate_only,
-    ) {
-        Ok(meta) => {
-            let mut r = result(&t.name);
-            r.topic_id = meta.id;
-            r.num_partitions = meta.partitions;
-            r.replication_factor = 1;
-            if version >= 5 {
-                r.configs = Some(response_configs(broker, &meta.configs));
-            }
-            r
-        }
-        Err(e) => failed(&t.name, e.code, e.message),
-    }
-}
-
-pub fn handle(broker: &Broker, version: i16, request: CreateTopicsRequest) -> CreateTopicsResponse {
-    let counts = duplicates(&request);
-    let topics = request
-        .topics
-        .iter()
-        .map(|t| match check(t, &counts) {
-            Ok(checked) => create_one(broker, t, checked, request.validate_only, version),
-            Err((code, message)) => failed(&t.name, code, message),
-        })
-        .collect();
-    CreateTopicsResponse {
-        throttle_time_ms: 0,
-        topics,
-        ..Default::default()
-    }
-}
-
-/// The active controller's side: placement and records by the controller logic, one topic
-/// after another so each sees the ones before it.
 pub async fn on_controller(
     controller: Arc<ControllerService>,
     request: CreateTopicsRequest,
@@ -266,8 +208,9 @@ pub async fn start(
     request: CreateTopicsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    if let Some(cluster) = broker.cluster.clone() {
-        let version = header.api_version;
+    let cluster = broker.cluster.clone();
+    let version = header.api_version;
+    {
         let configs: HashMap<String, BTreeMap<String, String>> = request
             .topics
             .iter()
@@ -291,6 +234,4 @@ pub async fn start(
             Some(response)
         });
     }
-    let response = handle(&broker, header.api_version, request);
-    ready(header, Some(response))
 }

@@ -1,10 +1,10 @@
 //! DeleteTopics (key 20), versions 1-6 (by id from 6): removes the topic from metadata and its
-//! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. In a
-//! cluster the active controller removes the topic ([`on_controller`]); brokers forward.
+//! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. The
+//! active controller removes the topic ([`on_controller`]); brokers forward.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{later, Broker, ResponseFuture};
 use crate::controller::delete_topics;
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
@@ -14,58 +14,6 @@ use crate::protocol::messages::delete_topics_request::DeleteTopicsRequest;
 use crate::protocol::messages::delete_topics_response::*;
 
 pub const DELETE_TOPICS_KEY: i16 = 20;
-
-fn delete_one(broker: &Broker, name: Option<String>, id: Uuid) -> DeletableTopicResult {
-    let mut r = DeletableTopicResult {
-        name: name.clone(),
-        topic_id: id,
-        ..Default::default()
-    };
-    let name = match name {
-        Some(n) => n,
-        None => match broker.metadata.topic_name_by_id(&id) {
-            Some(n) => n,
-            None => {
-                r.error_code = ErrorCode::UNKNOWN_TOPIC_ID.code();
-                return r;
-            }
-        },
-    };
-    r.name = Some(name.clone());
-    if !broker.config.delete_topic_enable {
-        r.error_code = ErrorCode::TOPIC_DELETION_DISABLED.code();
-        return r;
-    }
-    match broker.delete_topic(&name) {
-        Ok(meta) => r.topic_id = meta.id,
-        Err(e) => {
-            r.error_code = e.code.code();
-            r.error_message = Some(e.message);
-        }
-    }
-    r
-}
-
-pub fn handle(broker: &Broker, version: i16, request: DeleteTopicsRequest) -> DeleteTopicsResponse {
-    let responses = if version >= 6 {
-        request
-            .topics
-            .into_iter()
-            .map(|t| delete_one(broker, t.name, t.topic_id))
-            .collect()
-    } else {
-        request
-            .topic_names
-            .into_iter()
-            .map(|n| delete_one(broker, Some(n), Uuid::ZERO))
-            .collect()
-    };
-    DeleteTopicsResponse {
-        throttle_time_ms: 0,
-        responses,
-        ..Default::default()
-    }
-}
 
 /// The active controller's side: resolve names (or ids, v6+) against the image, remove the
 /// topics by records; every replica drops its data when its publisher sees the removal.
@@ -137,8 +85,9 @@ pub async fn start(
     request: DeleteTopicsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    if let Some(cluster) = broker.cluster.clone() {
-        let version = header.api_version;
+    let cluster = broker.cluster.clone();
+    let version = header.api_version;
+    {
         return later(header, async move {
             let failed = |code: ErrorCode| DeleteTopicsResponse {
                 responses: vec![DeletableTopicResult {
@@ -167,6 +116,4 @@ pub async fn start(
             Some(response)
         });
     }
-    let response = handle(&broker, header.api_version, request);
-    ready(header, Some(response))
 }

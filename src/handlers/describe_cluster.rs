@@ -18,56 +18,40 @@ pub fn handle(broker: &Broker, request: &DescribeClusterRequest) -> DescribeClus
             ..Default::default()
         };
     }
-    if let Some(cluster) = &broker.cluster {
-        // Endpoint type 2 asks for the controllers (KIP-919), 1 for the brokers.
-        let brokers = if request.endpoint_type == 2 {
-            cluster
-                .voters
-                .iter()
-                .filter_map(|(id, addr)| {
-                    let (host, port) = addr.rsplit_once(':')?;
-                    Some((*id, host.to_string(), port.parse().ok()?, None))
-                })
-                .collect()
-        } else {
-            cluster.client_brokers()
-        };
-        return DescribeClusterResponse {
-            error_code: 0,
-            endpoint_type: request.endpoint_type,
-            cluster_id: broker.cluster_id.clone(),
-            controller_id: if request.endpoint_type == 2 {
-                cluster.active_controller_id().unwrap_or(-1)
-            } else {
-                // Admin requests sent to any broker are forwarded (KIP-590).
-                broker.node_id
-            },
-            brokers: brokers
-                .into_iter()
-                .map(|(broker_id, host, port, rack)| DescribeClusterBroker {
-                    broker_id,
-                    host,
-                    port,
-                    rack,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-    }
-    let ep = &broker.endpoints[0];
+    let cluster = &broker.cluster;
+    // Endpoint type 2 asks for the controllers (KIP-919), 1 for the brokers.
+    let brokers = if request.endpoint_type == 2 {
+        cluster
+            .voters
+            .iter()
+            .filter_map(|(id, addr)| {
+                let (host, port) = addr.rsplit_once(':')?;
+                Some((*id, host.to_string(), port.parse().ok()?, None))
+            })
+            .collect()
+    } else {
+        cluster.client_brokers()
+    };
     DescribeClusterResponse {
         error_code: 0,
         endpoint_type: request.endpoint_type,
         cluster_id: broker.cluster_id.clone(),
-        controller_id: broker.node_id,
-        brokers: vec![DescribeClusterBroker {
-            broker_id: broker.node_id,
-            host: ep.host.clone(),
-            port: ep.port,
-            rack: None,
-            ..Default::default()
-        }],
+        controller_id: if request.endpoint_type == 2 {
+            cluster.active_controller_id().unwrap_or(-1)
+        } else {
+            // Admin requests sent to any broker are forwarded (KIP-590).
+            broker.node_id
+        },
+        brokers: brokers
+            .into_iter()
+            .map(|(broker_id, host, port, rack)| DescribeClusterBroker {
+                broker_id,
+                host,
+                port,
+                rack,
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
     }
 }

@@ -32,23 +32,15 @@ pub fn alter_topic_overrides(
     resource_name: &str,
     api: &str,
     validate_only: bool,
-    forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
     next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
 ) -> Result<(), AlterError> {
     let changes = topic_override_changes(broker, resource_type, resource_name, api, next)?;
     if validate_only || changes.is_empty() {
         return Ok(());
     }
-    // In a cluster the changes go to the active controller (the caller sends them).
-    if let Some(forward) = forward {
-        forward.push((resource_name.to_string(), changes));
-        return Ok(());
-    }
-    broker
-        .metadata
-        .alter_topic_configs(resource_name, &changes)
-        .map_err(|e| (ErrorCode::KAFKA_STORAGE_ERROR, e.to_string()))?;
-    broker.refresh_topic_config(resource_name);
+    // The changes go to the active controller (the caller sends them).
+    forward.push((resource_name.to_string(), changes));
     Ok(())
 }
 

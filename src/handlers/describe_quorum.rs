@@ -14,7 +14,7 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_quorum_request::DescribeQuorumRequest;
 use crate::protocol::messages::describe_quorum_response::*;
 
-pub const METADATA_TOPIC: &str = "__cluster_metadata";
+pub use crate::storage::manager::METADATA_TOPIC;
 pub const DESCRIBE_QUORUM_KEY: i16 = 55;
 
 fn error(code: ErrorCode) -> DescribeQuorumResponse {
@@ -92,7 +92,6 @@ pub async fn start(
     request: DescribeQuorumRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    // The single-node default has no quorum to describe.
     let local = broker.cluster.clone();
     super::forwarded(
         &broker,
@@ -102,14 +101,8 @@ pub async fn start(
         // Here the local member is the quorum leader: its view is the leader's.
         move |_, r| {
             let local = local.clone();
-            async move {
-                Ok(match &local {
-                    Some(cluster) => describe(cluster, &r),
-                    None => error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
-                })
-            }
+            async move { Ok(describe(&local, &r)) }
         },
         error,
-        || error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
     )
 }

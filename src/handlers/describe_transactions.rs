@@ -12,7 +12,6 @@ pub async fn start(
     request: DescribeTransactionsRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_transaction_topic();
     let ctx = group_context(&header, peer);
     let response = broker.txns.describe_transactions(&ctx, &request);
     ready(header, Some(response))

@@ -100,6 +100,5 @@ pub async fn start(
         ELECT_LEADERS_KEY,
         move |c, r| on_controller(c, version, r),
         error,
-        || error(ErrorCode::ELECTION_NOT_NEEDED),
     )
 }

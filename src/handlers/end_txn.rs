@@ -12,7 +12,6 @@ pub async fn start(
     request: EndTxnRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_transaction_topic();
     let ctx = group_context(&header, peer);
     let response = broker.txns.end_txn(&ctx, &request);
     ready(header, Some(response))

@@ -5,8 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{ready, Broker, ResponseFuture};
-use crate::cluster::ClusterContext;
+use super::{later, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::find_coordinator_request::FindCoordinatorRequest;
@@ -14,31 +13,6 @@ use crate::protocol::messages::find_coordinator_response::*;
 
 pub const KEY_TYPE_GROUP: i8 = 0;
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
-
-/// The coordinator for one key: (error, node id, host, port).
-fn find(broker: &Broker, key_type: i8, key: &str) -> (ErrorCode, i32, String, i32) {
-    if let Some(cluster) = &broker.cluster {
-        return find_in_cluster(broker, cluster, key_type, key);
-    }
-    let ep = &broker.endpoints[0];
-    match key_type {
-        KEY_TYPE_GROUP => {
-            if broker.ensure_offsets_topic() {
-                (ErrorCode::NONE, broker.node_id, ep.host.clone(), ep.port)
-            } else {
-                (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1)
-            }
-        }
-        KEY_TYPE_TRANSACTION => {
-            if broker.ensure_transaction_topic() {
-                (ErrorCode::NONE, broker.node_id, ep.host.clone(), ep.port)
-            } else {
-                (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1)
-            }
-        }
-        _ => (ErrorCode::INVALID_REQUEST, -1, String::new(), -1),
-    }
-}
 
 pub fn handle(
     broker: &Broker,
@@ -86,39 +60,81 @@ pub fn handle(
     }
 }
 
-/// In a cluster: the leader of the key's partition of the internal topic, from the image;
-/// the topic is created (in the background) on first use, with COORDINATOR_NOT_AVAILABLE
-/// meanwhile, as Kafka answers while it creates it.
-fn find_in_cluster(
-    broker: &Broker,
-    cluster: &Arc<ClusterContext>,
-    key_type: i8,
-    key: &str,
-) -> (ErrorCode, i32, String, i32) {
-    use super::offsets_topic::{internal_topic_configs, OFFSETS_TOPIC, TRANSACTION_TOPIC};
+/// The internal topic of a key type: (name, partitions, replication factor, segment bytes).
+fn internal_topic(broker: &Broker, key_type: i8) -> Option<(&'static str, i32, i16, i32)> {
+    use super::offsets_topic::{OFFSETS_TOPIC, TRANSACTION_TOPIC};
     let c = &broker.config;
-    let (topic, partitions, rf, segment_bytes, partition) = match key_type {
-        KEY_TYPE_GROUP => (
+    match key_type {
+        KEY_TYPE_GROUP => Some((
             OFFSETS_TOPIC,
             c.offsets_topic_num_partitions.max(1),
             c.offsets_topic_replication_factor,
             c.offsets_topic_segment_bytes,
-            broker.groups.partition_for(key),
-        ),
-        KEY_TYPE_TRANSACTION => (
+        )),
+        KEY_TYPE_TRANSACTION => Some((
             TRANSACTION_TOPIC,
             c.transaction_state_log_num_partitions.max(1),
             c.transaction_state_log_replication_factor,
             104_857_600,
-            broker.txns.partition_for(key),
-        ),
-        _ => return (ErrorCode::INVALID_REQUEST, -1, String::new(), -1),
+        )),
+        _ => None,
+    }
+}
+
+/// Asks the controller to create the internal topic of `key_type` unless it exists; true
+/// if it exists already.
+fn create_internal_topic(broker: &Broker, key_type: i8) -> bool {
+    let Some((topic, partitions, rf, segment_bytes)) = internal_topic(broker, key_type) else {
+        return true;
     };
+    if broker.metadata.topic(topic).is_some() {
+        return true;
+    }
+    let configs = super::offsets_topic::internal_topic_configs(segment_bytes)
+        .into_iter()
+        .collect();
+    broker
+        .cluster
+        .create_topic_in_background(topic, partitions, rf, configs);
+    false
+}
+
+/// How long a request that needs a missing internal topic waits for its creation.
+const INTERNAL_TOPIC_WAIT_MS: u64 = 1_000;
+
+/// Creates the internal topic of `key_type` if missing and waits (bounded) until its
+/// partitions are open and their coordinators loaded here: the controller usually takes
+/// milliseconds, which spares the client a COORDINATOR_NOT_AVAILABLE round trip.
+pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
+    if create_internal_topic(broker, key_type) {
+        return;
+    }
+    let Some((topic, ..)) = internal_topic(broker, key_type) else {
+        return;
+    };
+    let deadline =
+        tokio::time::Instant::now() + std::time::Duration::from_millis(INTERNAL_TOPIC_WAIT_MS);
+    while broker.metadata.topic(topic).is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
+/// The coordinator for one key, (error, node id, host, port): the leader of the key's
+/// partition of the internal topic, from the image. The topic is created on first use, with
+/// COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka answers while it creates it.
+fn find(broker: &Broker, key_type: i8, key: &str) -> (ErrorCode, i32, String, i32) {
+    let Some((topic, ..)) = internal_topic(broker, key_type) else {
+        return (ErrorCode::INVALID_REQUEST, -1, String::new(), -1);
+    };
+    let partition = match key_type {
+        KEY_TYPE_GROUP => broker.groups.partition_for(key),
+        _ => broker.txns.partition_for(key),
+    };
+    let cluster = &broker.cluster;
     let unavailable = (ErrorCode::COORDINATOR_NOT_AVAILABLE, -1, String::new(), -1);
     let image = cluster.image();
     let Some(t) = image.topics.get(topic) else {
-        let configs = internal_topic_configs(segment_bytes).into_iter().collect();
-        cluster.create_topic_in_background(topic, partitions, rf, configs);
+        create_internal_topic(broker, key_type);
         return unavailable;
     };
     let Some(leader) = t.partitions.get(&partition).map(|p| p.leader) else {
@@ -140,6 +156,24 @@ pub async fn start(
     request: FindCoordinatorRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&broker, header.api_version, &request);
-    ready(header, Some(response))
+    let key_types: Vec<i8> = if header.api_version < 4 {
+        vec![request.key_type]
+    } else {
+        vec![request.key_type; usize::from(!request.coordinator_keys.is_empty())]
+    };
+    let missing: Vec<i8> = key_types
+        .into_iter()
+        .filter(|k| !create_internal_topic(&broker, *k))
+        .collect();
+    if missing.is_empty() {
+        let response = handle(&broker, header.api_version, &request);
+        return ready(header, Some(response));
+    }
+    let version = header.api_version;
+    later(header, async move {
+        for k in missing {
+            await_internal_topic(&broker, k).await;
+        }
+        Some(handle(&broker, version, &request))
+    })
 }

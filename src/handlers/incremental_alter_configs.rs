@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
-use super::{later, ready, Broker, ResponseFuture};
+use super::{later, Broker, ResponseFuture};
 use crate::cluster::ClusterContext;
 use crate::config::{apply_incremental_op, validate_topic_override, AlterConfigOp};
 use crate::controller::service::{ControllerError, ControllerService};
@@ -26,7 +26,7 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
-    forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
 ) -> Result<(), AlterError> {
     alter_topic_overrides(
         broker,
@@ -75,18 +75,14 @@ fn alter_one(
 pub fn handle(
     broker: &Broker,
     request: &IncrementalAlterConfigsRequest,
-    mut forward: Option<&mut Vec<(String, Vec<(String, Option<String>)>)>>,
+    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
 ) -> IncrementalAlterConfigsResponse {
     let responses = request
         .resources
         .iter()
         .map(|r| {
-            let (error_code, msg) = alter_outcome(alter_one(
-                broker,
-                r,
-                request.validate_only,
-                forward.as_deref_mut(),
-            ));
+            let (error_code, msg) =
+                alter_outcome(alter_one(broker, r, request.validate_only, forward));
             AlterConfigsResourceResponse {
                 error_code,
                 error_message: msg,
@@ -109,18 +105,12 @@ pub async fn start(
     request: IncrementalAlterConfigsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    if let Some(cluster) = broker.cluster.clone() {
-        let mut changes = Vec::new();
-        let response = handle(&broker, &request, Some(&mut changes));
-        return later(header, async move {
-            Some(
-                super::incremental_alter_configs::forward_changes(&cluster, response, changes)
-                    .await,
-            )
-        });
-    }
-    let response = handle(&broker, &request, None);
-    ready(header, Some(response))
+    let cluster = broker.cluster.clone();
+    let mut changes = Vec::new();
+    let response = handle(&broker, &request, &mut changes);
+    later(header, async move {
+        Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
+    })
 }
 
 pub const INCREMENTAL_ALTER_CONFIGS_KEY: i16 = 44;

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::{group_context, later, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;
@@ -20,17 +20,26 @@ pub async fn start(
         .transactional_id
         .as_deref()
         .is_some_and(|t| !t.is_empty());
-    let response = if transactional && !broker.ensure_transaction_topic() {
-        InitProducerIdResponse {
-            error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
+    let header_ctx = header.clone();
+    later(header, async move {
+        if transactional {
+            super::find_coordinator::await_internal_topic(
+                &broker,
+                super::find_coordinator::KEY_TYPE_TRANSACTION,
+            )
+            .await;
         }
-    } else {
-        broker
-            .txns
-            .init_producer_id(&group_context(&header, peer), &request)
-    };
-    ready(header, Some(response))
+        Some(if transactional && !broker.transaction_topic_exists() {
+            InitProducerIdResponse {
+                error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+                producer_id: -1,
+                producer_epoch: -1,
+                ..Default::default()
+            }
+        } else {
+            broker
+                .txns
+                .init_producer_id(&group_context(&header_ctx, peer), &request)
+        })
+    })
 }

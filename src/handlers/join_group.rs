@@ -14,8 +14,14 @@ pub async fn start(
     request: JoinGroupRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_offsets_topic();
     let ctx = group_context(&header, peer);
-    let pending = broker.groups.join_group(&ctx, &request);
-    later(header, async move { Some(pending.await) })
+    later(header, async move {
+        // A client that skipped FindCoordinator still finds `__consumer_offsets` created.
+        super::find_coordinator::await_internal_topic(
+            &broker,
+            super::find_coordinator::KEY_TYPE_GROUP,
+        )
+        .await;
+        Some(broker.groups.join_group(&ctx, &request).await)
+    })
 }

@@ -82,6 +82,5 @@ pub async fn start(
         LIST_PARTITION_REASSIGNMENTS_KEY,
         on_controller,
         error,
-        ListPartitionReassignmentsResponse::default,
     )
 }

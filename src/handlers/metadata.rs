@@ -4,8 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{ready, Broker, ResponseFuture};
-use crate::cluster::ClusterContext;
+use super::{later, ready, Broker, ResponseFuture};
 use crate::controller::TopicMeta;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -14,33 +13,24 @@ use crate::protocol::messages::metadata_request::MetadataRequest;
 use crate::protocol::messages::metadata_response::*;
 
 pub fn brokers(broker: &Broker) -> Vec<MetadataResponseBroker> {
-    if let Some(cluster) = &broker.cluster {
-        return cluster
-            .client_brokers()
-            .into_iter()
-            .map(|(node_id, host, port, rack)| MetadataResponseBroker {
-                node_id,
-                host,
-                port,
-                rack,
-                ..Default::default()
-            })
-            .collect();
-    }
-    let ep = &broker.endpoints[0];
-    vec![MetadataResponseBroker {
-        node_id: broker.node_id,
-        host: ep.host.clone(),
-        port: ep.port,
-        rack: None,
-        ..Default::default()
-    }]
+    broker
+        .cluster
+        .client_brokers()
+        .into_iter()
+        .map(|(node_id, host, port, rack)| MetadataResponseBroker {
+            node_id,
+            host,
+            port,
+            rack,
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// A topic as the controller's image describes it: leaders, replicas, ISR and the replicas
 /// on brokers that are fenced or gone (offline).
-fn cluster_topic_response(cluster: &ClusterContext, meta: &TopicMeta) -> MetadataResponseTopic {
-    let image = cluster.image();
+fn topic_response(broker: &Broker, meta: &TopicMeta) -> MetadataResponseTopic {
+    let image = broker.cluster.image();
     let partitions = image
         .topics
         .get(&meta.name)
@@ -72,39 +62,6 @@ fn cluster_topic_response(cluster: &ClusterContext, meta: &TopicMeta) -> Metadat
                 .collect()
         })
         .unwrap_or_default();
-    MetadataResponseTopic {
-        error_code: 0,
-        name: Some(meta.name.clone()),
-        topic_id: meta.id,
-        is_internal: meta.is_internal,
-        partitions,
-        ..Default::default()
-    }
-}
-
-fn topic_response(broker: &Broker, meta: &TopicMeta) -> MetadataResponseTopic {
-    if let Some(cluster) = &broker.cluster {
-        return cluster_topic_response(cluster, meta);
-    }
-    let partitions = (0..meta.partitions)
-        .map(|p| {
-            let epoch = broker
-                .replicas
-                .get(&meta.name, p)
-                .map(|x| x.leader_epoch())
-                .unwrap_or(0);
-            MetadataResponsePartition {
-                error_code: 0,
-                partition_index: p,
-                leader_id: broker.node_id,
-                leader_epoch: epoch,
-                replica_nodes: vec![broker.node_id],
-                isr_nodes: vec![broker.node_id],
-                offline_replicas: vec![],
-                ..Default::default()
-            }
-        })
-        .collect();
     MetadataResponseTopic {
         error_code: 0,
         name: Some(meta.name.clone()),
@@ -166,26 +123,10 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
                         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                     );
                 }
-                if let Some(cluster) = &broker.cluster {
-                    // As Kafka: ask the controller and answer LEADER_NOT_AVAILABLE, so the
-                    // client asks again once the topic exists.
-                    cluster.auto_create_topic(&name);
-                    return error_topic(Some(name), Uuid::ZERO, ErrorCode::LEADER_NOT_AVAILABLE);
-                }
-                match broker.create_topic(&name, -1, -1, &Default::default(), false) {
-                    // Creation is synchronous here, so the leaders exist already: no need for
-                    // Kafka's LEADER_NOT_AVAILABLE round trip.
-                    Ok(meta) => topic_response(broker, &meta),
-                    Err(e) if e.code == ErrorCode::TOPIC_ALREADY_EXISTS => {
-                        match broker.metadata.topic(&name) {
-                            Some(meta) => topic_response(broker, &meta),
-                            None => {
-                                error_topic(Some(name), Uuid::ZERO, ErrorCode::LEADER_NOT_AVAILABLE)
-                            }
-                        }
-                    }
-                    Err(e) => error_topic(Some(name), Uuid::ZERO, e.code),
-                }
+                // As Kafka: ask the controller and answer LEADER_NOT_AVAILABLE, so the client
+                // asks again once the topic exists ([`start`] gives it a moment first).
+                broker.cluster.auto_create_topic(&name);
+                error_topic(Some(name), Uuid::ZERO, ErrorCode::LEADER_NOT_AVAILABLE)
             })
             .collect(),
     };
@@ -207,6 +148,49 @@ pub async fn start(
     request: MetadataRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&broker, header.api_version, request);
-    ready(header, Some(response))
+    let version = header.api_version;
+    let missing = auto_created(&broker, version, &request);
+    if missing.is_empty() {
+        let response = handle(&broker, version, request);
+        return ready(header, Some(response));
+    }
+    // The controller usually creates a topic within milliseconds: waiting that long spares
+    // the client the LEADER_NOT_AVAILABLE round trip (and its retry backoff).
+    later(header, async move {
+        for name in &missing {
+            broker.cluster.auto_create_topic(name);
+        }
+        let created = broker.cluster.wait_until(|image| {
+            missing.iter().all(|n| {
+                image
+                    .topics
+                    .get(n)
+                    .is_some_and(|t| !t.partitions.is_empty())
+            })
+        });
+        let deadline =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(AUTO_CREATE_WAIT_MS);
+        let _ = tokio::time::timeout_at(deadline, created).await;
+        Some(handle(&broker, version, request))
+    })
+}
+
+/// How long a Metadata request waits for the topics it auto-creates.
+const AUTO_CREATE_WAIT_MS: u64 = 500;
+
+/// The topics this request would auto-create.
+fn auto_created(broker: &Broker, version: i16, request: &MetadataRequest) -> Vec<String> {
+    let allowed = (version < 4 || request.allow_auto_topic_creation)
+        && broker.config.auto_create_topics_enable;
+    if !allowed {
+        return Vec::new();
+    }
+    request
+        .topics
+        .iter()
+        .flatten()
+        .filter_map(|t| t.name.clone())
+        .filter(|n| broker.metadata.topic(n).is_none())
+        .filter(|n| super::context::validate_topic_name(n).is_ok())
+        .collect()
 }

@@ -212,7 +212,7 @@ where
     F: FnOnce(Arc<crate::controller::service::ControllerService>, Req) -> Fut + Send + 'static,
     Fut: Future<Output = Result<Resp, crate::controller::service::ControllerError>> + Send,
 {
-    let controller = broker.cluster.as_ref().and_then(|c| c.local_controller());
+    let controller = broker.cluster.local_controller();
     later(header, async move {
         Some(match controller {
             Some(c) => on_controller(c, request)
@@ -224,8 +224,7 @@ where
 }
 
 /// Starts an admin request the active controller answers (KIP-590 forwarding): run here if
-/// this node is the active controller, sent to it otherwise. On a single node (no cluster)
-/// `single_node` answers.
+/// this node is the active controller, sent to it otherwise.
 pub fn forwarded<Req, Resp, F, Fut>(
     broker: &Broker,
     header: RequestHeader,
@@ -233,7 +232,6 @@ pub fn forwarded<Req, Resp, F, Fut>(
     api_key: i16,
     on_controller: F,
     error: fn(crate::error::ErrorCode) -> Resp,
-    single_node: impl FnOnce() -> Resp,
 ) -> ResponseFuture
 where
     Req: Encode + Clone + Send + Sync + 'static,
@@ -241,9 +239,7 @@ where
     F: Fn(Arc<crate::controller::service::ControllerService>, Req) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Resp, crate::controller::service::ControllerError>> + Send,
 {
-    let Some(cluster) = broker.cluster.clone() else {
-        return ready(header, Some(single_node()));
-    };
+    let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {
         Some(
@@ -297,9 +293,7 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
 /// A controller quorum peer's Raft message (Strata-private key, never advertised): handed to
 /// the local quorum member, answered with the correlation id and its reply.
 fn raft_rpc(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
-    let Some(cluster) = broker.cluster.clone() else {
-        return Outcome::Close("raft message to a broker that is not in a cluster".into());
-    };
+    let cluster = broker.cluster.clone();
     let header = match RequestHeader::decode(&mut frame, 1) {
         Ok(h) => h,
         Err(e) => return Outcome::Close(format!("bad header: {e}")),

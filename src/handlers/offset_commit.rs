@@ -1,11 +1,11 @@
 //! OffsetCommit (key 8), versions 2-9: the group coordinator validates and appends the
-//! offsets; in a cluster the answer waits until they are replicated to the ISR of the
+//! offsets; the answer waits until they are replicated to the ISR of the
 //! group's `__consumer_offsets` partition, so a committed offset survives a failover.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::offsets_topic::OFFSETS_TOPIC;
-use super::{group_context, later, ready, Broker, ResponseFuture};
+use super::{group_context, later, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
@@ -18,9 +18,6 @@ pub async fn start(
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
     let mut response = broker.groups.offset_commit(&ctx, &request);
-    if broker.cluster.is_none() {
-        return ready(header, Some(response));
-    }
     later(header, async move {
         let partition = broker.groups.partition_for(&request.group_id);
         if !broker.wait_replicated(OFFSETS_TOPIC, partition).await {

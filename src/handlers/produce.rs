@@ -45,9 +45,7 @@ fn partition_error(
 /// KIP-951: a NOT_LEADER_OR_FOLLOWER answer (v10+) names the current leader and its
 /// endpoint, so the client can go there without a Metadata round trip.
 fn add_leader_hints(broker: &Broker, version: i16, response: &mut ProduceResponse) {
-    let Some(cluster) = &broker.cluster else {
-        return;
-    };
+    let cluster = &broker.cluster;
     if version < 10 {
         return;
     }

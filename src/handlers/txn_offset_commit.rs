@@ -13,7 +13,6 @@ pub async fn start(
     request: TxnOffsetCommitRequest,
     peer: SocketAddr,
 ) -> ResponseFuture {
-    broker.ensure_offsets_topic();
     let ctx = group_context(&header, peer);
     let response = broker.groups.txn_offset_commit(&ctx, &request);
     ready(header, Some(response))

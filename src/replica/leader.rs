@@ -263,6 +263,14 @@ impl Partition {
 
     /// The controller refused `request`: forget it, so that a later fetch or shrink check can
     /// propose again from the state the controller will publish.
+    /// The ISR change in flight to the controller, sent or not (tests, diagnostics).
+    pub fn pending_alter_partition(&self) -> Option<AlterPartition> {
+        self.state
+            .lock()
+            .leader_state_mut()
+            .and_then(|l| l.pending.clone())
+    }
+
     pub fn on_alter_partition_error(&self, request: &AlterPartition, error: AlterPartitionError) {
         let mut st = self.state.lock();
         if let Some(l) = st.leader_state_mut() {

@@ -12,19 +12,30 @@ use crate::handlers::Broker;
 
 /// Serves the given bound listeners until `shutdown` fires, then waits for open connections to
 /// finish the requests they already read.
-pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: CancellationToken) {
+/// Serves `listeners`; those marked unlimited (the controller listeners) take no
+/// `max.connections` slot, so a busy broker can still reach its controller (Kafka likewise
+/// exempts the listeners its brokers and controllers talk on).
+pub async fn serve(
+    broker: Arc<Broker>,
+    listeners: Vec<(TcpListener, bool)>,
+    shutdown: CancellationToken,
+) {
     let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
     let tracker = TaskTracker::new();
-    for listener in listeners {
+    for (listener, unlimited) in listeners {
         let broker = broker.clone();
         let permits = permits.clone();
         let shutdown = shutdown.clone();
         let tracker2 = tracker.clone();
         tracker.spawn(async move {
             loop {
-                let permit = tokio::select! {
-                    _ = shutdown.cancelled() => break,
-                    p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+                let permit = if unlimited {
+                    None
+                } else {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        p = permits.clone().acquire_owned() => match p { Ok(p) => Some(p), Err(_) => break },
+                    }
                 };
                 let accepted = tokio::select! {
                     _ = shutdown.cancelled() => break,

@@ -22,7 +22,7 @@ use crate::handlers::context::{
     group_config, partition_config_from, txn_config, AdvertisedEndpoint,
 };
 use crate::handlers::offsets_topic::{
-    InternalTopicLog, LocalMarkerWriter, MetadataProducerIds, OFFSETS_TOPIC, TRANSACTION_TOPIC,
+    InternalTopicLog, LocalMarkerWriter, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
 use crate::handlers::{Broker, Limits};
 use crate::replica::fetcher::FetcherConfig;
@@ -128,10 +128,14 @@ impl RunningBroker {
 
 /// Opens storage and metadata and binds the listeners; the broker serves once this returns.
 pub async fn start(
-    config: BrokerConfig,
+    mut config: BrokerConfig,
     clock: SharedClock,
 ) -> Result<RunningBroker, StartupError> {
     let started = std::time::Instant::now();
+    let embedded = crate::cluster::embedded::is_embedded(&config);
+    if embedded {
+        crate::cluster::embedded::prepare(&mut config).map_err(StartupError::Config)?;
+    }
     let log_dirs: Vec<PathBuf> = config.log_dirs.clone();
     let default_tc = crate::config::TopicConfig::resolve(&Default::default(), &config)
         .map_err(|e| StartupError::Config(e.to_string()))?;
@@ -144,12 +148,8 @@ pub async fn start(
     )
     .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
     let logs = Arc::new(logs);
-    let cluster_mode = crate::cluster::is_cluster(&config);
-    let metadata = if cluster_mode {
-        MetadataStore::mirror()
-    } else {
-        MetadataStore::open(&log_dirs[0]).map_err(|e| StartupError::Metadata(e.to_string()))?
-    };
+    // The topics the handlers read, kept equal to the quorum's image by the publisher.
+    let metadata = MetadataStore::mirror();
 
     let mut listeners = Vec::new();
     let mut local_addrs = Vec::new();
@@ -166,6 +166,10 @@ pub async fn start(
             error,
         })?);
         listeners.push(listener);
+    }
+    if embedded {
+        crate::cluster::embedded::set_lone_voter(&mut config, &local_addrs)
+            .map_err(StartupError::Config)?;
     }
     // Advertise what was configured, or what we bound (port 0 resolves to the real port).
     let advertised = if config.advertised_listeners.is_empty() {
@@ -204,29 +208,12 @@ pub async fn start(
         },
     ));
     let metadata = Arc::new(metadata);
-    let cluster_ids = if cluster_mode {
-        Some(crate::cluster::producer_ids::ControllerProducerIds::new(
-            config.node_id,
-            replicas.clone(),
-        ))
-    } else {
-        None
-    };
-    let producer_ids: Arc<dyn crate::coordinator::txn::ProducerIdAllocator> = match &cluster_ids {
-        Some(ids) => ids.clone(),
-        None => Arc::new(MetadataProducerIds(metadata.clone())),
-    };
-    let cluster = if cluster_mode {
-        let c = crate::cluster::startup::start_cluster(&config, &endpoints, clock.clone())
-            .await
-            .map_err(StartupError::Metadata)?;
-        if let Some(ids) = &cluster_ids {
-            ids.attach(c.clone());
-        }
-        Some(c)
-    } else {
-        None
-    };
+    let producer_ids =
+        crate::cluster::producer_ids::ControllerProducerIds::new(config.node_id, replicas.clone());
+    let cluster = crate::cluster::startup::start_cluster(&config, &endpoints, clock.clone(), &logs)
+        .await
+        .map_err(StartupError::Metadata)?;
+    producer_ids.attach(cluster.clone());
     let groups = Arc::new(GroupCoordinator::new(
         group_config(&config),
         clock.clone(),
@@ -241,15 +228,9 @@ pub async fn start(
         groups: groups.clone(),
         clock: clock.clone(),
     };
-    let cluster_markers = cluster_mode.then(|| {
-        Arc::new(crate::cluster::markers::ClusterMarkerWriter::new(
-            local_markers.clone(),
-        ))
-    });
-    let marker_writer: Arc<dyn crate::coordinator::txn::TxnMarkerWriter> = match &cluster_markers {
-        Some(w) => w.clone(),
-        None => Arc::new(local_markers),
-    };
+    let markers = Arc::new(crate::cluster::markers::ClusterMarkerWriter::new(
+        local_markers,
+    ));
     let txns = TransactionCoordinator::new(
         txn_config(&config),
         clock.clone(),
@@ -258,15 +239,16 @@ pub async fn start(
             replicas: replicas.clone(),
             clock: clock.clone(),
         }),
-        producer_ids,
-        marker_writer,
+        producer_ids.clone(),
+        markers.clone(),
     );
     let broker = Arc::new(Broker {
         node_id: config.node_id,
-        cluster_id: if cluster_mode {
-            crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
-        } else {
+        // A lone voter keeps the id its log dirs were formatted with; voters derive theirs.
+        cluster_id: if embedded {
             logs.cluster_id()
+        } else {
+            crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
         },
         limits: Limits {
             max_connections: config.max_connections.max(1) as usize,
@@ -277,8 +259,6 @@ pub async fn start(
         replicas: replicas.clone(),
         groups,
         txns,
-        offsets_topic_lock: parking_lot::Mutex::new(false),
-        txn_topic_lock: parking_lot::Mutex::new(false),
         metadata,
         endpoints,
         clock,
@@ -286,11 +266,11 @@ pub async fn start(
         cluster: cluster.clone(),
     });
 
-    if let (Some(c), Some(w)) = (&cluster, &cluster_markers) {
+    {
         // A confirmed remote marker lets the coordinator complete its transaction at once.
         let weak = Arc::downgrade(&broker);
-        w.attach(
-            c.clone(),
+        markers.attach(
+            cluster.clone(),
             Arc::new(move || {
                 if let Some(b) = weak.upgrade() {
                     b.txns.tick();
@@ -299,61 +279,46 @@ pub async fn start(
         );
     }
 
-    // Open every known partition; remove data of topics the metadata log no longer has.
-    // In a cluster the metadata publisher does this from the replicated image.
-    let known: std::collections::HashSet<(String, i32)> = broker
-        .metadata
-        .topics()
-        .iter()
-        .flat_map(|t| (0..t.partitions).map(move |p| (t.name.clone(), p)))
-        .collect();
-    for log in logs.all() {
-        if cluster_mode {
-            break;
-        }
-        let tp = log.topic_partition();
-        if !known.contains(&tp) {
-            tracing::info!(topic = %tp.0, partition = tp.1, "removing data of a deleted topic");
-            let _ = logs.delete_partition(&tp.0, tp.1);
-        }
-    }
-    for t in broker.metadata.topics() {
-        broker
-            .open_partitions(&t)
-            .map_err(|e| StartupError::Storage(e.message))?;
-    }
-
-    // Groups are served from the log: replay `__consumer_offsets` before accepting clients.
-    // In a cluster each coordinator partition is loaded where it is led (the publisher).
-    if !cluster_mode && broker.metadata.topic(OFFSETS_TOPIC).is_some() {
-        broker.ensure_offsets_topic();
-    }
-    if !cluster_mode && broker.metadata.topic(TRANSACTION_TOPIC).is_some() {
-        broker.ensure_transaction_topic();
-    }
-
     let shutdown = CancellationToken::new();
     let background = tokio::spawn(background_tasks(broker.clone(), shutdown.clone()));
     let cleaner = tokio::spawn(crate::server::log_cleaner::run(
         broker.clone(),
         shutdown.clone(),
     ));
-    // A cluster member keeps serving through its controlled shutdown, so that its
-    // leaderships move (and its quorum peers hear it) before the listeners close.
-    let serving = match &cluster {
-        Some(_) => CancellationToken::new(),
-        None => shutdown.clone(),
-    };
-    let cluster_tasks = match &cluster {
-        Some(c) => crate::cluster::startup::spawn_tasks(
-            broker.clone(),
-            c.clone(),
-            shutdown.clone(),
-            serving.clone(),
-        ),
-        None => tokio::spawn(async {}),
-    };
+    // A member keeps serving through its controlled shutdown, so that its leaderships move
+    // (and its quorum peers hear it) before the listeners close.
+    let serving = CancellationToken::new();
+    let cluster_tasks = crate::cluster::startup::spawn_tasks(
+        broker.clone(),
+        cluster.clone(),
+        shutdown.clone(),
+        serving.clone(),
+    );
+    let listeners = listeners
+        .into_iter()
+        .zip(&broker.config.listeners)
+        .map(|(l, c)| {
+            let unlimited = broker
+                .config
+                .controller_listener_names
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(&c.name));
+            (l, unlimited)
+        })
+        .collect();
     let server = tokio::spawn(crate::server::serve(broker.clone(), listeners, serving));
+    // A lone voter has everything it needs locally: it returns once it is unfenced with its
+    // partitions open, as a single Kafka node starts serving after its first unfence.
+    // Cluster members return at once: their quorum may still be forming.
+    if embedded {
+        if let Err(e) = wait_ready(&cluster).await {
+            shutdown.cancel();
+            return Err(e);
+        }
+        if !producer_ids.wait_for_block(EMBEDDED_READY_MAX_MS).await {
+            tracing::warn!("no producer-id block from the controller yet");
+        }
+    }
     tracing::info!(
         node_id = broker.node_id,
         cluster_id = %broker.cluster_id,
@@ -372,6 +337,26 @@ pub async fn start(
         fetchers: None,
         cluster_tasks,
     })
+}
+
+/// How long a lone voter may take to register, be unfenced and open its partitions.
+const EMBEDDED_READY_MAX_MS: u64 = 30_000;
+
+async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), StartupError> {
+    let mut ready = cluster.ready.subscribe();
+    let became_ready = tokio::time::timeout(
+        Duration::from_millis(EMBEDDED_READY_MAX_MS),
+        ready.wait_for(|r| *r),
+    )
+    .await
+    .is_ok_and(|r| r.is_ok());
+    if became_ready {
+        Ok(())
+    } else {
+        Err(StartupError::Metadata(
+            "the broker was not registered and unfenced by its own controller in time".into(),
+        ))
+    }
 }
 
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush

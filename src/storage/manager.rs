@@ -22,6 +22,9 @@ use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{parse_topic_partition, PartitionLog};
 
+/// The controller quorum keeps its log in `<log.dir>/__cluster_metadata-0`, as KRaft does.
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
+
 #[derive(Debug)]
 pub struct LogManager {
     log_dirs: Vec<PathBuf>,
@@ -96,10 +99,14 @@ impl LogManager {
                 if !path.is_dir() {
                     continue;
                 }
-                // Directories that are not <topic>-<partition> (or are being deleted) are skipped.
+                // Directories that are not <topic>-<partition> (or are being deleted) are skipped,
+                // and so is the controller quorum's metadata log, which is not a partition log.
                 let Ok(tp) = parse_topic_partition(&path) else {
                     continue;
                 };
+                if tp.0 == METADATA_TOPIC {
+                    continue;
+                }
                 let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
                 let log_start = log_starts.get(&tp).copied().unwrap_or(0);
                 let log = PartitionLog::open_with_log_start_offset(

@@ -120,6 +120,13 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 Err(RaftError::Fatal(f)) => return Err(fatal_to_error(&f)),
             }
         }
+        // A lone voter needs no one's vote: it stands for election at once rather than
+        // after an election timeout, so a restarted single node serves in milliseconds.
+        if initialized && config.voters.len() == 1 {
+            if let Err(e) = raft.trigger().elect().await {
+                tracing::warn!(error = %e, "a lone voter could not stand for election at start");
+            }
+        }
         let metrics = raft.metrics();
         Ok(RaftQuorum {
             inner: Arc::new(Inner {
