@@ -48,6 +48,10 @@ pub struct Checker {
     seen: HashMap<LogKey, BTreeMap<i64, AckedBatch>>,
     /// Partitions whose acknowledged batches are all checked at the next step.
     in_full: BTreeSet<i32>,
+    /// Per broker, the (incarnation, metadata offset, published offset) whose image and
+    /// hosted replicas were last checked: neither changes until the broker reads or
+    /// publishes more.
+    metadata_checked: HashMap<BrokerId, (u32, i64, i64)>,
 }
 
 /// The batch containing `offset` in `log`, if any.
@@ -143,7 +147,7 @@ impl Checker {
         self.steps += 1;
         let full = self.steps % 64 == 0;
         check_metadata(sim, full)?;
-        check_removed_replicas_stopped(sim)?;
+        self.check_brokers_metadata(sim, full)?;
         self.check_leaders(sim)?;
         if full {
             // Forget the logs that are gone.
@@ -180,7 +184,7 @@ impl Checker {
             return Err(v);
         }
         check_metadata(sim, true)?;
-        check_removed_replicas_stopped(sim)?;
+        self.check_brokers_metadata(sim, true)?;
         let partitions: Vec<i32> = self.acked.keys().copied().collect();
         for partition in partitions {
             let all: Vec<AckedBatch> = self.acked[&partition].values().copied().collect();
@@ -192,6 +196,35 @@ impl Checker {
     /// The number of batches that must survive (to see that runs do something).
     pub fn acked_count(&self) -> usize {
         self.acked.values().map(|b| b.len()).sum()
+    }
+
+    /// Each broker's copy of the metadata, and the replicas it runs, where they changed since
+    /// the last check (all of them with `full`).
+    fn check_brokers_metadata(&mut self, sim: &Sim, full: bool) -> Result<(), String> {
+        for b in &sim.brokers {
+            let state = (
+                b.incarnation,
+                b.metadata.offset,
+                b.metadata.published_offset,
+            );
+            if !full && self.metadata_checked.get(&b.id) == Some(&state) {
+                continue;
+            }
+            if b.metadata.offset == sim.controller.last_offset()
+                && b.metadata.image != sim.controller.image
+            {
+                return Err(format!(
+                    "broker {} read the whole metadata log into another image",
+                    b.id
+                ));
+            }
+            check_removed_replicas_stopped(b)?;
+            // Checked against the controller only once read to the end: come back later.
+            if b.metadata.offset == sim.controller.last_offset() {
+                self.metadata_checked.insert(b.id, state);
+            }
+        }
+        Ok(())
     }
 
     fn check_leaders(&mut self, sim: &Sim) -> Result<(), String> {
@@ -343,21 +376,14 @@ fn missing(
 }
 
 /// The controller's image is what its committed log replays to (in full every 64 steps;
-/// every step through each broker that has read the whole log), and in it every partition is
+/// through each broker that has read the whole log, see `check_brokers_metadata`), and in it
+/// every partition is
 /// led, if at all, by an unfenced broker in its ISR, with an ISR and a reassignment's adding
 /// and removing replicas within its replicas.
 fn check_metadata(sim: &Sim, full: bool) -> Result<(), String> {
     let image = &sim.controller.image;
     if full && MetadataImage::from_records(&sim.controller.log) != *image {
         return Err("the controller's image differs from its log replayed".into());
-    }
-    for b in &sim.brokers {
-        if b.metadata.offset == sim.controller.last_offset() && b.metadata.image != *image {
-            return Err(format!(
-                "broker {} read the whole metadata log into another image",
-                b.id
-            ));
-        }
     }
     for t in image.topics.values() {
         for (index, p) in &t.partitions {
@@ -401,24 +427,24 @@ fn check_metadata(sim: &Sim, full: bool) -> Result<(), String> {
 
 /// A broker process that has published the metadata it read hosts no replica that metadata
 /// does not assign to it: a replica reassigned away is stopped (and its log deleted).
-fn check_removed_replicas_stopped(sim: &Sim) -> Result<(), String> {
-    for b in &sim.brokers {
-        let Some(node) = &b.node else { continue };
-        if b.metadata.published_offset != b.metadata.offset {
-            continue;
-        }
-        for p in node.replicas.all() {
-            let assigned = b
-                .metadata
-                .image
-                .partition(&p.topic, p.index)
-                .is_some_and(|r| r.replicas.contains(&b.id.0));
-            if !assigned {
-                return Err(format!(
-                    "p{}: broker {} still runs a replica it read was reassigned away",
-                    p.index, b.id
-                ));
-            }
+fn check_removed_replicas_stopped(b: &SimBroker) -> Result<(), String> {
+    let Some(node) = &b.node else {
+        return Ok(());
+    };
+    if b.metadata.published_offset != b.metadata.offset {
+        return Ok(());
+    }
+    for p in node.replicas.all() {
+        let assigned = b
+            .metadata
+            .image
+            .partition(&p.topic, p.index)
+            .is_some_and(|r| r.replicas.contains(&b.id.0));
+        if !assigned {
+            return Err(format!(
+                "p{}: broker {} still runs a replica it read was reassigned away",
+                p.index, b.id
+            ));
         }
     }
     Ok(())
