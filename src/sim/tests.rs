@@ -144,6 +144,23 @@ fn without_faults_everything_produced_is_acknowledged_and_replicated() {
     assert_eq!(stats.acks_failed, 0, "{stats:?}");
 }
 
+/// A seed replays exactly: the same trace, line for line (what makes a failing seed a
+/// regression test).
+#[test]
+fn a_seed_replays_exactly() {
+    let run = || {
+        let mut sim = Sim::new(11, SimConfig::default());
+        let result = sim.run();
+        (result, sim.trace)
+    };
+    let (first, second) = (run(), run());
+    assert_eq!(first.0, second.0);
+    assert!(
+        first.1 == second.1,
+        "seed 11 ran differently the second time"
+    );
+}
+
 /// Seed 197 once failed: a late answer to a fetch that had timed out was applied as the
 /// answer to its retry's successor and truncated, on broker 2, records the leader had already
 /// counted, so broker 2 joined the ISR below the high watermark. Responses are now matched by
