@@ -12,91 +12,25 @@
 //! power losses, which lose everything past each log's recovery point (the last fsync) and are
 //! only injected while every partition the broker is in the ISR of has another live ISR member
 //! — Kafka, which does not fsync by default, loses acknowledged data when the whole ISR loses
-//! power (KIP-966 territory); and restarts.
+//! power (KIP-966 territory); and restarts. The controller-side operations (controlled
+//! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
+use super::clients::PendingAck;
 use super::controller::{BrokerMetadata, SimController};
-use super::invariants::{AckedBatch, Checker};
+use super::invariants::Checker;
 use super::network::{Envelope, Network, Payload};
 use super::rng::SimRng;
-use crate::protocol::records::batch::parse_header;
-use crate::protocol::records::RecordBatchBuilder;
 use crate::replica::fetcher::FetcherConfig;
 use crate::replica::manager::ReplicationConfig;
 use crate::replica::{BrokerEpoch, BrokerId, PartitionConfig, ReplicaManager};
 use crate::storage::{LogConfig, LogManager};
 
-/// The shape of a run.
-#[derive(Debug, Clone)]
-pub struct SimConfig {
-    pub brokers: i32,
-    pub partitions: i32,
-    pub replication_factor: usize,
-    pub min_insync_replicas: i32,
-    pub steps: usize,
-    pub replica_lag_time_max_ms: i64,
-    /// Probability per step of a fault (crash, power loss, link cut, heal).
-    pub fault_probability: f64,
-    pub drop_probability: f64,
-    /// The controller fences a broker it has not heard from for this long.
-    pub broker_session_timeout_ms: i64,
-    pub broker_heartbeat_interval_ms: i64,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            brokers: 3,
-            partitions: 2,
-            replication_factor: 3,
-            min_insync_replicas: 2,
-            steps: 400,
-            replica_lag_time_max_ms: 1_000,
-            fault_probability: 0.02,
-            drop_probability: 0.02,
-            broker_session_timeout_ms: 500,
-            broker_heartbeat_interval_ms: 50,
-        }
-    }
-}
+pub use super::config::{SimConfig, SimStats};
 
 pub const TOPIC: &str = "sim";
-
-/// What happened in a run, to see that the faults and code paths are exercised.
-#[derive(Debug, Clone, Default)]
-pub struct SimStats {
-    pub crashes: usize,
-    pub power_losses: usize,
-    pub isolations: usize,
-    pub truncations: usize,
-    pub isr_changes_accepted: usize,
-    pub isr_changes_refused: usize,
-    pub acks: usize,
-    pub acks_failed: usize,
-    /// Brokers the controller fenced for an expired session.
-    pub fences: usize,
-    /// Registrations refused while the previous incarnation's session lasted.
-    pub registrations_refused: usize,
-}
-
-impl SimStats {
-    pub fn add(&mut self, o: &SimStats) {
-        self.crashes += o.crashes;
-        self.power_losses += o.power_losses;
-        self.isolations += o.isolations;
-        self.truncations += o.truncations;
-        self.isr_changes_accepted += o.isr_changes_accepted;
-        self.isr_changes_refused += o.isr_changes_refused;
-        self.acks += o.acks;
-        self.acks_failed += o.acks_failed;
-        self.fences += o.fences;
-        self.registrations_refused += o.registrations_refused;
-    }
-}
 
 /// A running broker process.
 pub struct Node {
@@ -118,33 +52,49 @@ pub struct SimBroker {
     pub metadata: BrokerMetadata,
     /// When the current process next registers (until registered) or heartbeats.
     pub next_heartbeat_ms: i64,
+    /// A controlled shutdown in progress: until when the broker waits for the controller to
+    /// let it go before it stops anyway (Kafka's broker gives up after a timeout too).
+    pub shutdown_deadline_ms: Option<i64>,
+    /// Changes whenever this broker's logs may have lost or rewritten records (a new process,
+    /// a truncation, a replica deleted): the checker's memo of batches already found on them
+    /// holds only within one generation.
+    pub log_generation: u64,
 }
 
-/// An acks=all produce waiting for the high watermark.
-struct PendingAck {
-    partition: i32,
-    broker: BrokerId,
-    leader_epoch: i32,
-    batch: AckedBatch,
-    deadline_ms: i64,
+/// How a broker process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    /// The process dies; the OS keeps what was written.
+    Crash,
+    /// Everything past each log's last fsync is lost too.
+    PowerLoss,
+    /// The controller let it go: it flushes and stops.
+    Controlled,
+    /// It asked to shut down but was not let go in time, and stops anyway.
+    ShutdownTimeout,
 }
 
 pub struct Sim {
     pub config: SimConfig,
     pub rng: SimRng,
+    /// The controller-side operations' own random stream (see `SimConfig::admin_probability`).
+    pub(super) ops_rng: SimRng,
+    /// While a new active controller is being elected nothing reaches the controller.
+    pub(super) controller_down_until_ms: i64,
+    next_log_generation: u64,
     pub now_ms: i64,
     pub net: Network,
     pub controller: SimController,
     pub brokers: Vec<SimBroker>,
     pub checker: Checker,
     /// Live brokers the controller cannot hear from, until when.
-    isolated_until: BTreeMap<BrokerId, i64>,
+    pub(super) isolated_until: BTreeMap<BrokerId, i64>,
     /// Controller inbox: AlterPartition requests and when they arrive.
-    alter_inbox: Vec<(i64, BrokerId, crate::replica::AlterPartition)>,
-    pending: Vec<PendingAck>,
+    pub(super) alter_inbox: Vec<(i64, BrokerId, crate::replica::AlterPartition)>,
+    pub(super) pending: Vec<PendingAck>,
     /// Next offset the consumer reads, per partition.
-    consumer_position: BTreeMap<i32, i64>,
-    next_value: u64,
+    pub(super) consumer_position: BTreeMap<i32, i64>,
+    pub(super) next_value: u64,
     pub trace: Vec<String>,
     pub stats: SimStats,
     _dir: tempfile::TempDir,
@@ -183,6 +133,8 @@ impl Sim {
                 epoch: None,
                 metadata: BrokerMetadata::new(),
                 next_heartbeat_ms: 0,
+                shutdown_deadline_ms: None,
+                log_generation: 0,
             })
             .collect();
         let net = Network::new(config.drop_probability, 1, 20);
@@ -190,6 +142,9 @@ impl Sim {
         let mut sim = Sim {
             config,
             rng,
+            ops_rng: SimRng::new(seed.rotate_left(32) ^ 0x5EED_0F_AD_0001),
+            controller_down_until_ms: 0,
+            next_log_generation: 0,
             now_ms,
             net,
             controller,
@@ -264,50 +219,75 @@ impl Sim {
                 },
             },
         );
+        let generation = self.new_log_generation();
         let b = &mut self.brokers[i];
         b.node = Some(Node { logs, replicas });
         b.incarnation += 1;
         b.epoch = None;
+        b.shutdown_deadline_ms = None;
+        b.log_generation = generation;
         // A new process reads the metadata log from its start.
         b.metadata = BrokerMetadata::new();
         b.next_heartbeat_ms = self.now_ms;
         let incarnation = b.incarnation;
-        self.trace(format!("start broker {id} incarnation {incarnation}"));
+        trace!(self, "start broker {id} incarnation {incarnation}");
         self.heartbeat(i);
     }
 
+    pub(super) fn new_log_generation(&mut self) -> u64 {
+        self.next_log_generation += 1;
+        self.next_log_generation
+    }
+
+    /// Whether the controller can be reached (no failover in progress).
+    pub(super) fn controller_available(&self) -> bool {
+        self.now_ms >= self.controller_down_until_ms
+    }
+
     /// Broker `i` registers (until the controller accepts its incarnation) or heartbeats with
-    /// the offset of the metadata it has read.
+    /// the offset of the metadata it has read, asking to shut down once it wants to; it stops
+    /// when the controller lets it.
     fn heartbeat(&mut self, i: usize) {
         let now = self.now_ms;
         let b = &mut self.brokers[i];
-        let Some(node) = &b.node else { return };
+        if b.node.is_none() {
+            return;
+        }
         b.next_heartbeat_ms = now + self.config.broker_heartbeat_interval_ms;
-        let (id, offset) = (b.id, b.metadata.offset);
-        let line = match b.epoch {
-            None => match self.controller.register(id, b.incarnation, now) {
+        if now < self.controller_down_until_ms {
+            // No active controller yet: the request times out and the next one follows.
+            return;
+        }
+        let (id, offset, incarnation, epoch) = (b.id, b.metadata.offset, b.incarnation, b.epoch);
+        let want_shutdown = b.shutdown_deadline_ms.is_some();
+        match epoch {
+            None => match self.controller.register(id, incarnation, now) {
                 Ok(epoch) => {
-                    node.replicas.set_broker_epoch(epoch);
-                    b.epoch = Some(epoch);
-                    Some(format!("broker {id} registered, epoch {epoch}"))
+                    if let Some(node) = &self.brokers[i].node {
+                        node.replicas.set_broker_epoch(epoch);
+                    }
+                    self.brokers[i].epoch = Some(epoch);
+                    trace!(self, "broker {id} registered, epoch {epoch}");
                 }
                 Err(e) => {
                     self.stats.registrations_refused += 1;
-                    Some(format!("broker {id} registration refused: {e:?}"))
+                    trace!(self, "broker {id} registration refused: {e:?}");
                 }
             },
             Some(epoch) => {
-                let reply = self.controller.heartbeat(id, epoch, offset, now);
-                (reply.error != crate::error::ErrorCode::NONE)
-                    .then(|| format!("broker {id} heartbeat refused: {:?}", reply.error))
+                let reply = self
+                    .controller
+                    .heartbeat(id, epoch, offset, want_shutdown, now);
+                if reply.error != crate::error::ErrorCode::NONE {
+                    trace!(self, "broker {id} heartbeat refused: {:?}", reply.error);
+                } else if want_shutdown && reply.should_shutdown {
+                    self.stop(i, StopKind::Controlled);
+                }
             }
-        };
-        if let Some(line) = line {
-            self.trace(line);
         }
     }
 
-    fn trace(&mut self, line: String) {
+    pub(super) fn push_trace(&mut self, line: String) {
         self.trace.push(format!("{:>8} {line}", self.now_ms));
     }
 
@@ -325,25 +305,38 @@ impl Sim {
         };
         b.metadata.catch_up(&self.controller.log);
         let id = b.id;
-        let applied = b
-            .metadata
-            .publish(id, b.epoch, &node.replicas, &config, now)?;
-        for line in applied {
-            self.trace(format!("broker {id} applies {line}"));
+        let published =
+            b.metadata
+                .publish(id, b.epoch, &node.replicas, &config, now, self.config.trace)?;
+        if published.removed > 0 {
+            self.stats.replicas_removed += published.removed;
+            self.brokers[i].log_generation = self.new_log_generation();
+        }
+        for line in published.lines {
+            trace!(self, "broker {id} applies {line}");
         }
         Ok(())
     }
 
-    fn crash(&mut self, i: usize, power_loss: bool) {
+    /// Ends broker `i`'s process; it comes back after a while as a new incarnation.
+    pub(super) fn stop(&mut self, i: usize, kind: StopKind) {
         let id = self.brokers[i].id;
         let Some(node) = self.brokers[i].node.take() else {
             return;
         };
-        if power_loss {
-            // Everything past the last fsync is gone.
-            for log in node.logs.all() {
-                log.truncate_to(log.recovery_point()).expect("power loss");
+        match kind {
+            StopKind::PowerLoss => {
+                // Everything past the last fsync is gone.
+                for log in node.logs.all() {
+                    log.truncate_to(log.recovery_point()).expect("power loss");
+                }
             }
+            StopKind::Controlled => {
+                for log in node.logs.all() {
+                    log.flush().expect("flush at shutdown");
+                }
+            }
+            StopKind::Crash | StopKind::ShutdownTimeout => {}
         }
         drop(node);
         self.isolated_until.remove(&id);
@@ -352,18 +345,39 @@ impl Sim {
         self.alter_inbox.retain(|(_, b, _)| *b != id);
         // No more heartbeats: the controller fences it when its session expires.
         self.brokers[i].epoch = None;
-        self.brokers[i].restart_at_ms = self.now_ms
-            + if self.rng.chance(0.3) {
-                self.rng.range(20, 200)
-            } else {
-                self.rng.range(200, 5_000)
-            };
-        self.stats.crashes += 1;
-        self.stats.power_losses += power_loss as usize;
-        self.trace(format!(
-            "crash broker {id}{}",
-            if power_loss { " (power loss)" } else { "" }
-        ));
+        self.brokers[i].shutdown_deadline_ms = None;
+        let down_ms = match kind {
+            StopKind::Crash | StopKind::PowerLoss => {
+                if self.rng.chance(0.3) {
+                    self.rng.range(20, 200)
+                } else {
+                    self.rng.range(200, 5_000)
+                }
+            }
+            StopKind::Controlled | StopKind::ShutdownTimeout => self.ops_rng.range(50, 3_000),
+        };
+        self.brokers[i].restart_at_ms = self.now_ms + down_ms;
+        match kind {
+            StopKind::Crash => self.stats.crashes += 1,
+            StopKind::PowerLoss => {
+                self.stats.crashes += 1;
+                self.stats.power_losses += 1;
+            }
+            StopKind::Controlled => self.stats.controlled_shutdowns += 1,
+            StopKind::ShutdownTimeout => self.stats.shutdown_timeouts += 1,
+        }
+        trace!(self, "stop broker {id}: {kind:?}");
+    }
+
+    /// Every broker is running, registered, unfenced, heard by an available controller and
+    /// not shutting down: one more may fail without making the cluster unavailable.
+    pub(super) fn all_up(&self) -> bool {
+        self.brokers.iter().all(|b| {
+            b.node.is_some()
+                && b.shutdown_deadline_ms.is_none()
+                && self.controller.is_active(b.id, b.epoch)
+        }) && self.isolated_until.is_empty()
+            && self.controller_available()
     }
 
     /// Whether broker `i` may lose power without losing acknowledged data: every partition
@@ -382,16 +396,17 @@ impl Sim {
         let i = self.rng.range(0, self.brokers.len() as i64 - 1) as usize;
         // At most one broker down (or cut off from the controller) at a time keeps the
         // cluster available.
-        let all_up = self
-            .brokers
-            .iter()
-            .all(|b| b.node.is_some() && self.controller.is_active(b.id, b.epoch))
-            && self.isolated_until.is_empty();
+        let all_up = self.all_up();
         match self.rng.range(0, 6) {
             0 | 1 => {
                 if all_up {
                     let power_loss = self.rng.chance(0.5) && self.power_loss_allowed(i);
-                    self.crash(i, power_loss);
+                    let kind = if power_loss {
+                        StopKind::PowerLoss
+                    } else {
+                        StopKind::Crash
+                    };
+                    self.stop(i, kind);
                 }
             }
             5 => {
@@ -408,7 +423,7 @@ impl Sim {
                             }
                         }
                     }
-                    self.trace(format!("isolate broker {id} from the controller"));
+                    trace!(self, "isolate broker {id} from the controller");
                 }
             }
             2 | 3 => {
@@ -416,183 +431,19 @@ impl Sim {
                 if i != j {
                     let (a, b) = (self.brokers[i].id, self.brokers[j].id);
                     self.net.block(a, b);
-                    self.trace(format!("cut link {a}-{b}"));
+                    trace!(self, "cut link {a}-{b}");
                 }
             }
             _ => {
                 self.net.heal();
-                self.trace("heal links".into());
+                trace!(self, "heal links");
             }
         }
     }
 
-    fn produce(&mut self) {
-        let partition = self.rng.range(0, self.config.partitions as i64 - 1) as i32;
-        let Some(leader) = self.client_leader(partition) else {
-            return;
-        };
-        let Some(node) = &self.brokers[leader.0 as usize].node else {
-            return;
-        };
-        let Some(p) = node.replicas.get(TOPIC, partition) else {
-            return;
-        };
-        let count = self.rng.range(1, 4) as usize;
-        let mut builder = RecordBatchBuilder::new(0);
-        for _ in 0..count {
-            self.next_value += 1;
-            builder.append(
-                self.now_ms,
-                None,
-                Some(Bytes::from(format!("value-{}", self.next_value))),
-                vec![],
-            );
-        }
-        let batch = builder.build().freeze();
-        let crc = parse_header(&batch).expect("own batch").crc;
-        match p.append_records_with_acks(batch, -1, self.now_ms) {
-            Ok(out) => {
-                self.pending.push(PendingAck {
-                    partition,
-                    broker: leader,
-                    leader_epoch: out.leader_epoch,
-                    batch: AckedBatch {
-                        base_offset: out.base_offset,
-                        last_offset: out.last_offset,
-                        crc,
-                    },
-                    deadline_ms: self.now_ms + 5_000,
-                });
-            }
-            Err(e) => {
-                let line = format!("produce p{partition} to {leader} refused: {:?}", e.code());
-                self.trace(line);
-            }
-        }
-    }
-
-    /// The broker a client sends to: the controller's leader, or (stale metadata) any live
-    /// broker that believes it leads.
-    fn client_leader(&mut self, partition: i32) -> Option<BrokerId> {
-        if self.rng.chance(0.8) {
-            return self
-                .controller
-                .partition(TOPIC, partition)
-                .and_then(|c| c.leader);
-        }
-        let claimants: Vec<BrokerId> = self
-            .brokers
-            .iter()
-            .filter(|b| {
-                b.node
-                    .as_ref()
-                    .and_then(|n| n.replicas.get(TOPIC, partition))
-                    .is_some_and(|p| p.is_leader())
-            })
-            .map(|b| b.id)
-            .collect();
-        if claimants.is_empty() {
-            return None;
-        }
-        Some(claimants[self.rng.range(0, claimants.len() as i64 - 1) as usize])
-    }
-
-    fn complete_acks(&mut self) {
+    /// Replica fetches and their answers that arrived by now.
+    fn deliver_messages(&mut self) {
         let now = self.now_ms;
-        let mut still = Vec::new();
-        for ack in std::mem::take(&mut self.pending) {
-            let outcome = self.brokers[ack.broker.0 as usize]
-                .node
-                .as_ref()
-                .and_then(|n| n.replicas.get(TOPIC, ack.partition))
-                .map(|p| p.acks_all_outcome(ack.batch.last_offset + 1, ack.leader_epoch));
-            match outcome {
-                Some(None) if now < ack.deadline_ms => still.push(ack),
-                Some(Some(Ok(()))) => {
-                    self.trace.push(format!(
-                        "{now:>8} acked p{} {}..={} by {}",
-                        ack.partition, ack.batch.base_offset, ack.batch.last_offset, ack.broker
-                    ));
-                    self.checker.acked(ack.partition, ack.batch);
-                    self.stats.acks += 1;
-                }
-                _ => self.stats.acks_failed += 1,
-            }
-        }
-        self.pending = still;
-    }
-
-    /// A consumer reads from each partition's leader: never past the high watermark, and what
-    /// it reads must never be lost.
-    fn consume(&mut self) -> Result<(), String> {
-        for partition in 0..self.config.partitions {
-            let Some(leader) = self.client_leader(partition) else {
-                continue;
-            };
-            let Some(p) = self.brokers[leader.0 as usize]
-                .node
-                .as_ref()
-                .and_then(|n| n.replicas.get(TOPIC, partition))
-            else {
-                continue;
-            };
-            if !p.is_leader() {
-                continue;
-            }
-            let position = self.consumer_position.get(&partition).copied().unwrap_or(0);
-            let hw = p.high_watermark();
-            let data = match p.read(
-                position,
-                4096,
-                crate::replica::partition::Isolation::ReadUncommitted,
-                true,
-            ) {
-                Ok(d) => d,
-                // A new leader whose high watermark is still behind what we consumed.
-                Err(_) => continue,
-            };
-            for (h, _) in crate::protocol::records::batch::BatchIter::new(&data.records) {
-                if h.last_offset() >= hw {
-                    return Err(format!(
-                        "consumer read p{partition} batch {}..={} past the high watermark {hw}",
-                        h.base_offset,
-                        h.last_offset()
-                    ));
-                }
-                self.checker.acked(
-                    partition,
-                    AckedBatch {
-                        base_offset: h.base_offset,
-                        last_offset: h.last_offset(),
-                        crc: h.crc,
-                    },
-                );
-                self.consumer_position
-                    .insert(partition, h.last_offset() + 1);
-            }
-        }
-        Ok(())
-    }
-
-    /// One step: time moves, messages arrive, brokers fetch and report, the controller
-    /// answers, clients produce and consume, maybe a fault; then the invariants.
-    pub fn step(&mut self) -> Result<(), String> {
-        self.now_ms += self.rng.range(1, 25);
-        let now = self.now_ms;
-        let returning: Vec<BrokerId> = self
-            .isolated_until
-            .iter()
-            .filter(|(_, until)| **until <= now)
-            .map(|(b, _)| *b)
-            .collect();
-        for b in returning {
-            self.isolated_until.remove(&b);
-            self.trace(format!("broker {b} heard from again"));
-        }
-        for b in self.controller.fence_expired(now) {
-            self.stats.fences += 1;
-            self.trace(format!("controller fenced broker {b}: session expired"));
-        }
         for env in self.net.deliver_due(now) {
             let Some(node) = &self.brokers[env.to.0 as usize].node else {
                 continue;
@@ -602,25 +453,8 @@ impl Sim {
                     let resp =
                         node.replicas
                             .serve_follower_fetch(&req, &|t| Some(t.topic.clone()), now);
-                    for (t, p) in req
-                        .topics
-                        .iter()
-                        .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
-                    {
-                        let diverged =
-                            resp.responses
-                                .iter()
-                                .flat_map(|r| r.partitions.iter())
-                                .any(|r| {
-                                    r.partition_index == p.partition && r.diverging_epoch.epoch >= 0
-                                });
-                        if diverged {
-                            let line = format!(
-                                "broker {} answers diverging to {} (request {id}) for {}-{}: fetch offset {} last fetched epoch {}",
-                                env.to, env.from, t.topic, p.partition, p.fetch_offset, p.last_fetched_epoch
-                            );
-                            self.trace.push(format!("{now:>8} {line}"));
-                        }
+                    if self.config.trace {
+                        self.trace_diverging(&env.from, &env.to, id, &req, &resp);
                     }
                     let reply = Envelope {
                         from: env.to,
@@ -633,38 +467,104 @@ impl Sim {
                     let outcome = node.replicas.on_fetch_response(env.from, id, &resp, now);
                     self.stats.truncations += outcome.truncations;
                     if outcome.truncations > 0 {
-                        let diverging: Vec<String> = resp
-                            .responses
-                            .iter()
-                            .flat_map(|t| t.partitions.iter())
-                            .filter(|p| p.diverging_epoch.epoch >= 0)
-                            .map(|p| {
-                                format!(
-                                    "p{} diverging epoch {} ends at {} (hw {})",
-                                    p.partition_index,
-                                    p.diverging_epoch.epoch,
-                                    p.diverging_epoch.end_offset,
-                                    p.high_watermark
-                                )
-                            })
-                            .collect();
-                        let line = format!(
-                            "broker {} truncated after fetching from {} (request {id}): {}",
-                            env.to,
-                            env.from,
-                            diverging.join(", ")
-                        );
-                        self.trace(line);
+                        self.brokers[env.to.0 as usize].log_generation = self.new_log_generation();
+                        if self.config.trace {
+                            let diverging: Vec<String> = resp
+                                .responses
+                                .iter()
+                                .flat_map(|t| t.partitions.iter())
+                                .filter(|p| p.diverging_epoch.epoch >= 0)
+                                .map(|p| {
+                                    format!(
+                                        "p{} diverging epoch {} ends at {} (hw {})",
+                                        p.partition_index,
+                                        p.diverging_epoch.epoch,
+                                        p.diverging_epoch.end_offset,
+                                        p.high_watermark
+                                    )
+                                })
+                                .collect();
+                            trace!(
+                                self,
+                                "broker {} truncated after fetching from {} (request {id}): {}",
+                                env.to,
+                                env.from,
+                                diverging.join(", ")
+                            );
+                        }
                     }
                 }
             }
         }
+    }
+
+    fn trace_diverging(
+        &mut self,
+        from: &BrokerId,
+        to: &BrokerId,
+        id: u64,
+        req: &crate::protocol::messages::fetch_request::FetchRequest,
+        resp: &crate::protocol::messages::fetch_response::FetchResponse,
+    ) {
+        for (t, p) in req
+            .topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
+        {
+            let diverged = resp
+                .responses
+                .iter()
+                .flat_map(|r| r.partitions.iter())
+                .any(|r| r.partition_index == p.partition && r.diverging_epoch.epoch >= 0);
+            if diverged {
+                trace!(
+                    self,
+                    "broker {to} answers diverging to {from} (request {id}) for {}-{}: fetch offset {} last fetched epoch {}",
+                    t.topic,
+                    p.partition,
+                    p.fetch_offset,
+                    p.last_fetched_epoch
+                );
+            }
+        }
+    }
+
+    /// One step: time moves, messages arrive, brokers fetch and report, the controller
+    /// answers, clients produce and consume, maybe a fault or a controller-side operation;
+    /// then the invariants.
+    pub fn step(&mut self) -> Result<(), String> {
+        self.now_ms += self.rng.range(1, 25);
+        let now = self.now_ms;
+        let returning: Vec<BrokerId> = self
+            .isolated_until
+            .iter()
+            .filter(|(_, until)| **until <= now)
+            .map(|(b, _)| *b)
+            .collect();
+        for b in returning {
+            self.isolated_until.remove(&b);
+            trace!(self, "broker {b} heard from again");
+        }
+        if self.controller_available() {
+            for b in self.controller.fence_expired(now) {
+                self.stats.fences += 1;
+                trace!(self, "controller fenced broker {b}: session expired");
+            }
+        }
+        self.deliver_messages();
         for i in 0..self.brokers.len() {
             let id = self.brokers[i].id;
             if self.brokers[i].node.is_none() {
                 if now >= self.brokers[i].restart_at_ms {
                     self.start_broker(i);
                 }
+                continue;
+            }
+            if self.brokers[i]
+                .shutdown_deadline_ms
+                .is_some_and(|deadline| now >= deadline)
+            {
+                self.stop(i, StopKind::ShutdownTimeout);
                 continue;
             }
             if now >= self.brokers[i].next_heartbeat_ms && !self.isolated_until.contains_key(&id) {
@@ -675,7 +575,10 @@ impl Sim {
             };
             let requests = node.replicas.poll_fetch_requests(now);
             node.replicas.maybe_shrink_isr(now);
-            let alters = node.replicas.take_alter_partitions();
+            let mut alters = node.replicas.take_alter_partitions();
+            // The replica manager hands them out in hash order: a seed replays exactly only
+            // if they draw their delays in one order.
+            alters.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
             if self.rng.chance(0.05) {
                 // The periodic flusher.
                 for log in node.logs.all() {
@@ -690,7 +593,7 @@ impl Sim {
                 };
                 self.net.send(&mut self.rng, now, env);
             }
-            if self.isolated_until.contains_key(&id) {
+            if self.isolated_until.contains_key(&id) || !self.controller_available() {
                 // Lost on the way; the broker's request times out.
                 for a in alters {
                     if let Some(node) = &self.brokers[i].node {
@@ -707,35 +610,7 @@ impl Sim {
                 self.alter_inbox.push((at, id, a));
             }
         }
-        // The controller answers AlterPartition requests that arrived.
-        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.alter_inbox)
-            .into_iter()
-            .partition(|(at, _, _)| *at <= now);
-        self.alter_inbox = later;
-        let requests: Vec<_> = due.iter().map(|(_, _, r)| r.clone()).collect();
-        let results = self.controller.alter_partitions(&requests);
-        for ((_, from, req), result) in due.into_iter().zip(results) {
-            match result {
-                Ok(c) => {
-                    self.stats.isr_changes_accepted += 1;
-                    let line = format!(
-                        "alter p{} isr {:?} by {from} accepted",
-                        req.partition, c.isr
-                    );
-                    self.trace(line);
-                    // The response follows the commit: the leader reads the log that far.
-                    self.publish_metadata(from.0 as usize)?;
-                }
-                Err(e) => {
-                    self.stats.isr_changes_refused += 1;
-                    let line = format!("alter p{} by {from} refused: {e:?}", req.partition);
-                    self.trace(line);
-                    if let Some(node) = &self.brokers[from.0 as usize].node {
-                        node.replicas.on_alter_partition_error(&req, e);
-                    }
-                }
-            }
-        }
+        self.answer_alter_partitions()?;
         // Metadata reaches each broker with some delay.
         for i in 0..self.brokers.len() {
             if self.rng.chance(0.3) {
@@ -750,11 +625,61 @@ impl Sim {
         if self.rng.chance(self.config.fault_probability) {
             self.inject_fault();
         }
+        if self.config.admin_probability > 0.0 && self.ops_rng.chance(self.config.admin_probability)
+        {
+            self.admin_operation()?;
+        }
+        for partition in std::mem::take(&mut self.controller.completed_reassignments) {
+            self.stats.reassignments_completed += 1;
+            // Its acknowledged records must all be on the new replica set.
+            self.checker.check_in_full(partition);
+            trace!(self, "reassignment of p{partition} completed");
+        }
+        if let Some(v) = self.controller.violation.take() {
+            return Err(v);
+        }
         let step_check = self.rng.next_u64();
         let mut checker = std::mem::take(&mut self.checker);
         let result = checker.check(self, step_check);
         self.checker = checker;
         result
+    }
+
+    /// The controller answers the AlterPartition requests that arrived.
+    fn answer_alter_partitions(&mut self) -> Result<(), String> {
+        let now = self.now_ms;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.alter_inbox)
+            .into_iter()
+            .partition(|(at, _, _)| *at <= now);
+        self.alter_inbox = later;
+        if due.is_empty() {
+            return Ok(());
+        }
+        let requests: Vec<_> = due.iter().map(|(_, _, r)| r.clone()).collect();
+        let results = self.controller.alter_partitions(&requests);
+        for ((_, from, req), result) in due.into_iter().zip(results) {
+            match result {
+                Ok(c) => {
+                    self.stats.isr_changes_accepted += 1;
+                    trace!(
+                        self,
+                        "alter p{} isr {:?} by {from} accepted",
+                        req.partition,
+                        c.isr
+                    );
+                    // The response follows the commit: the leader reads the log that far.
+                    self.publish_metadata(from.0 as usize)?;
+                }
+                Err(e) => {
+                    self.stats.isr_changes_refused += 1;
+                    trace!(self, "alter p{} by {from} refused: {e:?}", req.partition);
+                    if let Some(node) = &self.brokers[from.0 as usize].node {
+                        node.replicas.on_alter_partition_error(&req, e);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs the configured number of steps, then heals everything, lets the cluster settle and
@@ -764,6 +689,7 @@ impl Sim {
             self.step()?;
         }
         self.config.fault_probability = 0.0;
+        self.config.admin_probability = 0.0;
         self.net.heal();
         self.isolated_until.clear();
         for _ in 0..400 {

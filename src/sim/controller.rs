@@ -1,15 +1,18 @@
 //! The controller under simulation: the real sans-io decisions of [`crate::controller`]
-//! (`register_broker`, `broker_heartbeat`, `fence_expired_brokers`, `create_topics`,
-//! `alter_partition`, KRaft's `ClusterControlManager` and `ReplicationControlManager`) over a
-//! [`MetadataImage`] and the committed metadata log they produce. Raft itself is not simulated
-//! (openraft is tested on its own): a decision's records are committed at once, in order, and
-//! reach the brokers later through [`BrokerMetadata`].
-use std::collections::BTreeMap;
+//! (`register_broker`, `broker_heartbeat` with controlled shutdown, `fence_expired_brokers`,
+//! `create_topics`, `alter_partition`, `alter_partition_reassignments` (KIP-455),
+//! `elect_leaders` (KIP-460); KRaft's `ClusterControlManager` and `ReplicationControlManager`)
+//! over a [`MetadataImage`] and the committed metadata log they produce. Raft itself is not
+//! simulated (openraft is tested on its own): a decision's records are committed at once, in
+//! order, and reach the brokers later through [`BrokerMetadata`]. A failover keeps the
+//! committed log and loses everything else, as when another voter becomes active.
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::controller::{
-    alter_partition, broker_heartbeat, create_topics, fence_expired_brokers, register_broker,
-    BrokerHeartbeatReply, BrokerHeartbeatRequest, BrokerHeartbeats, ControllerConfig,
-    CreateTopicSpec, MetadataImage, MetadataRecord, PartitionRegistration, RegisterBrokerRequest,
+    alter_partition, alter_partition_reassignments, broker_heartbeat, create_topics, elect_leaders,
+    fence_expired_brokers, register_broker, BrokerHeartbeatReply, BrokerHeartbeatRequest,
+    BrokerHeartbeats, ControllerConfig, CreateTopicSpec, ElectionType, MetadataImage,
+    MetadataRecord, PartitionRegistration, ReassignmentRequest, RegisterBrokerRequest,
 };
 use crate::error::ErrorCode;
 use crate::replica::{
@@ -24,6 +27,12 @@ pub struct SimController {
     /// The committed metadata log; a record's offset is its index.
     pub log: Vec<MetadataRecord>,
     heartbeats: BrokerHeartbeats,
+    /// Partitions of [`super::cluster::TOPIC`] whose reassignment completed, for the
+    /// simulation to check in full and count.
+    pub completed_reassignments: Vec<i32>,
+    /// A broken promise seen while deciding (a reassignment completed with a target replica
+    /// outside the ISR).
+    pub violation: Option<String>,
 }
 
 impl SimController {
@@ -36,7 +45,127 @@ impl SimController {
             image: MetadataImage::default(),
             log: Vec::new(),
             heartbeats: BrokerHeartbeats::new(),
+            completed_reassignments: Vec::new(),
+            violation: None,
         }
+    }
+
+    /// Which partitions of `topic` are being reassigned.
+    fn reassigning(&self, topic: &str) -> BTreeMap<i32, bool> {
+        self.image
+            .topic(topic)
+            .map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|(i, p)| (*i, p.is_reassigning()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Notes the reassignments that ended since `before` (not by cancellation): KIP-455 ends
+    /// one only once every target replica is in the ISR.
+    fn note_completions(&mut self, topic: &str, before: &BTreeMap<i32, bool>) {
+        let Some(t) = self.image.topic(topic) else {
+            return;
+        };
+        for (index, p) in &t.partitions {
+            if before.get(index) == Some(&true) && !p.is_reassigning() {
+                if !p.replicas.iter().all(|r| p.isr.contains(r)) {
+                    self.violation.get_or_insert(format!(
+                        "p{index}: reassignment completed with replicas {:?} but ISR {:?}",
+                        p.replicas, p.isr
+                    ));
+                }
+                self.completed_reassignments.push(*index);
+            }
+        }
+    }
+
+    /// Another voter becomes the active controller: it has the committed log and nothing
+    /// else, so the image is rebuilt from the log and every broker's heartbeat state (last
+    /// contact, catch-up offset) starts over (Kafka's `BrokerHeartbeatManager` is not in the
+    /// log).
+    pub fn failover(&mut self) -> Result<(), String> {
+        let rebuilt = MetadataImage::from_records(&self.log);
+        if rebuilt != self.image {
+            return Err("the new active controller replays the log into another image".into());
+        }
+        self.image = rebuilt;
+        self.heartbeats = BrokerHeartbeats::new();
+        Ok(())
+    }
+
+    /// AlterPartitionReassignments for one partition of `topic`: a target replica list, or
+    /// None to cancel. Ok(true) when it moves replicas (Ok(false): a cancellation, or the
+    /// same replicas in another order).
+    pub fn reassign(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        target: Option<Vec<i32>>,
+    ) -> Result<bool, String> {
+        let before = self.reassigning(topic);
+        // The assignment before any reassignment in progress: a target with the same
+        // replicas (in any order) moves nothing and ends what is in progress, as a
+        // cancellation does.
+        let original: BTreeSet<i32> = self
+            .image
+            .partition(topic, partition)
+            .map(|p| {
+                p.replicas
+                    .iter()
+                    .copied()
+                    .filter(|r| !p.adding_replicas.contains(r))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let moves = target
+            .as_ref()
+            .is_some_and(|t| t.iter().copied().collect::<BTreeSet<i32>>() != original);
+        let request = ReassignmentRequest {
+            topic: topic.to_string(),
+            partition,
+            target,
+        };
+        let (records, results) =
+            alter_partition_reassignments(&self.image, &self.config, &[request]);
+        match results.first() {
+            Some((_, _, code, _)) if *code == ErrorCode::NONE => {}
+            other => return Err(format!("{other:?}")),
+        }
+        self.commit(records);
+        let now_reassigning = self
+            .image
+            .partition(topic, partition)
+            .is_some_and(|p| p.is_reassigning());
+        if moves && !now_reassigning {
+            // Its targets were all in the ISR already: it completes at once.
+            let mut was = before;
+            was.insert(partition, true);
+            self.note_completions(topic, &was);
+        }
+        Ok(moves)
+    }
+
+    /// ElectLeaders (preferred) over every partition of `topic`: how many changed leader.
+    pub fn elect_preferred(&mut self, topic: &str) -> usize {
+        let partitions: Vec<(String, i32)> = self
+            .image
+            .topic(topic)
+            .map(|t| {
+                t.partitions
+                    .keys()
+                    .map(|i| (topic.to_string(), *i))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (records, results) = elect_leaders(&self.image, ElectionType::Preferred, &partitions);
+        self.commit(records);
+        results
+            .iter()
+            .filter(|(_, _, code)| *code == ErrorCode::NONE)
+            .count()
     }
 
     /// The offset of the last committed record (-1 while the log is empty).
@@ -118,6 +247,7 @@ impl SimController {
         broker: BrokerId,
         broker_epoch: BrokerEpoch,
         current_metadata_offset: i64,
+        want_shutdown: bool,
         now_ms: i64,
     ) -> BrokerHeartbeatReply {
         let request = BrokerHeartbeatRequest {
@@ -125,7 +255,7 @@ impl SimController {
             broker_epoch: broker_epoch.0,
             current_metadata_offset,
             want_fence: false,
-            want_shutdown: false,
+            want_shutdown,
         };
         let committed = self.last_offset();
         let (records, reply) = broker_heartbeat(
@@ -159,8 +289,10 @@ impl SimController {
         &mut self,
         requests: &[AlterPartition],
     ) -> Vec<Result<PartitionRegistration, AlterPartitionError>> {
+        let before = self.reassigning(super::cluster::TOPIC);
         let (records, results) = alter_partition(&self.image, requests);
         self.commit(records);
+        self.note_completions(super::cluster::TOPIC, &before);
         results
     }
 
@@ -198,6 +330,8 @@ pub struct BrokerMetadata {
     pub image: MetadataImage,
     /// The offset of the last record applied (-1: none).
     pub offset: i64,
+    /// The offset of the image last handed to the replica manager (-1: none yet).
+    pub published_offset: i64,
     /// (leader epoch, partition epoch) applied per partition of the current process.
     applied: BTreeMap<(String, i32), (i32, i32)>,
 }
@@ -206,6 +340,7 @@ impl BrokerMetadata {
     pub fn new() -> Self {
         BrokerMetadata {
             offset: -1,
+            published_offset: -1,
             ..Default::default()
         }
     }
@@ -220,8 +355,10 @@ impl BrokerMetadata {
     }
 
     /// Hands every hosted partition whose state changed since the last publish to the replica
-    /// manager (what it applied, for the trace). A process publishes nothing before its image holds its own registration
-    /// (`epoch`): until then the image may still name its previous incarnation as a leader.
+    /// manager, and stops and deletes the replicas it no longer hosts (reassigned away), as
+    /// `cluster::publisher` does. A process publishes nothing before its image holds its own
+    /// registration (`epoch`): until then the image may still name its previous incarnation
+    /// as a leader. With `trace`, what it applied is described.
     pub fn publish(
         &mut self,
         local: BrokerId,
@@ -229,21 +366,24 @@ impl BrokerMetadata {
         replicas: &ReplicaManager,
         config: &PartitionConfig,
         now_ms: i64,
-    ) -> Result<Vec<String>, String> {
+        trace: bool,
+    ) -> Result<Published, String> {
+        let mut out = Published::default();
         let registered = self
             .image
             .broker(local.0)
             .is_some_and(|b| Some(BrokerEpoch(b.broker_epoch)) == epoch);
         if !registered {
-            return Ok(Vec::new());
+            return Ok(out);
         }
-        let mut applied = Vec::new();
+        let mut hosted = BTreeSet::new();
         for t in self.image.topics.values() {
             for (&index, p) in &t.partitions {
                 if !p.replicas.contains(&local.0) {
                     continue;
                 }
                 let key = (t.name.clone(), index);
+                hosted.insert(key.clone());
                 let epochs = (p.leader_epoch, p.partition_epoch);
                 if self.applied.get(&key) == Some(&epochs) {
                     continue;
@@ -253,12 +393,39 @@ impl BrokerMetadata {
                     .apply_partition_change(&change, config.clone(), now_ms)
                     .map_err(|e| format!("broker {local} cannot apply {change:?}: {e:?}"))?;
                 self.applied.insert(key, epochs);
-                applied.push(format!(
-                    "p{index} leader {} epoch {} isr {:?}",
-                    p.leader, p.leader_epoch, p.isr
-                ));
+                if trace {
+                    out.lines.push(format!(
+                        "p{index} leader {} epoch {} isr {:?} replicas {:?}",
+                        p.leader, p.leader_epoch, p.isr, p.replicas
+                    ));
+                }
             }
         }
-        Ok(applied)
+        for part in replicas.all() {
+            let key = (part.topic.clone(), part.index);
+            if hosted.contains(&key) {
+                continue;
+            }
+            self.applied.remove(&key);
+            replicas
+                .delete(&part.topic, part.index)
+                .map_err(|e| format!("broker {local} cannot delete p{}: {e:?}", part.index))?;
+            out.removed += 1;
+            if trace {
+                out.lines
+                    .push(format!("p{} removed: no longer a replica", part.index));
+            }
+        }
+        self.published_offset = self.offset;
+        Ok(out)
     }
+}
+
+/// What one publish did.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// What was applied, when traced.
+    pub lines: Vec<String>,
+    /// Replicas stopped and deleted.
+    pub removed: usize,
 }

@@ -1,11 +1,22 @@
 //! Many seeds of the replication simulation, and the seeds that once failed.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
 use super::cluster::{Sim, SimConfig, SimStats};
 
-/// Runs one seed; on failure prints the tail of its trace and panics with the seed.
+/// Runs one seed with its trace; on failure prints the tail of the trace and panics with the
+/// seed.
 fn run_seed(seed: u64, config: SimConfig) -> SimStats {
-    let mut sim = Sim::new(seed, config);
+    let mut sim = Sim::new(
+        seed,
+        SimConfig {
+            trace: true,
+            ..config
+        },
+    );
     if let Err(e) = sim.run() {
-        let start = sim.trace.len().saturating_sub(60);
+        let start = sim.trace.len().saturating_sub(80);
         for line in &sim.trace[start..] {
             eprintln!("{line}");
         }
@@ -14,22 +25,88 @@ fn run_seed(seed: u64, config: SimConfig) -> SimStats {
     sim.stats.clone()
 }
 
-/// `STRATA_SIM_SEEDS` seeds (default 1000) from `STRATA_SIM_FIRST_SEED` (default 0).
+/// One seed without a trace: its stats, or why it failed (a panic inside the run included).
+fn run_untraced(seed: u64, config: &SimConfig) -> Result<SimStats, String> {
+    let config = SimConfig {
+        trace: false,
+        ..config.clone()
+    };
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut sim = Sim::new(seed, config);
+        sim.run().map(|()| sim.stats.clone())
+    }))
+    .unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("panicked: {message}"))
+    })
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Runs `count` seeds from `first` on `STRATA_SIM_THREADS` threads (default: every core; the
+/// seeds are independent). The smallest failing seed is run again with its trace, which is
+/// printed, and the test fails naming it.
+fn run_seeds(first: u64, count: u64, config: &SimConfig) -> SimStats {
+    let threads = env_u64("STRATA_SIM_THREADS")
+        .map(|n| n as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, count.max(1) as usize);
+    let next = AtomicU64::new(first);
+    let stop = AtomicBool::new(false);
+    let failed: Mutex<Option<(u64, String)>> = Mutex::new(None);
+    let total = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut total = SimStats::default();
+                    while !stop.load(Ordering::Relaxed) {
+                        let seed = next.fetch_add(1, Ordering::Relaxed);
+                        if seed >= first + count {
+                            break;
+                        }
+                        match run_untraced(seed, config) {
+                            Ok(stats) => total.add(&stats),
+                            Err(e) => {
+                                let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                                if f.as_ref().is_none_or(|(s, _)| seed < *s) {
+                                    *f = Some((seed, e));
+                                }
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    total
+                })
+            })
+            .collect();
+        let mut total = SimStats::default();
+        for w in workers {
+            total.add(&w.join().expect("seed workers catch their panics"));
+        }
+        total
+    });
+    if let Some((seed, e)) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        eprintln!("seed {seed} failed: {e}; its trace:");
+        run_seed(seed, config.clone());
+        panic!("seed {seed}: {e} (it passed when run again with its trace: the run is not deterministic)");
+    }
+    total
+}
+
+/// `STRATA_SIM_SEEDS` seeds (default 3000) from `STRATA_SIM_FIRST_SEED` (default 0).
 #[test]
 fn replication_survives_faults_over_many_seeds() {
-    let seeds: u64 = std::env::var("STRATA_SIM_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let first: u64 = std::env::var("STRATA_SIM_FIRST_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut total = SimStats::default();
-    for seed in first..first + seeds {
-        total.add(&run_seed(seed, SimConfig::default()));
-    }
-    eprintln!("{seeds} seeds: {total:?}");
+    let seeds = env_u64("STRATA_SIM_SEEDS").unwrap_or(3000);
+    let first = env_u64("STRATA_SIM_FIRST_SEED").unwrap_or(0);
+    let started = std::time::Instant::now();
+    let total = run_seeds(first, seeds, &SimConfig::default());
+    eprintln!("{seeds} seeds in {:?}: {total:?}", started.elapsed());
     // The runs must exercise what they claim to.
     assert!(total.acks > 10 * seeds as usize, "{total:?}");
     if seeds >= 100 {
@@ -42,7 +119,13 @@ fn replication_survives_faults_over_many_seeds() {
                 && total.isr_changes_refused > 0
                 && total.acks_failed > 0
                 && total.fences > 0
-                && total.registrations_refused > 0,
+                && total.registrations_refused > 0
+                && total.controlled_shutdowns > 0
+                && total.reassignments_started > 0
+                && total.reassignments_completed > 0
+                && total.replicas_removed > 0
+                && total.preferred_elections > 0
+                && total.controller_failovers > 0,
             "{total:?}"
         );
     }
@@ -53,11 +136,29 @@ fn without_faults_everything_produced_is_acknowledged_and_replicated() {
     let config = SimConfig {
         fault_probability: 0.0,
         drop_probability: 0.0,
+        admin_probability: 0.0,
         ..SimConfig::default()
     };
     let stats = run_seed(7, config);
     assert!(stats.acks > 50, "{stats:?}");
     assert_eq!(stats.acks_failed, 0, "{stats:?}");
+}
+
+/// A seed replays exactly: the same trace, line for line (what makes a failing seed a
+/// regression test).
+#[test]
+fn a_seed_replays_exactly() {
+    let run = || {
+        let mut sim = Sim::new(11, SimConfig::default());
+        let result = sim.run();
+        (result, sim.trace)
+    };
+    let (first, second) = (run(), run());
+    assert_eq!(first.0, second.0);
+    assert!(
+        first.1 == second.1,
+        "seed 11 ran differently the second time"
+    );
 }
 
 /// Seed 197 once failed: a late answer to a fetch that had timed out was applied as the
@@ -66,17 +167,14 @@ fn without_faults_everything_produced_is_acknowledged_and_replicated() {
 /// request id.
 #[test]
 fn regression_seed_197_late_fetch_response_after_retry() {
-    run_seed(197, SimConfig::default());
+    run_seed(197, SimConfig::faults_only());
 }
 
 /// Prints what one seed did (run with `--ignored --nocapture` to look at a run).
 #[test]
 #[ignore]
 fn show_one_run() {
-    let seed = std::env::var("STRATA_SIM_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let seed = env_u64("STRATA_SIM_SEED").unwrap_or(1);
     let mut sim = Sim::new(seed, SimConfig::default());
     let result = sim.run();
     for line in &sim.trace {
@@ -99,5 +197,5 @@ fn show_one_run() {
 /// manager.
 #[test]
 fn regression_seed_3878_isr_member_below_high_watermark_after_zombie() {
-    run_seed(3878, SimConfig::default());
+    run_seed(3878, SimConfig::faults_only());
 }
