@@ -375,8 +375,8 @@ pub async fn start(
 }
 
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
-/// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints
-/// and producer-id expiration.
+/// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints,
+/// producer-id expiration, and stopping the replicas of a log dir that went offline.
 async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let retention_every =
         Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
@@ -414,7 +414,15 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                     }
                 }
             }
-            _ = group_tick.tick() => broker.groups.tick(),
+            _ = group_tick.tick() => {
+                broker.groups.tick();
+                // Kafka halts when its last log dir fails: nothing could be served or written.
+                if broker.replicas.handle_log_dir_failures().all_offline {
+                    tracing::error!("every log dir is offline; shutting down");
+                    shutdown.cancel();
+                    return;
+                }
+            }
             // Leaders propose shrinks through `take_alter_partitions`; sole replicas never do.
             _ = isr_check.tick() => broker.replicas.maybe_shrink_isr(broker.now_ms()),
             _ = checkpoint.tick() => {
