@@ -417,8 +417,17 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
             _ = group_tick.tick() => {
                 broker.groups.tick();
                 // Kafka halts when its last log dir fails: nothing could be served or written.
-                if broker.replicas.handle_log_dir_failures().all_offline {
-                    tracing::error!("every log dir is offline; shutting down");
+                // A cluster member stops at its first failed dir: our controller does not yet
+                // move the leaderships of one dir's replicas (KIP-858 directory assignment),
+                // and a stopping broker's leaderships move to the rest of their ISRs, as in
+                // KRaft before JBOD support.
+                let failures = broker.replicas.handle_log_dir_failures();
+                let in_cluster = broker.cluster.is_some();
+                if failures.all_offline || (in_cluster && !failures.newly_offline.is_empty()) {
+                    tracing::error!(
+                        offline_log_dirs = ?broker.replicas.logs().offline_log_dirs(),
+                        "log dir failure; shutting down"
+                    );
                     shutdown.cancel();
                     return;
                 }
