@@ -29,6 +29,8 @@ struct Cluster {
     nodes: Vec<Node>,
     controller_ports: Vec<u16>,
     dir: tempfile::TempDir,
+    /// Log dirs per node.
+    log_dirs: usize,
 }
 
 impl Cluster {
@@ -51,7 +53,17 @@ impl Cluster {
             format!("controller.quorum.voters={}", voters.join(",")),
             format!(
                 "log.dirs={}",
-                self.dir.path().join(format!("n{id}")).display()
+                (0..self.log_dirs)
+                    .map(|d| {
+                        let name = if d == 0 {
+                            format!("n{id}")
+                        } else {
+                            format!("n{id}-{d}")
+                        };
+                        self.dir.path().join(name).display().to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
             "broker.heartbeat.interval.ms=200".into(),
             "broker.session.timeout.ms=2000".into(),
@@ -63,6 +75,10 @@ impl Cluster {
     }
 
     async fn start() -> Cluster {
+        Self::start_with_log_dirs(1).await
+    }
+
+    async fn start_with_log_dirs(log_dirs: usize) -> Cluster {
         let mut c = Cluster {
             nodes: (1..=3)
                 .map(|id| Node {
@@ -73,6 +89,7 @@ impl Cluster {
                 .collect(),
             controller_ports: (0..3).map(|_| free_port()).collect(),
             dir: tempfile::tempdir().unwrap(),
+            log_dirs,
         };
         for i in 0..3 {
             c.start_node(i).await;
@@ -272,6 +289,51 @@ async fn replicated_topic_survives_its_leader() {
     // The old leader comes back, catches up and rejoins the ISR.
     cluster.start_node(li).await;
     cluster.wait_leader(ni, "rep", None, 3).await;
+    for i in 0..3 {
+        cluster.stop_node(i).await;
+    }
+}
+
+/// A failed log dir on the leader (issue 6): the broker stops (our controller does not yet move
+/// the leaderships of one dir, KIP-858), another ISR member leads with everything acknowledged,
+/// and the refused append is nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_log_dir_on_the_leader_moves_leadership() {
+    let mut cluster = Cluster::start_with_log_dirs(2).await;
+    cluster.wait_brokers(0, 3).await;
+    let mut c = Client::connect(cluster.addr(0)).await;
+    assert_eq!(
+        create_topic_rf(&mut c, "disk", 1, 3, &[("min.insync.replicas", "2")]).await,
+        0
+    );
+    let leader = cluster.wait_leader(0, "disk", None, 3).await;
+    let li = cluster.index_of(leader);
+    let mut lc = Client::connect(cluster.addr(li)).await;
+    assert_eq!(produce_retrying(&mut lc, "disk", &[b"a"]).await, (0, 0));
+
+    let running = cluster.nodes[li].running.as_ref().expect("leader runs");
+    let log = running
+        .broker
+        .replicas
+        .get("disk", 0)
+        .expect("replica")
+        .log
+        .clone();
+    let stopped = running.shutdown_token();
+    log.log_dir().inject_io_failure();
+    let (code, _) = common::txn::produce(&mut lc, "disk", batch(&[b"lost"], None)).await;
+    assert_eq!(code, 56, "KAFKA_STORAGE_ERROR, not acknowledged");
+    tokio::time::timeout(Duration::from_secs(5), stopped.cancelled())
+        .await
+        .expect("the broker stops on its failed log dir");
+    cluster.stop_node(li).await;
+
+    let fi = (li + 1) % 3;
+    let new_leader = cluster.wait_leader(fi, "disk", Some(leader), 1).await;
+    let mut nc = Client::connect(cluster.addr(cluster.index_of(new_leader))).await;
+    assert_eq!(produce_retrying(&mut nc, "disk", &[b"b"]).await, (0, 1));
+    let p = fetch_partition(&mut nc, "disk", 0, 0, 1 << 20).await;
+    assert_eq!(values(&p), vec!["a", "b"]);
     for i in 0..3 {
         cluster.stop_node(i).await;
     }

@@ -60,6 +60,14 @@ async fn register(
         incarnation_id,
         listeners,
         rack: None,
+        // KIP-858: the controller learns our log dirs by `directory_id`.
+        log_dirs: broker
+            .replicas
+            .logs()
+            .log_dir_states()
+            .iter()
+            .map(|d| d.directory_id())
+            .collect(),
         previous_broker_epoch: -1,
         ..Default::default()
     };
@@ -99,6 +107,8 @@ async fn heartbeat(
         current_metadata_offset: cluster.image_offset() as i64,
         want_fence: false,
         want_shut_down,
+        // Every heartbeat repeats them, as Kafka's BrokerLifecycleManager does.
+        offline_log_dirs: broker.replicas.offline_directory_ids(),
         ..Default::default()
     };
     cluster

@@ -150,6 +150,9 @@ impl Broker {
     /// that exists elsewhere is NOT_LEADER_OR_FOLLOWER (the client refreshes its metadata and
     /// goes to the leader), as Kafka answers.
     pub fn missing_partition_error(&self, topic: &str, partition: i32) -> ErrorCode {
+        if self.replicas.is_partition_offline(topic, partition) {
+            return ErrorCode::KAFKA_STORAGE_ERROR;
+        }
         if self.cluster.image().partition(topic, partition).is_some() {
             ErrorCode::NOT_LEADER_OR_FOLLOWER
         } else {

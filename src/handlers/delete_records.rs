@@ -4,7 +4,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
-use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_records_request::DeleteRecordsRequest;
 use crate::protocol::messages::delete_records_response::*;
@@ -24,7 +23,11 @@ pub fn handle(broker: &Broker, request: DeleteRecordsRequest) -> DeleteRecordsRe
                         ..Default::default()
                     };
                     match broker.replicas.get(&t.name, p.partition_index) {
-                        None => r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+                        None => {
+                            r.error_code = broker
+                                .missing_partition_error(&t.name, p.partition_index)
+                                .code()
+                        }
                         Some(partition) => match partition.delete_records_before(p.offset) {
                             Ok(low) => r.low_watermark = low,
                             Err(e) => r.error_code = e.code().code(),

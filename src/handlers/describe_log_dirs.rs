@@ -1,10 +1,12 @@
 //! DescribeLogDirs (key 35), versions 1-4: each log dir with the partitions it holds, their
-//! sizes, and (v4) the file system's total and usable bytes.
+//! sizes, and (v4) the file system's total and usable bytes. An offline log dir is listed with
+//! KAFKA_STORAGE_ERROR and nothing else, as Kafka's `ReplicaManager.describeLogDirs` does.
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
+use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_log_dirs_request::DescribeLogDirsRequest;
 use crate::protocol::messages::describe_log_dirs_response::*;
@@ -44,9 +46,23 @@ pub fn handle(broker: &Broker, request: &DescribeLogDirsRequest) -> DescribeLogD
                 ..Default::default()
             });
     }
+    let offline: Vec<String> = broker
+        .replicas
+        .logs()
+        .offline_log_dirs()
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
     let results = by_dir
         .into_iter()
         .map(|(dir, topics)| {
+            if offline.contains(&dir) {
+                return DescribeLogDirsResult {
+                    error_code: ErrorCode::KAFKA_STORAGE_ERROR.code(),
+                    log_dir: dir,
+                    ..Default::default()
+                };
+            }
             let (total, usable) = disk_space(&dir);
             DescribeLogDirsResult {
                 error_code: 0,

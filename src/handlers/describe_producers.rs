@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
-use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_producers_request::DescribeProducersRequest;
 use crate::protocol::messages::describe_producers_response::*;
@@ -25,7 +24,9 @@ pub fn handle(broker: &Broker, request: &DescribeProducersRequest) -> DescribePr
                         ..Default::default()
                     };
                     match broker.replicas.get(&t.name, index) {
-                        None => r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+                        None => {
+                            r.error_code = broker.missing_partition_error(&t.name, index).code()
+                        }
                         Some(p) => {
                             r.active_producers = p.with_producers(|ps| {
                                 let mut v: Vec<ProducerState> = ps

@@ -290,6 +290,10 @@ impl Partition {
         required_offset: i64,
         leader_epoch: i32,
     ) -> Option<Result<(), PartitionError>> {
+        // The log dir went offline after the append: the record may not be on disk.
+        if self.log.is_offline() {
+            return Some(Err(self.log.log_dir().offline_error().into()));
+        }
         let min_insync_replicas = self.config().min_insync_replicas;
         let st = self.state.lock();
         let Some(l) = st.leader_state() else {

@@ -4,7 +4,8 @@
 //! follower fetches of other brokers, driving our own fetch sessions (sans-io: requests out,
 //! responses in), the ISR shrink check, the outbox of AlterPartition requests, and the wake-ups
 //! of delayed operations (one watch counter bumped by every append and high-watermark move,
-//! which waiting fetches and acks=all produces re-check).
+//! which waiting fetches and acks=all produces re-check). Log dir failures are handled in
+//! `log_dir_failure.rs`.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -59,12 +60,17 @@ pub struct ReplicaManager {
     logs: Arc<LogManager>,
     config: ReplicationConfig,
     broker_epoch: Mutex<BrokerEpoch>,
-    partitions: DashMap<(String, i32), Arc<Partition>>,
+    pub(super) partitions: DashMap<(String, i32), Arc<Partition>>,
     /// Fetch sessions by source broker.
-    fetchers: Mutex<BTreeMap<BrokerId, FetchSession>>,
+    pub(super) fetchers: Mutex<BTreeMap<BrokerId, FetchSession>>,
     /// The id of the next follower fetch request, over all sessions.
     next_fetch_request_id: std::sync::atomic::AtomicU64,
     appended: watch::Sender<u64>,
+    /// Partitions whose log dir went offline, with that dir (Kafka's `HostedPartition.Offline`):
+    /// they answer KAFKA_STORAGE_ERROR and are not reopened elsewhere.
+    pub(super) offline_partitions: DashMap<(String, i32), std::path::PathBuf>,
+    /// The offline log dirs already handled (partitions dropped, fetchers stopped).
+    pub(super) handled_offline_dirs: Mutex<std::collections::BTreeSet<std::path::PathBuf>>,
 }
 
 impl ReplicaManager {
@@ -82,6 +88,8 @@ impl ReplicaManager {
             fetchers: Mutex::new(BTreeMap::new()),
             next_fetch_request_id: std::sync::atomic::AtomicU64::new(1),
             appended,
+            offline_partitions: DashMap::new(),
+            handled_offline_dirs: Mutex::new(Default::default()),
         }
     }
 
@@ -102,10 +110,30 @@ impl ReplicaManager {
         *self.broker_epoch.lock()
     }
 
+    /// A partition we hold a replica of, unless its log dir is offline (then
+    /// [`ReplicaManager::missing_partition_code`] says KAFKA_STORAGE_ERROR).
     pub fn get(&self, topic: &str, partition: i32) -> Option<Arc<Partition>> {
         self.partitions
             .get(&(topic.to_string(), partition))
+            .filter(|p| !p.log.is_offline())
             .map(|p| p.clone())
+    }
+
+    /// Refuses to open a replica of a partition whose log dir is offline: its data is there,
+    /// and Kafka does not recreate it in another dir.
+    fn check_not_offline(&self, topic: &str, index: i32) -> Result<(), PartitionError> {
+        let key = (topic.to_string(), index);
+        if let Some(dir) = self.offline_partitions.get(&key) {
+            return Err(PartitionError::Storage(StorageError::LogDirOffline {
+                log_dir: dir.clone(),
+            }));
+        }
+        match self.partitions.get(&key) {
+            Some(p) if p.log.is_offline() => {
+                Err(PartitionError::Storage(p.log.log_dir().offline_error()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Opens (or creates) the log of a partition and makes this broker its only replica and
@@ -117,6 +145,7 @@ impl ReplicaManager {
         topic_id: Uuid,
         config: PartitionConfig,
     ) -> Result<Arc<Partition>, PartitionError> {
+        self.check_not_offline(topic, index)?;
         if let Some(p) = self.get(topic, index) {
             return Ok(p);
         }
@@ -150,6 +179,7 @@ impl ReplicaManager {
         now_ms: i64,
     ) -> Result<ChangeOutcome, PartitionError> {
         let key = (change.topic.clone(), change.partition);
+        self.check_not_offline(&change.topic, change.partition)?;
         let partition = match self.get(&change.topic, change.partition) {
             Some(p) => p,
             None => {
@@ -203,11 +233,17 @@ impl ReplicaManager {
         let key = (topic.to_string(), index);
         remove_from_sessions(&mut self.fetchers.lock(), &key);
         self.partitions.remove(&key);
+        self.offline_partitions.remove(&key);
         self.logs.delete_partition(topic, index)
     }
 
+    /// Every partition we hold a replica of in an online log dir.
     pub fn all(&self) -> Vec<Arc<Partition>> {
-        self.partitions.iter().map(|e| e.value().clone()).collect()
+        self.partitions
+            .iter()
+            .filter(|e| !e.value().log.is_offline())
+            .map(|e| e.value().clone())
+            .collect()
     }
 
     /// Tells waiting fetches and produces that data arrived or the high watermark moved.
@@ -518,7 +554,10 @@ impl ReplicaManager {
     }
 }
 
-fn remove_from_sessions(fetchers: &mut BTreeMap<BrokerId, FetchSession>, key: &(String, i32)) {
+pub(super) fn remove_from_sessions(
+    fetchers: &mut BTreeMap<BrokerId, FetchSession>,
+    key: &(String, i32),
+) {
     for s in fetchers.values_mut() {
         s.partitions.remove(key);
     }

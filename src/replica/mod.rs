@@ -12,6 +12,7 @@ pub mod ids;
 pub mod leader;
 pub mod leader_state;
 mod load;
+mod log_dir_failure;
 pub mod manager;
 pub mod partition;
 pub mod producer_state;
@@ -20,9 +21,12 @@ pub use change::{AlterPartition, AlterPartitionError, IsrMember, PartitionChange
 pub use ids::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionEpoch};
 pub use leader::{ChangeOutcome, FollowerFetch, FollowerFetchResult};
 pub use load::ProducerStateLoad;
+pub use log_dir_failure::LogDirFailures;
 pub use manager::ReplicaManager;
 pub use partition::{AppendOutcome, Partition, PartitionConfig, PartitionError};
 
+#[cfg(test)]
+mod log_dir_tests;
 #[cfg(test)]
 mod replication_tests;
 #[cfg(test)]

@@ -360,8 +360,8 @@ async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), Star
 }
 
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
-/// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints
-/// and producer-id expiration.
+/// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints,
+/// producer-id expiration, and stopping the replicas of a log dir that went offline.
 async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let retention_every =
         Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
@@ -399,7 +399,25 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                     }
                 }
             }
-            _ = group_tick.tick() => broker.groups.tick(),
+            _ = group_tick.tick() => {
+                broker.groups.tick();
+                // Kafka halts when its last log dir fails: nothing could be served or written.
+                // A member of a cluster of several brokers stops at its first failed dir: our
+                // controller does not yet move the leaderships of one dir's replicas (KIP-858
+                // directory assignment), and a stopping broker's leaderships move to the rest
+                // of their ISRs, as in KRaft before JBOD support. A lone broker has nowhere to
+                // move them and keeps serving its other dirs.
+                let failures = broker.replicas.handle_log_dir_failures();
+                let in_cluster = broker.cluster.image().brokers.len() > 1;
+                if failures.all_offline || (in_cluster && !failures.newly_offline.is_empty()) {
+                    tracing::error!(
+                        offline_log_dirs = ?broker.replicas.logs().offline_log_dirs(),
+                        "log dir failure; shutting down"
+                    );
+                    shutdown.cancel();
+                    return;
+                }
+            }
             // Leaders propose shrinks through `take_alter_partitions`; sole replicas never do.
             _ = isr_check.tick() => broker.replicas.maybe_shrink_isr(broker.now_ms()),
             _ = checkpoint.tick() => {

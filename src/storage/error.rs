@@ -35,6 +35,10 @@ pub enum StorageError {
     InvalidArgument(&'static str),
     /// meta.properties of a log dir disagrees with the others (cluster.id or node.id).
     InconsistentMetaProperties(String),
+    /// The log dir went offline after an I/O error (Kafka's KafkaStorageException).
+    LogDirOffline { log_dir: PathBuf },
+    /// Every log dir is offline: nowhere to create a log.
+    NoOnlineLogDir,
 }
 
 impl std::fmt::Display for StorageError {
@@ -81,6 +85,9 @@ impl StorageError {
             StorageError::InvalidRecord(_) => ErrorCode::CORRUPT_MESSAGE,
             StorageError::RecordBatchTooLarge { .. } => ErrorCode::RECORD_LIST_TOO_LARGE,
             StorageError::InvalidPartitionDir(_) | StorageError::InconsistentMetaProperties(_) => {
+                ErrorCode::KAFKA_STORAGE_ERROR
+            }
+            StorageError::LogDirOffline { .. } | StorageError::NoOnlineLogDir => {
                 ErrorCode::KAFKA_STORAGE_ERROR
             }
             StorageError::InvalidArgument(_) => ErrorCode::INVALID_REQUEST,

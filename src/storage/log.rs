@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use parking_lot::RwLock;
@@ -24,6 +25,7 @@ use super::cleaner::CleanerState;
 use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
+use super::log_dir::LogDirState;
 use super::producer_snapshot::delete_snapshots_where;
 use super::segment::{offset_of_timestamp, LogSegment};
 
@@ -36,6 +38,9 @@ pub struct PartitionLog {
     pub(super) inner: RwLock<Inner>,
     /// The log cleaner's checkpoint and bookkeeping (`cleaner/`).
     pub(super) cleaner: CleanerState,
+    /// The health of the log dir holding this log, shared with its other logs: an I/O error
+    /// here takes them all offline.
+    pub(super) log_dir: Arc<LogDirState>,
 }
 
 #[derive(Debug)]
@@ -280,6 +285,23 @@ impl PartitionLog {
         &self.dir
     }
 
+    /// The log dir holding this log, and its health.
+    pub fn log_dir(&self) -> &Arc<LogDirState> {
+        &self.log_dir
+    }
+
+    /// True once this log's dir is offline: the log serves nothing more.
+    pub fn is_offline(&self) -> bool {
+        self.log_dir.is_offline()
+    }
+
+    /// Places the log in a log dir shared with others (the log manager's), so that a failure
+    /// in any of them takes the dir offline for all.
+    pub(super) fn in_log_dir(mut self, log_dir: Arc<LogDirState>) -> Self {
+        self.log_dir = log_dir;
+        self
+    }
+
     /// Appends one or more batches as leader: assigns consecutive offsets from the log end
     /// offset, writes `leader_epoch` as partition leader epoch, and LogAppendTime when given
     /// (recomputing the CRC). The batches must have been validated by `validate_batches`.
@@ -290,50 +312,54 @@ impl PartitionLog {
         log_append_time_ms: Option<i64>,
         now_ms: i64,
     ) -> Result<LogAppendInfo> {
-        let mut inner = self.inner.write();
-        let ranges: Vec<_> = split_batches(&batches)?
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect();
-        let mut next = inner.log_end_offset;
-        let mut headers = Vec::with_capacity(ranges.len());
-        for range in ranges {
-            let b = &mut batches[range.clone()];
-            set_base_offset(b, next);
-            set_partition_leader_epoch(b, leader_epoch);
-            if let Some(ts) = log_append_time_ms {
-                set_log_append_time(b, ts);
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            let ranges: Vec<_> = split_batches(&batches)?
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect();
+            let mut next = inner.log_end_offset;
+            let mut headers = Vec::with_capacity(ranges.len());
+            for range in ranges {
+                let b = &mut batches[range.clone()];
+                set_base_offset(b, next);
+                set_partition_leader_epoch(b, leader_epoch);
+                if let Some(ts) = log_append_time_ms {
+                    set_log_append_time(b, ts);
+                }
+                let h = parse_header(b)?;
+                next = h.last_offset() + 1;
+                headers.push((h, range));
             }
-            let h = parse_header(b)?;
-            next = h.last_offset() + 1;
-            headers.push((h, range));
-        }
-        inner.check_batch_sizes(&headers)?;
-        inner.write_batches(&batches, &headers, now_ms)?;
-        inner.maybe_flush(now_ms)?;
-        Ok(inner.append_info(&batches, &headers, log_append_time_ms.unwrap_or(-1)))
+            inner.check_batch_sizes(&headers)?;
+            inner.write_batches(&batches, &headers, now_ms)?;
+            inner.maybe_flush(now_ms)?;
+            Ok(inner.append_info(&batches, &headers, log_append_time_ms.unwrap_or(-1)))
+        })
     }
 
     /// Appends batches that already carry offsets (replication). Each batch is re-checked
     /// (CRC-32C included); offsets must start at or after the log end offset and increase.
     pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<LogAppendInfo> {
-        let mut inner = self.inner.write();
-        let headers = split_batches(&batches)?;
-        let mut expected = inner.log_end_offset;
-        for (h, range) in &headers {
-            check_batch(&batches[range.clone()])?;
-            if h.base_offset < expected {
-                return Err(StorageError::OffsetOutOfOrder {
-                    offset: h.base_offset,
-                    log_end_offset: inner.log_end_offset,
-                });
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            let headers = split_batches(&batches)?;
+            let mut expected = inner.log_end_offset;
+            for (h, range) in &headers {
+                check_batch(&batches[range.clone()])?;
+                if h.base_offset < expected {
+                    return Err(StorageError::OffsetOutOfOrder {
+                        offset: h.base_offset,
+                        log_end_offset: inner.log_end_offset,
+                    });
+                }
+                expected = h.last_offset() + 1;
             }
-            expected = h.last_offset() + 1;
-        }
-        inner.check_batch_sizes(&headers)?;
-        inner.write_batches(&batches, &headers, now_ms)?;
-        inner.maybe_flush(now_ms)?;
-        Ok(inner.append_info(&batches, &headers, -1))
+            inner.check_batch_sizes(&headers)?;
+            inner.write_batches(&batches, &headers, now_ms)?;
+            inner.maybe_flush(now_ms)?;
+            Ok(inner.append_info(&batches, &headers, -1))
+        })
     }
 
     /// Whole batches from the one containing `fetch_offset`, within one segment, up to
@@ -346,64 +372,66 @@ impl PartitionLog {
         max_offset_exclusive: i64,
         min_one_batch: bool,
     ) -> Result<FetchDataInfo> {
-        let inner = self.inner.read();
-        let empty = |inner: &Inner| FetchDataInfo {
-            records: Bytes::new(),
-            log_start_offset: inner.log_start_offset,
-            log_end_offset: inner.log_end_offset,
-        };
-        if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
-            return Err(StorageError::OffsetOutOfRange {
-                offset: fetch_offset,
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let empty = |inner: &Inner| FetchDataInfo {
+                records: Bytes::new(),
                 log_start_offset: inner.log_start_offset,
                 log_end_offset: inner.log_end_offset,
-            });
-        }
-        if fetch_offset == inner.log_end_offset {
-            return Ok(empty(&inner));
-        }
-        let from = inner
-            .segments
-            .range(..=fetch_offset)
-            .next_back()
-            .map(|(b, _)| *b)
-            .unwrap_or(i64::MIN);
-        for seg in inner.segments.range(from..).map(|(_, s)| s) {
-            let Some((start, first)) = seg.find_batch(fetch_offset)? else {
-                continue;
             };
-            // One positioned read of everything that may be returned (up to `max_bytes`, or the
-            // whole first batch), then the batch boundaries are found in memory: one `pread`
-            // per fetch instead of one per batch header plus one for the data.
-            let want = if min_one_batch {
-                max_bytes.max(first.total_size())
-            } else {
-                max_bytes
-            };
-            let mut data = seg.read_bytes(start, want)?;
-            let mut len = 0usize;
-            while let Ok(h) = parse_header(&data[len..]) {
-                let size = h.total_size();
-                if h.batch_length < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32
-                    || h.base_offset >= max_offset_exclusive
-                    || len + size > data.len()
-                {
-                    break;
-                }
-                if len + size <= max_bytes || (len == 0 && min_one_batch) {
-                    len += size;
-                } else {
-                    break;
-                }
+            if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
+                return Err(StorageError::OffsetOutOfRange {
+                    offset: fetch_offset,
+                    log_start_offset: inner.log_start_offset,
+                    log_end_offset: inner.log_end_offset,
+                });
             }
-            data.truncate(len);
-            return Ok(FetchDataInfo {
-                records: Bytes::from(data),
-                log_start_offset: inner.log_start_offset,
-                log_end_offset: inner.log_end_offset,
-            });
-        }
-        Ok(empty(&inner))
+            if fetch_offset == inner.log_end_offset {
+                return Ok(empty(&inner));
+            }
+            let from = inner
+                .segments
+                .range(..=fetch_offset)
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(i64::MIN);
+            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+                let Some((start, first)) = seg.find_batch(fetch_offset)? else {
+                    continue;
+                };
+                // One positioned read of everything that may be returned (up to `max_bytes`, or the
+                // whole first batch), then the batch boundaries are found in memory: one `pread`
+                // per fetch instead of one per batch header plus one for the data.
+                let want = if min_one_batch {
+                    max_bytes.max(first.total_size())
+                } else {
+                    max_bytes
+                };
+                let mut data = seg.read_bytes(start, want)?;
+                let mut len = 0usize;
+                while let Ok(h) = parse_header(&data[len..]) {
+                    let size = h.total_size();
+                    if h.batch_length < (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32
+                        || h.base_offset >= max_offset_exclusive
+                        || len + size > data.len()
+                    {
+                        break;
+                    }
+                    if len + size <= max_bytes || (len == 0 && min_one_batch) {
+                        len += size;
+                    } else {
+                        break;
+                    }
+                }
+                data.truncate(len);
+                return Ok(FetchDataInfo {
+                    records: Bytes::from(data),
+                    log_start_offset: inner.log_start_offset,
+                    log_end_offset: inner.log_end_offset,
+                });
+            }
+            Ok(empty(&inner))
+        })
     }
 
     pub fn log_end_offset(&self) -> i64 {
@@ -438,8 +466,10 @@ impl PartitionLog {
     /// fsyncs and advances the recovery point to the log end offset (then drops producer
     /// snapshots no longer needed).
     pub fn flush(&self) -> Result<()> {
-        self.inner.write().flush()?;
-        self.delete_stale_producer_snapshots()
+        self.log_dir.guard(|| {
+            self.inner.write().flush()?;
+            self.delete_stale_producer_snapshots()
+        })
     }
 
     /// Kafka's flush of rolled segments (`UnifiedLog.roll` schedules
@@ -451,193 +481,205 @@ impl PartitionLog {
     /// The fsyncs run without the lock, so appends are not held up behind them. Returns
     /// whether the recovery point moved.
     pub fn flush_sealed_segments(&self) -> Result<bool> {
-        let (target, truncations, paths) = {
-            let inner = self.inner.read();
-            let target = inner.active().base_offset();
-            if inner.recovery_point >= target {
+        self.log_dir.guard(|| {
+            let (target, truncations, paths) = {
+                let inner = self.inner.read();
+                let target = inner.active().base_offset();
+                if inner.recovery_point >= target {
+                    return Ok(false);
+                }
+                let from = inner
+                    .segments
+                    .range(..=inner.recovery_point)
+                    .next_back()
+                    .map(|(b, _)| *b)
+                    .unwrap_or(i64::MIN);
+                let paths: Vec<PathBuf> = inner
+                    .segments
+                    .range(from..target)
+                    .flat_map(|(_, s)| s.file_paths())
+                    .chain(std::iter::once(inner.dir.clone()))
+                    .collect();
+                (target, inner.truncations, paths)
+            };
+            for path in &paths {
+                match std::fs::File::open(path) {
+                    Ok(f) => f.sync_all().ctx("fsync rolled segment", path)?,
+                    // Deleted meanwhile (retention, topic deletion): try again next time.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                    Err(e) => return Err(e).ctx("open rolled segment", path),
+                }
+            }
+            let mut inner = self.inner.write();
+            if inner.truncations != truncations
+                || inner.recovery_point >= target
+                || !inner.segments.contains_key(&target)
+            {
                 return Ok(false);
             }
-            let from = inner
-                .segments
-                .range(..=inner.recovery_point)
-                .next_back()
-                .map(|(b, _)| *b)
-                .unwrap_or(i64::MIN);
-            let paths: Vec<PathBuf> = inner
-                .segments
-                .range(from..target)
-                .flat_map(|(_, s)| s.file_paths())
-                .chain(std::iter::once(inner.dir.clone()))
-                .collect();
-            (target, inner.truncations, paths)
-        };
-        for path in &paths {
-            match std::fs::File::open(path) {
-                Ok(f) => f.sync_all().ctx("fsync rolled segment", path)?,
-                // Deleted meanwhile (retention, topic deletion): try again next time.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-                Err(e) => return Err(e).ctx("open rolled segment", path),
-            }
-        }
-        let mut inner = self.inner.write();
-        if inner.truncations != truncations
-            || inner.recovery_point >= target
-            || !inner.segments.contains_key(&target)
-        {
-            return Ok(false);
-        }
-        inner.recovery_point = target;
-        drop(inner);
-        // Snapshots below the new recovery point's segment are no longer needed.
-        self.delete_stale_producer_snapshots()?;
-        Ok(true)
+            inner.recovery_point = target;
+            drop(inner);
+            // Snapshots below the new recovery point's segment are no longer needed.
+            self.delete_stale_producer_snapshots()?;
+            Ok(true)
+        })
     }
 
     /// The periodic flusher's check (`flush.ms`): fsyncs when unflushed data is older than the
     /// configured interval. Returns whether it flushed.
     pub fn flush_if_due(&self, now_ms: i64) -> Result<bool> {
-        let mut inner = self.inner.write();
-        if inner.unflushed_messages == 0
-            || now_ms.saturating_sub(inner.last_flush_ms) < inner.config.flush_ms
-        {
-            return Ok(false);
-        }
-        inner.flush()?;
-        inner.last_flush_ms = now_ms;
-        drop(inner);
-        self.delete_stale_producer_snapshots()?;
-        Ok(true)
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            if inner.unflushed_messages == 0
+                || now_ms.saturating_sub(inner.last_flush_ms) < inner.config.flush_ms
+            {
+                return Ok(false);
+            }
+            inner.flush()?;
+            inner.last_flush_ms = now_ms;
+            drop(inner);
+            self.delete_stale_producer_snapshots()?;
+            Ok(true)
+        })
     }
 
     /// ListOffsets by timestamp: the first record (at or after the log start offset) whose
     /// timestamp is >= `ts`, with its timestamp. Record-exact for uncompressed batches; for
     /// compressed ones the batch's first offset and max timestamp.
     pub fn offset_for_timestamp(&self, ts: i64) -> Result<Option<(i64, i64)>> {
-        let inner = self.inner.read();
-        let log_start = inner.log_start_offset;
-        let Some(seg) = inner.segments.values().find(|s| s.max_timestamp() >= ts) else {
-            return Ok(None);
-        };
-        let (_, index_offset) = seg.time_index().lookup(ts);
-        let (_, pos) = seg.offset_index().lookup(index_offset.max(log_start));
-        let mut found = None;
-        seg.for_each_batch_from(pos as u64, &mut |p, h| {
-            if h.max_timestamp >= ts && h.last_offset() >= log_start {
-                found = Some((p, *h));
-                false
-            } else {
-                true
-            }
-        })?;
-        let Some((p, h)) = found else { return Ok(None) };
-        let bytes = seg.read_bytes(p, h.total_size())?;
-        let exact = record_offsets_and_timestamps(&bytes)
-            .and_then(|v| v.into_iter().find(|&(o, t)| t >= ts && o >= log_start));
-        Ok(Some(exact.unwrap_or((
-            h.base_offset.max(log_start),
-            h.max_timestamp,
-        ))))
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let log_start = inner.log_start_offset;
+            let Some(seg) = inner.segments.values().find(|s| s.max_timestamp() >= ts) else {
+                return Ok(None);
+            };
+            let (_, index_offset) = seg.time_index().lookup(ts);
+            let (_, pos) = seg.offset_index().lookup(index_offset.max(log_start));
+            let mut found = None;
+            seg.for_each_batch_from(pos as u64, &mut |p, h| {
+                if h.max_timestamp >= ts && h.last_offset() >= log_start {
+                    found = Some((p, *h));
+                    false
+                } else {
+                    true
+                }
+            })?;
+            let Some((p, h)) = found else { return Ok(None) };
+            let bytes = seg.read_bytes(p, h.total_size())?;
+            let exact = record_offsets_and_timestamps(&bytes)
+                .and_then(|v| v.into_iter().find(|&(o, t)| t >= ts && o >= log_start));
+            Ok(Some(exact.unwrap_or((
+                h.base_offset.max(log_start),
+                h.max_timestamp,
+            ))))
+        })
     }
 
     /// ListOffsets MAX_TIMESTAMP: the offset and timestamp of the (first) record with the
     /// largest timestamp.
     pub fn max_timestamp_and_offset(&self) -> Result<Option<(i64, i64)>> {
-        let inner = self.inner.read();
-        let mut best: Option<&LogSegment> = None;
-        for seg in inner.segments.values() {
-            if seg.max_timestamp() >= 0
-                && best.map_or(true, |b| seg.max_timestamp() > b.max_timestamp())
-            {
-                best = Some(seg);
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let mut best: Option<&LogSegment> = None;
+            for seg in inner.segments.values() {
+                if seg.max_timestamp() >= 0
+                    && best.map_or(true, |b| seg.max_timestamp() > b.max_timestamp())
+                {
+                    best = Some(seg);
+                }
             }
-        }
-        let Some(seg) = best else { return Ok(None) };
-        // The segment knows the batch (by its last offset); the record is found inside it,
-        // as Kafka's `UnifiedLog.fetchOffsetByTimestamp` does for MAX_TIMESTAMP.
-        let (ts, shallow) = (seg.max_timestamp(), seg.shallow_offset_of_max_timestamp());
-        let exact = match seg.find_batch(shallow)? {
-            Some((pos, h)) => {
-                let bytes = seg.read_bytes(pos, h.total_size())?;
-                offset_of_timestamp(&bytes, ts)
-            }
-            None => None,
-        };
-        Ok(Some((exact.unwrap_or(shallow), ts)))
+            let Some(seg) = best else { return Ok(None) };
+            // The segment knows the batch (by its last offset); the record is found inside it,
+            // as Kafka's `UnifiedLog.fetchOffsetByTimestamp` does for MAX_TIMESTAMP.
+            let (ts, shallow) = (seg.max_timestamp(), seg.shallow_offset_of_max_timestamp());
+            let exact = match seg.find_batch(shallow)? {
+                Some((pos, h)) => {
+                    let bytes = seg.read_bytes(pos, h.total_size())?;
+                    offset_of_timestamp(&bytes, ts)
+                }
+                None => None,
+            };
+            Ok(Some((exact.unwrap_or(shallow), ts)))
+        })
     }
 
     /// Drops everything at and after `offset` (the batch holding it goes whole); the log end
     /// offset becomes `offset`, as in Kafka's `truncateTo`.
     pub fn truncate_to(&self, offset: i64) -> Result<()> {
-        if offset < 0 {
-            return Err(StorageError::InvalidArgument("negative truncation offset"));
-        }
-        let mut inner = self.inner.write();
-        if offset >= inner.log_end_offset {
-            return Ok(());
-        }
-        if offset < inner.log_start_offset {
-            drop(inner);
-            return self.truncate_fully_and_start_at(offset);
-        }
-        let doomed: Vec<i64> = inner
-            .segments
-            .range(offset + 1..)
-            .map(|(b, _)| *b)
-            .collect();
-        for base in doomed {
-            if inner.segments.len() == 1 {
-                break;
+        self.log_dir.guard(|| {
+            if offset < 0 {
+                return Err(StorageError::InvalidArgument("negative truncation offset"));
             }
-            if let Some(seg) = inner.segments.remove(&base) {
-                delete_files_now(seg.mark_deleted()?);
+            let mut inner = self.inner.write();
+            if offset >= inner.log_end_offset {
+                return Ok(());
             }
-        }
-        let interval = inner.config.index_interval_bytes;
-        let index_bytes = inner.config.segment_index_bytes;
-        let active = inner.active_mut();
-        active.truncate_to(offset, interval)?;
-        active.preallocate_indexes(index_bytes)?;
-        inner.log_end_offset = offset;
-        inner.recovery_point = inner.recovery_point.min(offset);
-        inner.truncations += 1;
-        inner.epochs.truncate_from_end(offset)?;
-        // Producer state after the truncation point no longer describes the log.
-        delete_snapshots_where(&inner.dir, |o| o > offset)?;
-        self.cleaner.on_truncate(offset);
-        Ok(())
+            if offset < inner.log_start_offset {
+                drop(inner);
+                return self.truncate_fully_and_start_at(offset);
+            }
+            let doomed: Vec<i64> = inner
+                .segments
+                .range(offset + 1..)
+                .map(|(b, _)| *b)
+                .collect();
+            for base in doomed {
+                if inner.segments.len() == 1 {
+                    break;
+                }
+                if let Some(seg) = inner.segments.remove(&base) {
+                    delete_files_now(seg.mark_deleted()?);
+                }
+            }
+            let interval = inner.config.index_interval_bytes;
+            let index_bytes = inner.config.segment_index_bytes;
+            let active = inner.active_mut();
+            active.truncate_to(offset, interval)?;
+            active.preallocate_indexes(index_bytes)?;
+            inner.log_end_offset = offset;
+            inner.recovery_point = inner.recovery_point.min(offset);
+            inner.truncations += 1;
+            inner.epochs.truncate_from_end(offset)?;
+            // Producer state after the truncation point no longer describes the log.
+            delete_snapshots_where(&inner.dir, |o| o > offset)?;
+            self.cleaner.on_truncate(offset);
+            Ok(())
+        })
     }
 
     /// Deletes every segment and starts an empty log at `offset` (log start = log end = offset).
     pub fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
-        if offset < 0 {
-            return Err(StorageError::InvalidArgument("negative start offset"));
-        }
-        let mut inner = self.inner.write();
-        let bases: Vec<i64> = inner.segments.keys().copied().collect();
-        let mut new = LogSegment::open(&inner.dir, offset, inner.active().created_ms())?;
-        for base in bases {
-            if base == offset {
-                continue;
+        self.log_dir.guard(|| {
+            if offset < 0 {
+                return Err(StorageError::InvalidArgument("negative start offset"));
             }
-            if let Some(seg) = inner.segments.remove(&base) {
-                delete_files_now(seg.mark_deleted()?);
+            let mut inner = self.inner.write();
+            let bases: Vec<i64> = inner.segments.keys().copied().collect();
+            let mut new = LogSegment::open(&inner.dir, offset, inner.active().created_ms())?;
+            for base in bases {
+                if base == offset {
+                    continue;
+                }
+                if let Some(seg) = inner.segments.remove(&base) {
+                    delete_files_now(seg.mark_deleted()?);
+                }
             }
-        }
-        if let Some(old) = inner.segments.remove(&offset) {
-            drop(old);
-        }
-        new.recover(inner.config.index_interval_bytes)?;
-        new.truncate_to(offset, inner.config.index_interval_bytes)?;
-        new.preallocate_indexes(inner.config.segment_index_bytes)?;
-        inner.segments.insert(offset, new);
-        inner.log_start_offset = offset;
-        inner.log_end_offset = offset;
-        inner.recovery_point = offset;
-        inner.truncations += 1;
-        inner.epochs.clear()?;
-        delete_snapshots_where(&inner.dir, |_| true)?;
-        self.cleaner.on_truncate(offset);
-        Ok(())
+            if let Some(old) = inner.segments.remove(&offset) {
+                drop(old);
+            }
+            new.recover(inner.config.index_interval_bytes)?;
+            new.truncate_to(offset, inner.config.index_interval_bytes)?;
+            new.preallocate_indexes(inner.config.segment_index_bytes)?;
+            inner.segments.insert(offset, new);
+            inner.log_start_offset = offset;
+            inner.log_end_offset = offset;
+            inner.recovery_point = offset;
+            inner.truncations += 1;
+            inner.epochs.clear()?;
+            delete_snapshots_where(&inner.dir, |_| true)?;
+            self.cleaner.on_truncate(offset);
+            Ok(())
+        })
     }
 
     pub fn update_config(&self, config: LogConfig) {
@@ -646,11 +688,13 @@ impl PartitionLog {
 
     /// Records that `epoch` starts at `start_offset` in the leader epoch cache.
     pub fn assign_epoch_start_offset(&self, epoch: i32, start_offset: i64) -> Result<()> {
-        self.inner
-            .write()
-            .epochs
-            .assign(epoch, start_offset)
-            .map(|_| ())
+        self.log_dir.guard(|| {
+            self.inner
+                .write()
+                .epochs
+                .assign(epoch, start_offset)
+                .map(|_| ())
+        })
     }
 
     /// OffsetForLeaderEpoch, with Kafka's `LeaderEpochFileCache.endOffsetFor` semantics.
@@ -674,11 +718,13 @@ impl PartitionLog {
 
     /// Writes `partition.metadata` with this topic id.
     pub fn set_topic_id(&self, id: Uuid) -> Result<()> {
-        let mut inner = self.inner.write();
-        write_partition_metadata(&inner.dir.join(PARTITION_METADATA), id)?;
-        inner.topic_id = Some(id);
-        inner.topic_id_unsynced = true;
-        Ok(())
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            write_partition_metadata(&inner.dir.join(PARTITION_METADATA), id)?;
+            inner.topic_id = Some(id);
+            inner.topic_id_unsynced = true;
+            Ok(())
+        })
     }
 
     /// Visits every batch header with a last offset >= `from_offset`, in order.
@@ -695,40 +741,44 @@ impl PartitionLog {
         from_offset: i64,
         f: &mut dyn FnMut(&BatchHeader) -> bool,
     ) -> Result<()> {
-        let inner = self.inner.read();
-        let from = inner
-            .segments
-            .range(..=from_offset)
-            .next_back()
-            .map(|(b, _)| *b)
-            .unwrap_or(i64::MIN);
-        for seg in inner.segments.range(from..).map(|(_, s)| s) {
-            let Some((start, _)) = seg.find_batch(from_offset)? else {
-                continue;
-            };
-            let mut go_on = true;
-            seg.for_each_batch_from(start, &mut |_, h| {
-                go_on = f(h);
-                go_on
-            })?;
-            if !go_on {
-                break;
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let from = inner
+                .segments
+                .range(..=from_offset)
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(i64::MIN);
+            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+                let Some((start, _)) = seg.find_batch(from_offset)? else {
+                    continue;
+                };
+                let mut go_on = true;
+                seg.for_each_batch_from(start, &mut |_, h| {
+                    go_on = f(h);
+                    go_on
+                })?;
+                if !go_on {
+                    break;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Flushes everything, writes the final time-index entries, trims the index files and
     /// deletes pending `.deleted` files. The log should not be appended to afterwards.
     pub fn close(&self) -> Result<()> {
-        let mut inner = self.inner.write();
-        inner.flush()?;
-        inner.active_mut().seal()?;
-        inner.active().flush()?;
-        for (_, paths) in std::mem::take(&mut inner.pending_deletes) {
-            delete_files_now(paths);
-        }
-        Ok(())
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            inner.flush()?;
+            inner.active_mut().seal()?;
+            inner.active().flush()?;
+            for (_, paths) in std::mem::take(&mut inner.pending_deletes) {
+                delete_files_now(paths);
+            }
+            Ok(())
+        })
     }
 
     /// Closes the log and removes its directory (topic deletion).

@@ -39,29 +39,31 @@ impl PartitionLog {
         now_ms: i64,
         abort: Option<PendingAbort>,
     ) -> Result<(LogAppendInfo, Option<AbortedTxn>)> {
-        let mut inner = self.inner.write();
-        let offset = inner.log_end_offset;
-        set_base_offset(&mut batch, offset);
-        set_partition_leader_epoch(&mut batch, leader_epoch);
-        let h = parse_header(&batch)?;
-        if !h.is_control() || h.last_offset_delta != 0 {
-            return Err(StorageError::InvalidArgument(
-                "an end-transaction marker is one control record",
-            ));
-        }
-        let headers = [(h, 0..batch.len())];
-        inner.write_batches(&batch, &headers, now_ms)?;
-        let aborted = abort.map(|a| AbortedTxn {
-            producer_id: a.producer_id,
-            first_offset: a.first_offset,
-            last_offset: offset,
-            last_stable_offset: a.other_first_unstable_offset.unwrap_or(offset + 1),
-        });
-        if let Some(txn) = &aborted {
-            inner.active_mut().txn_index_mut().append(txn)?;
-        }
-        inner.maybe_flush(now_ms)?;
-        Ok((inner.append_info(&batch, &headers, -1), aborted))
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            let offset = inner.log_end_offset;
+            set_base_offset(&mut batch, offset);
+            set_partition_leader_epoch(&mut batch, leader_epoch);
+            let h = parse_header(&batch)?;
+            if !h.is_control() || h.last_offset_delta != 0 {
+                return Err(StorageError::InvalidArgument(
+                    "an end-transaction marker is one control record",
+                ));
+            }
+            let headers = [(h, 0..batch.len())];
+            inner.write_batches(&batch, &headers, now_ms)?;
+            let aborted = abort.map(|a| AbortedTxn {
+                producer_id: a.producer_id,
+                first_offset: a.first_offset,
+                last_offset: offset,
+                last_stable_offset: a.other_first_unstable_offset.unwrap_or(offset + 1),
+            });
+            if let Some(txn) = &aborted {
+                inner.active_mut().txn_index_mut().append(txn)?;
+            }
+            inner.maybe_flush(now_ms)?;
+            Ok((inner.append_info(&batch, &headers, -1), aborted))
+        })
     }
 
     /// Indexes an aborted transaction found while replaying the log (start-up), unless its
@@ -69,19 +71,21 @@ impl PartitionLog {
     /// never has gaps (a damaged tail is cut whole), so "already has it" is "its last entry is
     /// at or past this marker".
     pub fn index_aborted_txn(&self, txn: &AbortedTxn) -> Result<bool> {
-        let mut inner = self.inner.write();
-        if txn.last_offset < inner.log_start_offset || txn.last_offset >= inner.log_end_offset {
-            return Ok(false);
-        }
-        let Some((_, seg)) = inner.segments.range_mut(..=txn.last_offset).next_back() else {
-            return Ok(false);
-        };
-        let idx = seg.txn_index_mut();
-        if idx.last_offset().is_some_and(|l| l >= txn.last_offset) {
-            return Ok(false);
-        }
-        idx.append(txn)?;
-        Ok(true)
+        self.log_dir.guard(|| {
+            let mut inner = self.inner.write();
+            if txn.last_offset < inner.log_start_offset || txn.last_offset >= inner.log_end_offset {
+                return Ok(false);
+            }
+            let Some((_, seg)) = inner.segments.range_mut(..=txn.last_offset).next_back() else {
+                return Ok(false);
+            };
+            let idx = seg.txn_index_mut();
+            if idx.last_offset().is_some_and(|l| l >= txn.last_offset) {
+                return Ok(false);
+            }
+            idx.append(txn)?;
+            Ok(true)
+        })
     }
 
     /// Kafka's `collectAbortedTransactions(startOffset, upperBoundOffset)`: every aborted
@@ -93,33 +97,37 @@ impl PartitionLog {
         fetch_offset: i64,
         upper_bound_offset: i64,
     ) -> Result<Vec<AbortedTxn>> {
-        let inner = self.inner.read();
-        let from = inner
-            .segments
-            .range(..=fetch_offset)
-            .next_back()
-            .map(|(b, _)| *b)
-            .unwrap_or(i64::MIN);
-        let mut out = Vec::new();
-        for seg in inner.segments.range(from..).map(|(_, s)| s) {
-            if seg
-                .txn_index()
-                .collect(fetch_offset, upper_bound_offset, &mut out)?
-            {
-                break;
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let from = inner
+                .segments
+                .range(..=fetch_offset)
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(i64::MIN);
+            let mut out = Vec::new();
+            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+                if seg
+                    .txn_index()
+                    .collect(fetch_offset, upper_bound_offset, &mut out)?
+                {
+                    break;
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Every aborted transaction in the log (the cleaner and tests).
     pub fn all_aborted_txns(&self) -> Result<Vec<AbortedTxn>> {
-        let inner = self.inner.read();
-        let mut out = Vec::new();
-        for seg in inner.segments.values() {
-            out.extend(seg.txn_index().all()?);
-        }
-        Ok(out)
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let mut out = Vec::new();
+            for seg in inner.segments.values() {
+                out.extend(seg.txn_index().all()?);
+            }
+            Ok(out)
+        })
     }
 
     /// Base offset of the active segment (the replica layer snapshots producer state when an

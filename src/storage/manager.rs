@@ -3,6 +3,11 @@
 //! `cleaner-offset-checkpoint` and clean-shutdown marker,
 //! and the map of open partition logs. The marker is deleted once read at start-up, so a crash
 //! after start-up is detected on the next one.
+//!
+//! Each log dir has a [`LogDirState`]: an I/O error in it takes the dir offline (Kafka's
+//! `LogManager.handleLogDirFailure`): its logs are no longer listed, checkpointed or cleaned,
+//! new logs go to the other dirs, and the clean-shutdown marker is not written in it, so the
+//! next start recovers it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +26,7 @@ use super::cleaner::{CleanStats, CleanerConfig, Throttler, CLEANER_OFFSET_CHECKP
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{parse_topic_partition, PartitionLog};
+use super::log_dir::LogDirState;
 
 /// The controller quorum keeps its log in `<log.dir>/__cluster_metadata-0`, as KRaft does.
 pub const METADATA_TOPIC: &str = "__cluster_metadata";
@@ -28,6 +34,8 @@ pub const METADATA_TOPIC: &str = "__cluster_metadata";
 #[derive(Debug)]
 pub struct LogManager {
     log_dirs: Vec<PathBuf>,
+    /// One per entry of `log_dirs`, in the same order.
+    log_dir_states: Vec<Arc<LogDirState>>,
     cluster_id: String,
     default_config: LogConfig,
     now_ms: Mutex<i64>,
@@ -75,16 +83,23 @@ impl LogManager {
         }
         let cluster_id = cluster_id.unwrap_or_else(|| Uuid::random().to_string());
         let mut logs = HashMap::new();
+        let mut log_dir_states = Vec::with_capacity(log_dirs.len());
         for dir in &log_dirs {
             let meta_path = dir.join(META_PROPERTIES);
-            if read_meta_properties(&meta_path)?.is_none() {
-                let meta = MetaProperties {
-                    cluster_id: cluster_id.clone(),
-                    node_id,
-                    directory_id: Uuid::random(),
-                };
-                write_meta_properties(&meta_path, &meta)?;
-            }
+            let directory_id = match read_meta_properties(&meta_path)? {
+                Some(meta) => meta.directory_id,
+                None => {
+                    let meta = MetaProperties {
+                        cluster_id: cluster_id.clone(),
+                        node_id,
+                        directory_id: Uuid::random(),
+                    };
+                    write_meta_properties(&meta_path, &meta)?;
+                    meta.directory_id
+                }
+            };
+            let state = Arc::new(LogDirState::new(dir.clone(), directory_id));
+            log_dir_states.push(state.clone());
             let marker = dir.join(CLEAN_SHUTDOWN_MARKER);
             let clean = marker.exists();
             if clean {
@@ -116,7 +131,8 @@ impl LogManager {
                     log_start,
                     clean,
                     now_ms,
-                )?;
+                )?
+                .in_log_dir(state.clone());
                 if let Some(&offset) = cleaner_offsets.get(&tp) {
                     log.set_cleaner_checkpoint(offset);
                 }
@@ -125,6 +141,7 @@ impl LogManager {
         }
         let manager = LogManager {
             log_dirs,
+            log_dir_states,
             cluster_id,
             default_config,
             now_ms: Mutex::new(now_ms),
@@ -139,8 +156,48 @@ impl LogManager {
         self.cluster_id.clone()
     }
 
+    /// Every configured log dir, online or not.
     pub fn log_dirs(&self) -> Vec<PathBuf> {
         self.log_dirs.clone()
+    }
+
+    /// Every log dir with its `directory.id` and health.
+    pub fn log_dir_states(&self) -> &[Arc<LogDirState>] {
+        &self.log_dir_states
+    }
+
+    /// The log dirs an I/O error took offline.
+    pub fn offline_log_dirs(&self) -> Vec<PathBuf> {
+        self.log_dir_states
+            .iter()
+            .filter(|d| d.is_offline())
+            .map(|d| d.path().to_path_buf())
+            .collect()
+    }
+
+    /// The state of one log dir, by path.
+    pub fn log_dir_state(&self, dir: &Path) -> Option<&Arc<LogDirState>> {
+        self.log_dir_states.iter().find(|d| d.path() == dir)
+    }
+
+    /// True when no log dir is left online (Kafka halts the broker then).
+    pub fn all_log_dirs_offline(&self) -> bool {
+        self.log_dir_states.iter().all(|d| d.is_offline())
+    }
+
+    /// Drops the logs of an offline dir (Kafka's `LogManager.handleLogDirFailure`): they are
+    /// closed when their last holder lets go, and their keys are returned.
+    pub fn handle_log_dir_failure(&self, dir: &Path) -> Vec<(String, i32)> {
+        let mut logs = self.logs.lock();
+        let gone: Vec<(String, i32)> = logs
+            .iter()
+            .filter(|(_, l)| l.log_dir().path() == dir)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in &gone {
+            logs.remove(k);
+        }
+        gone
     }
 
     pub fn default_config(&self) -> LogConfig {
@@ -152,10 +209,12 @@ impl LogManager {
         *self.now_ms.lock() = now_ms;
     }
 
+    /// The log of a partition, unless its dir is offline.
     pub fn get(&self, topic: &str, partition: i32) -> Option<Arc<PartitionLog>> {
         self.logs
             .lock()
             .get(&(topic.to_string(), partition))
+            .filter(|l| !l.is_offline())
             .cloned()
     }
 
@@ -172,43 +231,55 @@ impl LogManager {
         }
         let mut logs = self.logs.lock();
         if let Some(log) = logs.get(&(topic.to_string(), partition)) {
+            // A partition of an offline dir is not recreated elsewhere: its data is there.
+            if log.is_offline() {
+                return Err(log.log_dir().offline_error());
+            }
             return Ok(log.clone());
         }
         // One pass over the open logs, and none with a single log dir: creating thousands of
         // partitions must not be quadratic.
-        let dir = if self.log_dirs.len() == 1 {
-            &self.log_dirs[0]
+        let state = if self.log_dir_states.len() == 1 {
+            Some(&self.log_dir_states[0])
+                .filter(|d| !d.is_offline())
+                .ok_or(StorageError::NoOnlineLogDir)?
         } else {
-            let mut counts = vec![0usize; self.log_dirs.len()];
+            let mut counts = vec![0usize; self.log_dir_states.len()];
             for l in logs.values() {
-                let parent = l.dir().parent();
                 if let Some(i) = self
-                    .log_dirs
+                    .log_dir_states
                     .iter()
-                    .position(|d| Some(d.as_path()) == parent)
+                    .position(|d| Arc::ptr_eq(d, l.log_dir()))
                 {
                     counts[i] += 1;
                 }
             }
-            let least = (0..counts.len()).min_by_key(|&i| counts[i]);
+            let least = (0..counts.len())
+                .filter(|&i| !self.log_dir_states[i].is_offline())
+                .min_by_key(|&i| counts[i]);
             least
-                .map(|i| &self.log_dirs[i])
-                .ok_or(StorageError::InvalidArgument("no log dirs"))?
+                .map(|i| &self.log_dir_states[i])
+                .ok_or(StorageError::NoOnlineLogDir)?
         };
-        let path = dir.join(format!("{topic}-{partition}"));
-        let log = Arc::new(PartitionLog::open(
-            path,
-            config,
-            0,
-            true,
-            *self.now_ms.lock(),
-        )?);
+        let path = state.path().join(format!("{topic}-{partition}"));
+        let now_ms = *self.now_ms.lock();
+        let log = Arc::new(
+            state
+                .guard(|| PartitionLog::open(path, config, 0, true, now_ms))?
+                .in_log_dir(state.clone()),
+        );
         logs.insert((topic.to_string(), partition), log.clone());
         Ok(log)
     }
 
+    /// Every open log of an online dir.
     pub fn all(&self) -> Vec<Arc<PartitionLog>> {
-        self.logs.lock().values().cloned().collect()
+        self.logs
+            .lock()
+            .values()
+            .filter(|l| !l.is_offline())
+            .cloned()
+            .collect()
     }
 
     /// Removes a partition's log and its directory.
@@ -217,9 +288,10 @@ impl LogManager {
             return Ok(());
         };
         let dir = log.dir().to_path_buf();
+        let state = log.log_dir().clone();
         drop(log);
         // Other holders of the Arc may still read; removing the directory is safe on Unix.
-        std::fs::remove_dir_all(&dir).ctx("remove partition dir", &dir)?;
+        state.guard(|| std::fs::remove_dir_all(&dir).ctx("remove partition dir", &dir))?;
         self.checkpoint()
     }
 
@@ -227,21 +299,27 @@ impl LogManager {
     pub fn checkpoint(&self) -> Result<()> {
         let _serial = self.checkpoint_lock.lock();
         let logs = self.all();
-        for dir in &self.log_dirs {
+        let mut first_error = None;
+        for state in self.online_log_dirs() {
+            let dir = state.path();
             let mut recovery = OffsetMap::new();
             let mut starts = OffsetMap::new();
-            for log in logs
-                .iter()
-                .filter(|l| l.dir().parent() == Some(dir.as_path()))
-            {
+            for log in logs.iter().filter(|l| Arc::ptr_eq(l.log_dir(), &state)) {
                 let tp = log.topic_partition();
                 recovery.insert(tp.clone(), log.recovery_point());
                 starts.insert(tp, log.log_start_offset());
             }
-            write_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT), &recovery)?;
-            write_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT), &starts)?;
+            // A dir whose checkpoint cannot be written goes offline; the others still get
+            // theirs (Kafka's `checkpointLogRecoveryOffsetsInDir`).
+            let written = state.guard(|| {
+                write_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT), &recovery)?;
+                write_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT), &starts)
+            });
+            if let Err(e) = written {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Cleans every compacted log that is due (Kafka's `LogCleaner` loop, one pass): dirty
@@ -296,32 +374,42 @@ impl LogManager {
     pub fn checkpoint_cleaner_offsets(&self) -> Result<()> {
         let _serial = self.checkpoint_lock.lock();
         let logs = self.all();
-        for dir in &self.log_dirs {
+        let mut first_error = None;
+        for state in self.online_log_dirs() {
             let mut offsets = OffsetMap::new();
-            for log in logs
-                .iter()
-                .filter(|l| l.dir().parent() == Some(dir.as_path()))
-            {
+            for log in logs.iter().filter(|l| Arc::ptr_eq(l.log_dir(), &state)) {
                 if let Some(offset) = log.cleaner_checkpoint() {
                     offsets.insert(log.topic_partition(), offset);
                 }
             }
-            write_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT), &offsets)?;
+            let path = state.path().join(CLEANER_OFFSET_CHECKPOINT);
+            if let Err(e) = state.guard(|| write_offset_checkpoint(&path, &offsets)) {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
-    /// Closes every log, checkpoints, and writes the clean-shutdown marker in every dir.
+    /// Closes every log, checkpoints, and writes the clean-shutdown marker in every online
+    /// dir. An offline dir gets no marker: its logs are recovered at the next start.
     pub fn shutdown(&self) -> Result<()> {
         for log in self.all() {
             log.close()?;
         }
         self.checkpoint()?;
         self.checkpoint_cleaner_offsets()?;
-        for dir in &self.log_dirs {
-            write_clean_shutdown_marker(dir)?;
+        for state in self.online_log_dirs() {
+            state.guard(|| write_clean_shutdown_marker(state.path()))?;
         }
         Ok(())
+    }
+
+    fn online_log_dirs(&self) -> Vec<Arc<LogDirState>> {
+        self.log_dir_states
+            .iter()
+            .filter(|d| !d.is_offline())
+            .cloned()
+            .collect()
     }
 }
 

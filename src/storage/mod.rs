@@ -8,6 +8,7 @@ pub mod epoch;
 pub mod error;
 mod index;
 pub mod log;
+pub mod log_dir;
 mod log_txn;
 pub mod manager;
 pub mod offset_index;
@@ -22,10 +23,13 @@ pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig, Throttler};
 pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
 pub use error::StorageError;
 pub use log::PartitionLog;
+pub use log_dir::LogDirState;
 pub use log_txn::PendingAbort;
 pub use manager::LogManager;
 pub use producer_snapshot::ProducerSnapshotEntry;
 pub use txn_index::AbortedTxn;
 
+#[cfg(test)]
+mod log_dir_tests;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,8 @@
 //! byte and dropping every later segment.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use parking_lot::RwLock;
 
@@ -16,11 +17,18 @@ use super::config::LogConfig;
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{delete_files_now, parse_topic_partition, Inner, PartitionLog};
+use super::log_dir::LogDirState;
 use super::producer_snapshot::delete_snapshots_where;
 use super::segment::{LogSegment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX};
 use super::txn_index::TXN_INDEX_SUFFIX;
+use crate::protocol::codec::Uuid;
 
 const STRAY_SUFFIXES: [&str; 4] = [".cleaned", ".swap", ".deleted", ".tmp"];
+
+/// The log dir holding a partition dir (its parent).
+fn log_dir_of(dir: &Path) -> PathBuf {
+    dir.parent().map(Path::to_path_buf).unwrap_or_default()
+}
 
 /// Parses a 20-digit segment file name into its base offset.
 fn base_offset_of(name: &str, suffix: &str) -> Option<i64> {
@@ -219,12 +227,16 @@ impl PartitionLog {
         // we have (Kafka's `truncateAndReload`; the one at the log start itself is kept).
         let (start, end) = (inner.log_start_offset, inner.log_end_offset);
         delete_snapshots_where(&dir, |o| o > end || o < start)?;
+        let log_dir = Arc::new(LogDirState::new(log_dir_of(&dir), Uuid::ZERO));
         Ok(PartitionLog {
             dir,
             topic,
             partition,
             inner: RwLock::new(inner),
             cleaner: CleanerState::new(),
+            // A log opened on its own has a dir of its own; the log manager replaces it with
+            // the state shared by its dir.
+            log_dir,
         })
     }
 }

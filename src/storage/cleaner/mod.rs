@@ -407,108 +407,110 @@ impl PartitionLog {
         cleaner: &CleanerConfig,
         throttler: &mut Throttler,
     ) -> Result<CleanStats> {
-        let _running = self.cleaner.running.lock();
-        let truncations = self.cleaner.truncations.load(Ordering::SeqCst);
-        let snap = self.cleaner_snapshot();
-        let info = self.cleanable(&snap, now_ms, last_stable_offset);
-        let mut stats = CleanStats {
-            first_dirty_offset: info.first_dirty_offset,
-            cleaned_up_to: info.first_dirty_offset,
-            ..CleanStats::default()
-        };
-        if !snap.config.compact || (info.dirty_bytes == 0 && !info.delete_horizon_passed) {
-            return Ok(stats);
-        }
-        // Aborted transactions (from the `.txnindex` files): their records never enter the
-        // offset map and are removed from the cleaned segments (Kafka's
-        // `CleanedTransactionMetadata`); their markers are kept.
-        let aborted = AbortedRanges::new(&self.all_aborted_txns()?);
-
-        // 1. The offset map over the dirty section, whole segments at a time.
-        let mut map: HashMap<Bytes, i64> = HashMap::new();
-        let mut end_offset = info.first_dirty_offset;
-        let first_dirty = info.first_dirty_offset;
-        for seg in snap
-            .segments
-            .iter()
-            .filter(|s| s.end > first_dirty && s.end <= info.first_uncleanable_offset)
-        {
-            if map.len() >= cleaner.max_offset_map_entries && end_offset > first_dirty {
-                break;
+        self.log_dir.guard(|| {
+            let _running = self.cleaner.running.lock();
+            let truncations = self.cleaner.truncations.load(Ordering::SeqCst);
+            let snap = self.cleaner_snapshot();
+            let info = self.cleanable(&snap, now_ms, last_stable_offset);
+            let mut stats = CleanStats {
+                first_dirty_offset: info.first_dirty_offset,
+                cleaned_up_to: info.first_dirty_offset,
+                ..CleanStats::default()
+            };
+            if !snap.config.compact || (info.dirty_bytes == 0 && !info.delete_horizon_passed) {
+                return Ok(stats);
             }
-            for_each_batch(seg, &mut |bytes, h| {
-                throttler.maybe_throttle(bytes.len() as u64);
-                stats.bytes_read += bytes.len() as u64;
-                if h.is_control() || h.last_offset() < first_dirty || aborted.contains(h) {
-                    return Ok(true);
+            // Aborted transactions (from the `.txnindex` files): their records never enter the
+            // offset map and are removed from the cleaned segments (Kafka's
+            // `CleanedTransactionMetadata`); their markers are kept.
+            let aborted = AbortedRanges::new(&self.all_aborted_txns()?);
+
+            // 1. The offset map over the dirty section, whole segments at a time.
+            let mut map: HashMap<Bytes, i64> = HashMap::new();
+            let mut end_offset = info.first_dirty_offset;
+            let first_dirty = info.first_dirty_offset;
+            for seg in snap
+                .segments
+                .iter()
+                .filter(|s| s.end > first_dirty && s.end <= info.first_uncleanable_offset)
+            {
+                if map.len() >= cleaner.max_offset_map_entries && end_offset > first_dirty {
+                    break;
                 }
-                let records = decode_records(bytes, cleaner.max_decompressed_batch_bytes)
-                    .map_err(|e| corrupt(&seg.path, h.base_offset as u64, e))?;
-                for r in records {
-                    let offset = h.base_offset + r.offset_delta as i64;
-                    if let (Some(key), true) = (r.key, offset >= first_dirty) {
-                        map.insert(key, offset);
+                for_each_batch(seg, &mut |bytes, h| {
+                    throttler.maybe_throttle(bytes.len() as u64);
+                    stats.bytes_read += bytes.len() as u64;
+                    if h.is_control() || h.last_offset() < first_dirty || aborted.contains(h) {
+                        return Ok(true);
                     }
-                }
-                Ok(true)
-            })?;
-            end_offset = seg.end;
-        }
-        stats.offset_map_entries = map.len();
-
-        // 2. Rewrite every segment below the end of the map, group by group.
-        let producers = self.producer_last_offsets(snap.log_start_offset)?;
-        let upto = end_offset
-            .max(first_dirty)
-            .min(info.first_uncleanable_offset);
-        let to_clean: Vec<SegmentInfo> = snap
-            .segments
-            .iter()
-            .filter(|s| s.end <= upto)
-            .cloned()
-            .collect();
-        let cx = FilterContext {
-            map: &map,
-            producer_last_offsets: &producers,
-            now_ms,
-            delete_retention_ms: snap.config.delete_retention_ms,
-            max_decompressed_bytes: cleaner.max_decompressed_batch_bytes,
-            aborted: &aborted,
-        };
-        let mut counts = FilterCounts::default();
-        for group in group_by_size(&to_clean, &snap.config) {
-            let done = self.clean_group(
-                &snap,
-                &group,
-                &cx,
-                cleaner,
-                throttler,
-                &mut counts,
-                &mut stats,
-            )?;
-            if !done {
-                stats.aborted = true;
-                break;
+                    let records = decode_records(bytes, cleaner.max_decompressed_batch_bytes)
+                        .map_err(|e| corrupt(&seg.path, h.base_offset as u64, e))?;
+                    for r in records {
+                        let offset = h.base_offset + r.offset_delta as i64;
+                        if let (Some(key), true) = (r.key, offset >= first_dirty) {
+                            map.insert(key, offset);
+                        }
+                    }
+                    Ok(true)
+                })?;
+                end_offset = seg.end;
             }
-        }
-        stats.records_read = counts.records_read;
-        stats.records_retained = counts.records_retained;
-        stats.tombstones_removed = counts.tombstones_removed;
-        if stats.aborted {
-            return Ok(stats);
-        }
+            stats.offset_map_entries = map.len();
 
-        // 3. Move the checkpoint, unless a truncation raced the clean.
-        let _inner = self.inner.write();
-        if self.cleaner.truncations.load(Ordering::SeqCst) == truncations {
-            self.set_cleaner_checkpoint(upto);
-            stats.cleaned_up_to = upto;
-            self.cleaner.next_delete_horizon_ms.store(
-                counts.earliest_delete_horizon_ms.unwrap_or(i64::MAX),
-                Ordering::SeqCst,
-            );
-        }
-        Ok(stats)
+            // 2. Rewrite every segment below the end of the map, group by group.
+            let producers = self.producer_last_offsets(snap.log_start_offset)?;
+            let upto = end_offset
+                .max(first_dirty)
+                .min(info.first_uncleanable_offset);
+            let to_clean: Vec<SegmentInfo> = snap
+                .segments
+                .iter()
+                .filter(|s| s.end <= upto)
+                .cloned()
+                .collect();
+            let cx = FilterContext {
+                map: &map,
+                producer_last_offsets: &producers,
+                now_ms,
+                delete_retention_ms: snap.config.delete_retention_ms,
+                max_decompressed_bytes: cleaner.max_decompressed_batch_bytes,
+                aborted: &aborted,
+            };
+            let mut counts = FilterCounts::default();
+            for group in group_by_size(&to_clean, &snap.config) {
+                let done = self.clean_group(
+                    &snap,
+                    &group,
+                    &cx,
+                    cleaner,
+                    throttler,
+                    &mut counts,
+                    &mut stats,
+                )?;
+                if !done {
+                    stats.aborted = true;
+                    break;
+                }
+            }
+            stats.records_read = counts.records_read;
+            stats.records_retained = counts.records_retained;
+            stats.tombstones_removed = counts.tombstones_removed;
+            if stats.aborted {
+                return Ok(stats);
+            }
+
+            // 3. Move the checkpoint, unless a truncation raced the clean.
+            let _inner = self.inner.write();
+            if self.cleaner.truncations.load(Ordering::SeqCst) == truncations {
+                self.set_cleaner_checkpoint(upto);
+                stats.cleaned_up_to = upto;
+                self.cleaner.next_delete_horizon_ms.store(
+                    counts.earliest_delete_horizon_ms.unwrap_or(i64::MAX),
+                    Ordering::SeqCst,
+                );
+            }
+            Ok(stats)
+        })
     }
 
     /// Writes one group's cleaned segment and swaps it in. Returns false if the group's

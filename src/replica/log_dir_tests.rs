@@ -1,0 +1,134 @@
+//! A log dir failing under the replica manager (Kafka's `ReplicaManager.handleLogDirFailure`):
+//! the failed append is not acknowledged, the dir's replicas answer KAFKA_STORAGE_ERROR and
+//! leave their fetch sessions, a waiting acks=all fails, and the other dir keeps serving.
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::manager::{ReplicaManager, ReplicationConfig};
+use super::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionChange, PartitionConfig, PartitionEpoch};
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::records::RecordBatchBuilder;
+use crate::storage::{LogConfig, LogManager};
+
+fn batch(value: &str) -> Bytes {
+    let mut b = RecordBatchBuilder::new(0);
+    b.append(1_000, None, Some(Bytes::from(value.to_string())), vec![]);
+    b.build().freeze()
+}
+
+fn broker(dirs: &[std::path::PathBuf]) -> ReplicaManager {
+    let logs = LogManager::open(dirs.to_vec(), 1, LogConfig::default(), 0).expect("open");
+    let m = ReplicaManager::with_config(
+        Arc::new(logs),
+        ReplicationConfig {
+            local: BrokerId(1),
+            ..ReplicationConfig::default()
+        },
+    );
+    m.set_broker_epoch(BrokerEpoch(101));
+    m
+}
+
+/// Broker 1 follows broker 0 for `topic`-0.
+fn follow(topic: &str) -> PartitionChange {
+    PartitionChange {
+        topic: topic.into(),
+        partition: 0,
+        topic_id: Uuid::ZERO,
+        leader: Some(BrokerId(0)),
+        leader_epoch: LeaderEpoch(1),
+        partition_epoch: PartitionEpoch(1),
+        replicas: vec![BrokerId(0), BrokerId(1)],
+        isr: vec![BrokerId(0), BrokerId(1)],
+    }
+}
+
+#[test]
+fn replicas_of_a_failed_dir_stop_and_the_other_dir_serves() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dirs = vec![root.path().join("d0"), root.path().join("d1")];
+    let m = broker(&dirs);
+    // Least-loaded placement: a-0 in d0, b-0 in d1, f-0 (followed) in d0.
+    let a = m
+        .make_leader("a", 0, Uuid::ZERO, PartitionConfig::default())
+        .expect("a");
+    let b = m
+        .make_leader("b", 0, Uuid::ZERO, PartitionConfig::default())
+        .expect("b");
+    m.apply_partition_change(&follow("f"), PartitionConfig::default(), 0)
+        .expect("f");
+    assert_eq!(a.log.log_dir().path(), dirs[0]);
+    assert_eq!(b.log.log_dir().path(), dirs[1]);
+    assert_eq!(
+        m.get("f", 0).expect("f").log.log_dir().path(),
+        dirs[0].as_path()
+    );
+    assert_eq!(m.fetch_sources(), vec![BrokerId(0)]);
+    let acked = a.append_records(batch("acked"), 0).expect("acked");
+    assert_eq!(acked.last_offset, 0);
+
+    m.logs()
+        .log_dir_state(&dirs[0])
+        .expect("d0")
+        .inject_io_failure();
+    let err = a.append_records(batch("lost"), 0).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::KAFKA_STORAGE_ERROR);
+    // Before the clean-up pass the dir's replicas are already hidden.
+    assert!(m.get("a", 0).is_none());
+    assert_eq!(
+        m.missing_partition_code("a", 0),
+        ErrorCode::KAFKA_STORAGE_ERROR
+    );
+    assert_eq!(
+        m.missing_partition_code("nope", 0),
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+    );
+    // A produce that appended before the failure and still waits for acks=all fails.
+    let outcome = a.acks_all_outcome(1, a.leader_epoch());
+    assert!(
+        matches!(&outcome, Some(Err(e)) if e.code() == ErrorCode::KAFKA_STORAGE_ERROR),
+        "{outcome:?}"
+    );
+
+    let failures = m.handle_log_dir_failures();
+    assert_eq!(failures.newly_offline.len(), 1);
+    assert_eq!(failures.newly_offline[0].0, dirs[0]);
+    assert!(!failures.newly_offline[0].1.is_zero(), "directory id");
+    let mut gone = failures.offline_partitions.clone();
+    gone.sort();
+    assert_eq!(gone, vec![("a".to_string(), 0), ("f".to_string(), 0)]);
+    assert!(!failures.all_offline);
+    assert_eq!(m.offline_directory_ids(), vec![failures.newly_offline[0].1]);
+    assert!(m.fetch_sources().is_empty(), "f-0 left its fetch session");
+    assert!(m.handle_log_dir_failures().newly_offline.is_empty(), "once");
+
+    // Not reopened elsewhere, whatever the controller says.
+    let refused = m.make_leader("a", 0, Uuid::ZERO, PartitionConfig::default());
+    assert!(matches!(refused, Err(e) if e.code() == ErrorCode::KAFKA_STORAGE_ERROR));
+    let err = m
+        .apply_partition_change(&follow("f"), PartitionConfig::default(), 0)
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::KAFKA_STORAGE_ERROR);
+    assert_eq!(
+        m.missing_partition_code("f", 0),
+        ErrorCode::KAFKA_STORAGE_ERROR
+    );
+
+    // The healthy dir serves on, and takes new partitions.
+    b.append_records(batch("fine"), 0).expect("b serves");
+    let c = m
+        .make_leader("c", 0, Uuid::ZERO, PartitionConfig::default())
+        .expect("c");
+    assert_eq!(c.log.log_dir().path(), dirs[1]);
+    assert_eq!(m.all().len(), 2);
+
+    // Its last dir failing leaves the broker nothing: it must stop.
+    m.logs()
+        .log_dir_state(&dirs[1])
+        .expect("d1")
+        .inject_io_failure();
+    assert!(b.append_records(batch("x"), 0).is_err());
+    assert!(m.handle_log_dir_failures().all_offline);
+}
