@@ -354,26 +354,35 @@ impl Broker {
     }
 
     /// Waits until everything appended so far to a coordinator partition is replicated to
-    /// the ISR (the high watermark), so an acknowledged commit survives a failover, as
-    /// Kafka's coordinators append with acks=all. False if the wait timed out or this broker
-    /// lost the leadership. Immediate on a single node.
-    pub async fn wait_replicated(&self, topic: &str, partition: i32) -> bool {
+    /// the ISR (the high watermark), so an acknowledged write survives a failover, as Kafka's
+    /// coordinators append with acks=all. Immediate on a single node (a sole replica).
+    ///
+    /// The error is the coordinators' mapping of the append's outcome (Kafka's
+    /// `CoordinatorRuntime` / `TransactionStateManager.appendTransactionToLog`): leadership
+    /// lost is NOT_COORDINATOR; a timeout or an ISR below `min.insync.replicas` is
+    /// COORDINATOR_NOT_AVAILABLE, which clients retry after looking the coordinator up again.
+    pub async fn wait_replicated(&self, topic: &str, partition: i32) -> Result<(), ErrorCode> {
+        if self.cluster.is_none() {
+            return Ok(());
+        }
         let Some(p) = self.replicas.get(topic, partition) else {
-            return false;
+            return Err(ErrorCode::NOT_COORDINATOR);
         };
         let target = p.log_end_offset();
         let epoch = p.leader_epoch();
         let mut appends = self.replicas.subscribe_appends();
         let wait = async {
             loop {
-                if p.leader_epoch() != epoch || !p.is_leader() {
-                    return false;
-                }
-                if p.high_watermark() >= target {
-                    return true;
+                match p.acks_all_outcome(target, epoch) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(crate::replica::PartitionError::NotLeaderOrFollower)) => {
+                        return Err(ErrorCode::NOT_COORDINATOR)
+                    }
+                    Some(Err(_)) => return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+                    None => {}
                 }
                 if appends.changed().await.is_err() {
-                    return false;
+                    return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE);
                 }
             }
         };
@@ -382,7 +391,7 @@ impl Broker {
             wait,
         )
         .await
-        .unwrap_or(false)
+        .unwrap_or(Err(ErrorCode::COORDINATOR_NOT_AVAILABLE))
     }
 
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {

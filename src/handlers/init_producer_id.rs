@@ -1,10 +1,13 @@
 //! InitProducerId (key 22), versions 0-5: a fresh producer id for idempotent producers, and
 //! for transactional ones the transaction coordinator's fencing and epoch bumps (KIP-98,
-//! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused.
+//! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused. In a
+//! cluster a transactional answer waits until the coordinator's record reached the ISR of the
+//! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::TRANSACTION_TOPIC;
+use super::{group_context, later, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;
@@ -32,5 +35,22 @@ pub async fn start(
             .txns
             .init_producer_id(&group_context(&header, peer), &request)
     };
-    ready(header, Some(response))
+    let Some(tid) = request.transactional_id.filter(|_| transactional) else {
+        return ready(header, Some(response));
+    };
+    if broker.cluster.is_none() || response.error_code != 0 {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let partition = broker.txns.partition_for(&tid);
+        match broker.wait_replicated(TRANSACTION_TOPIC, partition).await {
+            Ok(()) => Some(response),
+            Err(code) => Some(InitProducerIdResponse {
+                error_code: code.code(),
+                producer_id: -1,
+                producer_epoch: -1,
+                ..Default::default()
+            }),
+        }
+    })
 }

@@ -234,6 +234,7 @@ pub async fn start(
             topic: OFFSETS_TOPIC,
             replicas: replicas.clone(),
             clock: clock.clone(),
+            required_acks: if cluster_mode { -1 } else { 1 },
         }),
     ));
     let local_markers = LocalMarkerWriter {
@@ -257,6 +258,7 @@ pub async fn start(
             topic: TRANSACTION_TOPIC,
             replicas: replicas.clone(),
             clock: clock.clone(),
+            required_acks: if cluster_mode { -1 } else { 1 },
         }),
         producer_ids,
         marker_writer,

@@ -10,6 +10,7 @@ use strata::server::startup::{start, RunningBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+pub mod cluster;
 pub mod process;
 pub mod txn;
 
