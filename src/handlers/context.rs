@@ -368,30 +368,23 @@ impl Broker {
         let Some(p) = self.replicas.get(topic, partition) else {
             return Err(ErrorCode::NOT_COORDINATOR);
         };
-        let target = p.log_end_offset();
-        let epoch = p.leader_epoch();
-        let mut appends = self.replicas.subscribe_appends();
-        let wait = async {
-            loop {
-                match p.acks_all_outcome(target, epoch) {
-                    Some(Ok(())) => return Ok(()),
-                    Some(Err(crate::replica::PartitionError::NotLeaderOrFollower)) => {
-                        return Err(ErrorCode::NOT_COORDINATOR)
-                    }
-                    Some(Err(_)) => return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
-                    None => {}
-                }
-                if appends.changed().await.is_err() {
-                    return Err(ErrorCode::COORDINATOR_NOT_AVAILABLE);
-                }
+        let outcome = self
+            .replicas
+            .wait_acks_all(
+                &p,
+                p.log_end_offset(),
+                p.leader_epoch(),
+                COORDINATOR_APPEND_TIMEOUT_MS,
+            )
+            .await;
+        match outcome {
+            Some(Ok(())) => Ok(()),
+            Some(Err(crate::replica::PartitionError::NotLeaderOrFollower)) => {
+                Err(ErrorCode::NOT_COORDINATOR)
             }
-        };
-        tokio::time::timeout(
-            std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS),
-            wait,
-        )
-        .await
-        .unwrap_or(Err(ErrorCode::COORDINATOR_NOT_AVAILABLE))
+            // The ISR below min.insync.replicas, or the wait timed out.
+            Some(Err(_)) | None => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+        }
     }
 
     pub fn delete_topic(&self, name: &str) -> Result<TopicMeta, TopicError> {
