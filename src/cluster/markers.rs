@@ -3,7 +3,9 @@
 //! sent to that leader with WriteTxnMarkers. The coordinator's interface is synchronous and
 //! retried (its `tick`), so remote markers are sent in the background and the call reports
 //! "not yet" until every leader has confirmed; the confirmations are remembered until the
-//! whole set is done.
+//! whole set is done. A marker counts as confirmed only once replicated to its partition's
+//! ISR (Kafka writes markers with required acks -1), local ones included: the Complete record
+//! that follows means the coordinator never sends them again.
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
@@ -22,6 +24,8 @@ use super::ClusterContext;
 
 pub const WRITE_TXN_MARKERS_KEY: i16 = 27;
 const MARKER_REQUEST_TIMEOUT_MS: u64 = 10_000;
+/// How long a local marker may wait for the ISR before it is written again.
+const MARKER_REPLICATION_TIMEOUT_MS: u64 = 5_000;
 
 /// One marker on one partition.
 type MarkerKey = (i64, i16, bool, String, i32);
@@ -55,6 +59,38 @@ impl ClusterMarkerWriter {
     pub fn attach(&self, cluster: Arc<ClusterContext>, on_confirmed: Arc<dyn Fn() + Send + Sync>) {
         let _ = self.cluster.set(cluster);
         let _ = self.on_confirmed.set(on_confirmed);
+    }
+
+    /// Confirms a marker written here once the ISR has it (or forgets it, to be written
+    /// again by the coordinator's next retry).
+    fn await_local(&self, key: MarkerKey, offset: i64) {
+        let Some(p) = self.local.replicas.get(&key.3, key.4) else {
+            return;
+        };
+        let leader_epoch = p.leader_epoch();
+        self.remote.lock().insert(key.clone(), Remote::InFlight);
+        let remote = self.remote.clone();
+        let replicas = self.local.replicas.clone();
+        let on_confirmed = self.on_confirmed.get().cloned();
+        self.runtime.spawn(async move {
+            let outcome = replicas
+                .wait_acks_all(&p, offset + 1, leader_epoch, MARKER_REPLICATION_TIMEOUT_MS)
+                .await;
+            let done = matches!(outcome, Some(Ok(())));
+            {
+                let mut r = remote.lock();
+                if done {
+                    r.insert(key, Remote::Done);
+                } else {
+                    r.remove(&key);
+                }
+            }
+            if done {
+                if let Some(f) = on_confirmed {
+                    f();
+                }
+            }
+        });
     }
 
     fn send(&self, leader: i32, marker: MarkerToWrite, partitions: Vec<(String, i32)>) {
@@ -177,24 +213,8 @@ impl TxnMarkerWriter for ClusterMarkerWriter {
         let image = cluster.image();
         let mut pending = false;
         let mut to_send: BTreeMap<i32, Vec<(String, i32)>> = BTreeMap::new();
+        let mut local_error = None;
         for (topic, index) in partitions {
-            let leads_here = self
-                .local
-                .replicas
-                .get(topic, *index)
-                .is_some_and(|p| p.is_leader());
-            if leads_here {
-                write_marker_to_partition(
-                    &self.local.replicas,
-                    &self.local.groups,
-                    topic,
-                    *index,
-                    marker,
-                    now,
-                )
-                .map_err(|e| MarkerError::Retriable(e.message()))?;
-                continue;
-            }
             let key = (producer_id, producer_epoch, commit, topic.clone(), *index);
             match self.remote.lock().get(&key).copied() {
                 Some(Remote::Done) => continue,
@@ -203,6 +223,27 @@ impl TxnMarkerWriter for ClusterMarkerWriter {
                     continue;
                 }
                 None => {}
+            }
+            let leads_here = self
+                .local
+                .replicas
+                .get(topic, *index)
+                .is_some_and(|p| p.is_leader());
+            if leads_here {
+                pending = true;
+                match write_marker_to_partition(
+                    &self.local.replicas,
+                    &self.local.groups,
+                    topic,
+                    *index,
+                    marker,
+                    now,
+                ) {
+                    Ok(Some(offset)) => self.await_local(key, offset),
+                    Ok(None) => {}
+                    Err(e) => local_error = Some(e.message()),
+                }
+                continue;
             }
             // A partition of a deleted topic counts as written, as in Kafka.
             let Some(reg) = image.partition(topic, *index) else {
@@ -219,6 +260,9 @@ impl TxnMarkerWriter for ClusterMarkerWriter {
         self.local.replicas.notify_appended();
         for (leader, parts) in to_send {
             self.send(leader, marker, parts);
+        }
+        if let Some(e) = local_error {
+            return Err(MarkerError::Retriable(e));
         }
         if pending {
             return Err(MarkerError::Retriable(

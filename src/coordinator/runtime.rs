@@ -56,6 +56,21 @@ pub trait CoordinatorLog: Send + Sync {
         let _ = (producer_id, producer_epoch);
         self.append(partition, records)
     }
+
+    /// The offset the next append to `partition` gets (its log end offset): everything
+    /// appended so far lies below it.
+    fn end_offset(&self, partition: i32) -> i64 {
+        let _ = partition;
+        0
+    }
+
+    /// Whether everything below `end_offset` in `partition` is replicated to the ISR (below
+    /// the high watermark) while this node still leads it. Always true where appends are
+    /// committed as they are made (one node, the in-memory log).
+    fn is_replicated(&self, partition: i32, end_offset: i64) -> bool {
+        let _ = (partition, end_offset);
+        true
+    }
 }
 
 /// A [`CoordinatorLog`] kept in memory, for tests and tools. `fail_with` makes the next

@@ -1,8 +1,11 @@
-//! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the transaction (consume-transform-produce).
+//! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the
+//! transaction (consume-transform-produce). In a cluster the answer waits until the
+//! coordinator's record reached the ISR of the id's `__transaction_state` partition.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::TRANSACTION_TOPIC;
+use super::{group_context, later, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::add_offsets_to_txn_request::AddOffsetsToTxnRequest;
 
@@ -13,12 +16,21 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = {
+    let mut response = {
         broker
             .txns
             .add_offsets_to_txn(&ctx, &request, &|group: &str| {
                 broker.groups.partition_for(group)
             })
     };
-    ready(header, Some(response))
+    if response.error_code != 0 {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let partition = broker.txns.partition_for(&request.transactional_id);
+        if let Err(code) = broker.wait_replicated(TRANSACTION_TOPIC, partition).await {
+            response.error_code = code.code();
+        }
+        Some(response)
+    })
 }

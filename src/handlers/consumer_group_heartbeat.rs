@@ -1,11 +1,14 @@
 //! ConsumerGroupHeartbeat (API 68) v0-1, KIP-848: the consumer group protocol's only
-//! membership request (join, heartbeat, reconcile, leave).
+//! membership request (join, heartbeat, reconcile, leave). In a cluster the answer waits
+//! until the group's records reached the ISR of its `__consumer_offsets` partition.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::OFFSETS_TOPIC;
+use super::{group_context, later, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
+use crate::protocol::messages::consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse;
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -18,5 +21,19 @@ pub async fn start(
     let response = broker
         .groups
         .consumer_group_heartbeat(&ctx, &request, &topics);
-    ready(header, Some(response))
+    if response.error_code != 0 {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let partition = broker.groups.partition_for(&request.group_id);
+        match broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+            Ok(()) => Some(response),
+            // As Kafka answers a failed write: the error alone; the member retries with the
+            // epoch it has.
+            Err(code) => Some(ConsumerGroupHeartbeatResponse {
+                error_code: code.code(),
+                ..Default::default()
+            }),
+        }
+    })
 }

@@ -203,35 +203,34 @@ impl Broker {
     }
 
     /// Waits until everything appended so far to a coordinator partition is replicated to
-    /// the ISR (the high watermark), so an acknowledged commit survives a failover, as
-    /// Kafka's coordinators append with acks=all. False if the wait timed out or this broker
-    /// lost the leadership. Immediate for a sole replica.
-    pub async fn wait_replicated(&self, topic: &str, partition: i32) -> bool {
+    /// the ISR (the high watermark), so an acknowledged write survives a failover, as Kafka's
+    /// coordinators append with acks=all. Immediate for a sole replica.
+    ///
+    /// The error is the coordinators' mapping of the append's outcome (Kafka's
+    /// `CoordinatorRuntime` / `TransactionStateManager.appendTransactionToLog`): leadership
+    /// lost is NOT_COORDINATOR; a timeout or an ISR below `min.insync.replicas` is
+    /// COORDINATOR_NOT_AVAILABLE, which clients retry after looking the coordinator up again.
+    pub async fn wait_replicated(&self, topic: &str, partition: i32) -> Result<(), ErrorCode> {
         let Some(p) = self.replicas.get(topic, partition) else {
-            return false;
+            return Err(ErrorCode::NOT_COORDINATOR);
         };
-        let target = p.log_end_offset();
-        let epoch = p.leader_epoch();
-        let mut appends = self.replicas.subscribe_appends();
-        let wait = async {
-            loop {
-                if p.leader_epoch() != epoch || !p.is_leader() {
-                    return false;
-                }
-                if p.high_watermark() >= target {
-                    return true;
-                }
-                if appends.changed().await.is_err() {
-                    return false;
-                }
+        let outcome = self
+            .replicas
+            .wait_acks_all(
+                &p,
+                p.log_end_offset(),
+                p.leader_epoch(),
+                COORDINATOR_APPEND_TIMEOUT_MS,
+            )
+            .await;
+        match outcome {
+            Some(Ok(())) => Ok(()),
+            Some(Err(crate::replica::PartitionError::NotLeaderOrFollower)) => {
+                Err(ErrorCode::NOT_COORDINATOR)
             }
-        };
-        tokio::time::timeout(
-            std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS),
-            wait,
-        )
-        .await
-        .unwrap_or(false)
+            // The ISR below min.insync.replicas, or the wait timed out.
+            Some(Err(_)) | None => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+        }
     }
 }
 

@@ -1,8 +1,14 @@
-//! EndTxn (key 26), versions 0-4: commit or abort; the coordinator writes the prepare record, the markers, then the complete record.
+//! EndTxn (key 26), versions 0-4: commit or abort; the coordinator writes the prepare record,
+//! the markers, then the complete record. In a cluster the answer waits until the prepare
+//! record reached the ISR of the id's `__transaction_state` partition, and only then are the
+//! markers written (Kafka's `endTransaction` sends markers from the append's callback): a
+//! marker written for a prepare record a new coordinator may not have would let it abort a
+//! transaction that is already committed on some partitions.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::TRANSACTION_TOPIC;
+use super::{group_context, later, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::end_txn_request::EndTxnRequest;
 
@@ -13,6 +19,19 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = broker.txns.end_txn(&ctx, &request);
-    ready(header, Some(response))
+    let mut response = broker.txns.end_txn(&ctx, &request);
+    if response.error_code != 0 {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let tid = request.transactional_id.as_str();
+        let partition = broker.txns.partition_for(tid);
+        match broker.wait_replicated(TRANSACTION_TOPIC, partition).await {
+            // The prepare record is durable: the markers can go out now rather than at the
+            // next tick.
+            Ok(()) => broker.txns.complete_prepared(tid),
+            Err(code) => response.error_code = code.code(),
+        }
+        Some(response)
+    })
 }

@@ -1,9 +1,12 @@
 //! InitProducerId (key 22), versions 0-5: a fresh producer id for idempotent producers, and
 //! for transactional ones the transaction coordinator's fencing and epoch bumps (KIP-98,
-//! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused.
+//! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused. In a
+//! cluster a transactional answer waits until the coordinator's record reached the ISR of the
+//! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::offsets_topic::TRANSACTION_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
@@ -29,17 +32,30 @@ pub async fn start(
             )
             .await;
         }
-        Some(if transactional && !broker.transaction_topic_exists() {
-            InitProducerIdResponse {
+        if transactional && !broker.transaction_topic_exists() {
+            return Some(InitProducerIdResponse {
                 error_code: ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
                 producer_id: -1,
                 producer_epoch: -1,
                 ..Default::default()
-            }
-        } else {
-            broker
-                .txns
-                .init_producer_id(&group_context(&header_ctx, peer), &request)
-        })
+            });
+        }
+        let response = broker
+            .txns
+            .init_producer_id(&group_context(&header_ctx, peer), &request);
+        let tid = match request.transactional_id.filter(|_| transactional) {
+            Some(tid) if response.error_code == 0 => tid,
+            _ => return Some(response),
+        };
+        let partition = broker.txns.partition_for(&tid);
+        match broker.wait_replicated(TRANSACTION_TOPIC, partition).await {
+            Ok(()) => Some(response),
+            Err(code) => Some(InitProducerIdResponse {
+                error_code: code.code(),
+                producer_id: -1,
+                producer_epoch: -1,
+                ..Default::default()
+            }),
+        }
     })
 }

@@ -1,12 +1,16 @@
 //! JoinGroup (key 11), versions 0-9: KIP-394 two-step join (MEMBER_ID_REQUIRED) from v4, static
 //! membership from v5. The response is delayed until the rebalance completes, so it is a
-//! future the connection's writer awaits while later requests keep being read.
+//! future the connection's writer awaits while later requests keep being read. In a cluster
+//! it is released only once the group's records reached the ISR of its `__consumer_offsets`
+//! partition (Kafka's coordinators append with acks=all).
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::offsets_topic::OFFSETS_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::join_group_request::JoinGroupRequest;
+use crate::protocol::messages::join_group_response::JoinGroupResponse;
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -22,6 +26,19 @@ pub async fn start(
             super::find_coordinator::KEY_TYPE_GROUP,
         )
         .await;
-        Some(broker.groups.join_group(&ctx, &request).await)
+        let mut response = broker.groups.join_group(&ctx, &request).await;
+        if response.error_code == 0 {
+            let partition = broker.groups.partition_for(&request.group_id);
+            if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+                response = JoinGroupResponse {
+                    error_code: code.code(),
+                    generation_id: -1,
+                    protocol_name: Some(String::new()),
+                    member_id: request.member_id.clone(),
+                    ..Default::default()
+                };
+            }
+        }
+        Some(response)
     })
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::offsets_topic::OFFSETS_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
-use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
 
@@ -20,11 +19,11 @@ pub async fn start(
     let mut response = broker.groups.offset_commit(&ctx, &request);
     later(header, async move {
         let partition = broker.groups.partition_for(&request.group_id);
-        if !broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+        if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
             // Not known to be durable: the client must not take it as committed.
             for t in response.topics.iter_mut() {
                 for p in t.partitions.iter_mut().filter(|p| p.error_code == 0) {
-                    p.error_code = ErrorCode::REQUEST_TIMED_OUT.code();
+                    p.error_code = code.code();
                 }
             }
         }

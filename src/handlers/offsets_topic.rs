@@ -31,6 +31,10 @@ pub struct InternalTopicLog {
     pub topic: &'static str,
     pub replicas: Arc<ReplicaManager>,
     pub clock: SharedClock,
+    /// -1, as Kafka's coordinators append: refused with NOT_ENOUGH_REPLICAS when the ISR is
+    /// below `min.insync.replicas`, and replicated before it counts (at once for a sole
+    /// replica).
+    pub required_acks: i16,
 }
 
 impl InternalTopicLog {
@@ -56,12 +60,14 @@ impl InternalTopicLog {
         for r in records {
             builder.append(now, Some(r.key), r.value, Vec::new());
         }
-        match p.append_records(builder.build().freeze(), now) {
+        match p.append_records_with_acks(builder.build().freeze(), self.required_acks, now) {
             Ok(_) => {
                 self.replicas.notify_appended();
                 Ok(())
             }
             Err(PartitionError::MessageTooLarge { .. }) => Err(CoordinatorLogError::RecordTooLarge),
+            Err(PartitionError::NotLeaderOrFollower) => Err(CoordinatorLogError::NotLeader),
+            Err(PartitionError::NotEnoughReplicas { .. }) => Err(CoordinatorLogError::NotAvailable),
             Err(e) => Err(CoordinatorLogError::Storage(e.message())),
         }
     }
@@ -84,6 +90,22 @@ impl CoordinatorLog for InternalTopicLog {
         records: Vec<CoordinatorRecord>,
     ) -> Result<(), CoordinatorLogError> {
         self.append_batch(partition, Some((producer_id, producer_epoch)), records)
+    }
+
+    fn end_offset(&self, partition: i32) -> i64 {
+        self.replicas
+            .get(self.topic, partition)
+            .map(|p| p.log_end_offset())
+            .unwrap_or(0)
+    }
+
+    fn is_replicated(&self, partition: i32, end_offset: i64) -> bool {
+        if self.required_acks != -1 {
+            return true;
+        }
+        self.replicas
+            .get(self.topic, partition)
+            .is_some_and(|p| p.is_leader() && p.high_watermark() >= end_offset)
     }
 }
 

@@ -1,11 +1,14 @@
 //! SyncGroup (key 14), versions 0-5: the leader hands out assignments; followers wait for them.
-//! Delayed like JoinGroup.
+//! Delayed like JoinGroup; in a cluster released only once the group's records (the leader's
+//! assignment) reached the ISR of its `__consumer_offsets` partition.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::offsets_topic::OFFSETS_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::sync_group_request::SyncGroupRequest;
+use crate::protocol::messages::sync_group_response::SyncGroupResponse;
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -15,5 +18,17 @@ pub async fn start(
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
     let pending = broker.groups.sync_group(&ctx, &request);
-    later(header, async move { Some(pending.await) })
+    later(header, async move {
+        let mut response = pending.await;
+        if response.error_code == 0 {
+            let partition = broker.groups.partition_for(&request.group_id);
+            if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+                response = SyncGroupResponse {
+                    error_code: code.code(),
+                    ..Default::default()
+                };
+            }
+        }
+        Some(response)
+    })
 }

@@ -1,9 +1,12 @@
 //! TxnOffsetCommit (key 28), versions 0-4: offsets committed inside a transaction, visible to
-//! the group only when the transaction commits.
+//! the group only when the transaction commits. In a cluster the answer waits until the
+//! transactional offsets reached the ISR of the group's `__consumer_offsets` partition, as
+//! Kafka appends them with acks=all.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::OFFSETS_TOPIC;
+use super::{group_context, later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
 
@@ -14,6 +17,16 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = broker.groups.txn_offset_commit(&ctx, &request);
-    ready(header, Some(response))
+    let mut response = broker.groups.txn_offset_commit(&ctx, &request);
+    later(header, async move {
+        let partition = broker.groups.partition_for(&request.group_id);
+        if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+            for t in response.topics.iter_mut() {
+                for p in t.partitions.iter_mut().filter(|p| p.error_code == 0) {
+                    p.error_code = code.code();
+                }
+            }
+        }
+        Some(response)
+    })
 }

@@ -6,19 +6,40 @@
 //! producer epoch older than the partition's, TRANSACTION_COORDINATOR_FENCED for a coordinator
 //! epoch older than the last marker's; markers go through the same partition path as the
 //! local coordinator's ([`super::offsets_topic::write_marker_to_partition`]), including the
-//! completion of transactional offsets on `__consumer_offsets`.
+//! completion of transactional offsets on `__consumer_offsets`. In a cluster a partition's
+//! marker is confirmed once replicated to its ISR.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::offsets_topic::{write_marker_to_partition, MarkerToWrite};
-use super::{ready, Broker, ResponseFuture};
+use super::{later, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest;
 use crate::protocol::messages::write_txn_markers_response::*;
+use crate::replica::Partition;
 
-/// The error code of one partition's marker.
-fn write_one(broker: &Broker, topic: &str, index: i32, marker: MarkerToWrite, now_ms: i64) -> i16 {
+/// How long a marker may wait for the ISR (under the sender's 10 s request timeout).
+const MARKER_REPLICATION_TIMEOUT_MS: u64 = 5_000;
+
+/// A marker written here that must reach the ISR before it is confirmed (in a cluster):
+/// (marker, topic, partition) positions in the response, the replica, the offset after the
+/// marker and the leader epoch it was written under.
+struct MarkerWait {
+    at: (usize, usize, usize),
+    replica: Arc<Partition>,
+    required_offset: i64,
+    leader_epoch: i32,
+}
+
+/// The error code of one partition's marker, and the marker's offset if it was written.
+fn write_one(
+    broker: &Broker,
+    topic: &str,
+    index: i32,
+    marker: MarkerToWrite,
+    now_ms: i64,
+) -> (i16, Option<i64>) {
     match write_marker_to_partition(
         &broker.replicas,
         &broker.groups,
@@ -27,24 +48,29 @@ fn write_one(broker: &Broker, topic: &str, index: i32, marker: MarkerToWrite, no
         marker,
         now_ms,
     ) {
-        Ok(Some(_)) => ErrorCode::NONE.code(),
+        Ok(Some(offset)) => (ErrorCode::NONE.code(), Some(offset)),
         Ok(None) => match broker.metadata.topic(topic) {
             // The partition exists in the cluster but is not led here.
             Some(meta) if index >= 0 && index < meta.partitions => {
-                ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
+                (ErrorCode::NOT_LEADER_OR_FOLLOWER.code(), None)
             }
-            _ => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+            _ => (ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(), None),
         },
-        Err(e) => e.code().code(),
+        Err(e) => (e.code().code(), None),
     }
 }
 
-pub fn handle(broker: &Broker, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse {
+fn handle_with_waits(
+    broker: &Broker,
+    request: WriteTxnMarkersRequest,
+) -> (WriteTxnMarkersResponse, Vec<MarkerWait>) {
     let now = broker.now_ms();
+    let mut waits = Vec::new();
     let markers = request
         .markers
         .into_iter()
-        .map(|m| {
+        .enumerate()
+        .map(|(mi, m)| {
             let marker = MarkerToWrite {
                 producer_id: m.producer_id,
                 producer_epoch: m.producer_epoch,
@@ -54,14 +80,29 @@ pub fn handle(broker: &Broker, request: WriteTxnMarkersRequest) -> WriteTxnMarke
             let topics = m
                 .topics
                 .into_iter()
-                .map(|t| WritableTxnMarkerTopicResult {
+                .enumerate()
+                .map(|(ti, t)| WritableTxnMarkerTopicResult {
                     partitions: t
                         .partition_indexes
                         .iter()
-                        .map(|&i| WritableTxnMarkerPartitionResult {
-                            partition_index: i,
-                            error_code: write_one(broker, &t.name, i, marker, now),
-                            ..Default::default()
+                        .enumerate()
+                        .map(|(pi, &i)| {
+                            let (error_code, offset) = write_one(broker, &t.name, i, marker, now);
+                            if let (Some(offset), Some(replica)) =
+                                (offset, broker.replicas.get(&t.name, i))
+                            {
+                                waits.push(MarkerWait {
+                                    at: (mi, ti, pi),
+                                    leader_epoch: replica.leader_epoch(),
+                                    replica,
+                                    required_offset: offset + 1,
+                                });
+                            }
+                            WritableTxnMarkerPartitionResult {
+                                partition_index: i,
+                                error_code,
+                                ..Default::default()
+                            }
                         })
                         .collect(),
                     name: t.name,
@@ -76,18 +117,59 @@ pub fn handle(broker: &Broker, request: WriteTxnMarkersRequest) -> WriteTxnMarke
         })
         .collect();
     broker.replicas.notify_appended();
-    WriteTxnMarkersResponse {
-        markers,
-        ..Default::default()
-    }
+    (
+        WriteTxnMarkersResponse {
+            markers,
+            ..Default::default()
+        },
+        waits,
+    )
 }
 
+pub fn handle(broker: &Broker, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse {
+    handle_with_waits(broker, request).0
+}
+
+/// In a cluster a marker is confirmed only once replicated, as Kafka appends markers with
+/// required acks -1: the coordinator writes its Complete record after every confirmation and
+/// never sends the marker again, so a marker lost with its leader would leave the
+/// transaction open on that partition for good.
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: WriteTxnMarkersRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&broker, request);
-    ready(header, Some(response))
+    let (mut response, waits) = handle_with_waits(&broker, request);
+    if waits.is_empty() {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        for w in waits {
+            let outcome = broker
+                .replicas
+                .wait_acks_all(
+                    &w.replica,
+                    w.required_offset,
+                    w.leader_epoch,
+                    MARKER_REPLICATION_TIMEOUT_MS,
+                )
+                .await;
+            let code = match outcome {
+                Some(Ok(())) => continue,
+                Some(Err(e)) => e.code(),
+                None => ErrorCode::REQUEST_TIMED_OUT,
+            };
+            let (mi, ti, pi) = w.at;
+            if let Some(p) = response
+                .markers
+                .get_mut(mi)
+                .and_then(|m| m.topics.get_mut(ti))
+                .and_then(|t| t.partitions.get_mut(pi))
+            {
+                p.error_code = code.code();
+            }
+        }
+        Some(response)
+    })
 }

@@ -255,6 +255,34 @@ impl ReplicaManager {
         self.appended.subscribe()
     }
 
+    /// Waits, at most `timeout_ms`, until an append that ends before `required_offset`, made
+    /// under `leader_epoch`, is acknowledged as acks=all ([`Partition::acks_all_outcome`]);
+    /// None on timeout. For the broker's own appends (coordinator records, transaction
+    /// markers), which Kafka makes with required acks -1.
+    pub async fn wait_acks_all(
+        &self,
+        partition: &Partition,
+        required_offset: i64,
+        leader_epoch: i32,
+        timeout_ms: u64,
+    ) -> Option<Result<(), PartitionError>> {
+        let mut appends = self.subscribe_appends();
+        let wait = async {
+            loop {
+                if let Some(outcome) = partition.acks_all_outcome(required_offset, leader_epoch) {
+                    return Some(outcome);
+                }
+                if appends.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), wait)
+            .await
+            .ok()
+            .flatten()
+    }
+
     /// Serves a Fetch from a follower (`replica_id >= 0` or ReplicaState): reads up to the log
     /// end offset, records the follower's position, reports diverging epochs. `resolve` maps a
     /// request topic to its name (by id from v13).

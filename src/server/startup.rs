@@ -221,6 +221,7 @@ pub async fn start(
             topic: OFFSETS_TOPIC,
             replicas: replicas.clone(),
             clock: clock.clone(),
+            required_acks: -1,
         }),
     ));
     let local_markers = LocalMarkerWriter {
@@ -238,6 +239,7 @@ pub async fn start(
             topic: TRANSACTION_TOPIC,
             replicas: replicas.clone(),
             clock: clock.clone(),
+            required_acks: -1,
         }),
         producer_ids.clone(),
         markers.clone(),

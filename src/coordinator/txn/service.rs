@@ -375,6 +375,15 @@ impl TransactionCoordinator {
         }
     }
 
+    /// Writes the markers of `transactional_id`'s prepared transaction now, if its Prepare
+    /// record is replicated (else `tick` does later).
+    pub fn complete_prepared(&self, transactional_id: &str) {
+        let _ = self.with_shard(transactional_id, |s, now| {
+            s.complete_prepared(transactional_id, now);
+            Ok(())
+        });
+    }
+
     /// DescribeTransactions v0.
     pub fn describe_transactions(
         &self,

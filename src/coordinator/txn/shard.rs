@@ -6,6 +6,11 @@
 //! Ending a transaction is Kafka's two phases done in one call: the Prepare record, the markers
 //! through [`TxnMarkerWriter`], then the Complete record. If the markers or the Complete record
 //! fail, the transaction stays prepared and [`TxnShard::tick`] tries again.
+//!
+//! Markers go out only once the Prepare record is replicated ([`CoordinatorLog::is_replicated`]),
+//! as Kafka sends them from the callback of an acks=all append: a coordinator elected after a
+//! failover must find the Prepare record of every transaction that has a marker somewhere,
+//! or it would time the transaction out and abort it on the partitions not yet marked.
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -38,6 +43,9 @@ pub struct TxnShard {
     log: Arc<dyn CoordinatorLog>,
     markers: Arc<dyn TxnMarkerWriter>,
     txns: BTreeMap<String, TransactionMetadata>,
+    /// Prepared transactions whose Prepare record lies below this end offset and is not yet
+    /// known to be replicated; their markers wait.
+    awaiting_replication: BTreeMap<String, i64>,
 }
 
 impl std::fmt::Debug for TxnShard {
@@ -65,6 +73,7 @@ impl TxnShard {
             log,
             markers,
             txns: BTreeMap::new(),
+            awaiting_replication: BTreeMap::new(),
         }
     }
 
@@ -134,7 +143,10 @@ impl TxnShard {
                 Err(_) => summary.skipped += 1,
             }
         }
+        // What a new leader loaded may be ahead of what the ISR holds.
+        let end_offset = self.log.end_offset(self.partition);
         for id in self.prepared_ids() {
+            self.awaiting_replication.insert(id.clone(), end_offset);
             if self.try_complete(&id, now_ms) {
                 summary.completed += 1;
             } else {
@@ -160,6 +172,12 @@ impl TxnShard {
         };
         if !m.state.is_prepared() {
             return true;
+        }
+        if let Some(&end_offset) = self.awaiting_replication.get(transactional_id) {
+            if !self.log.is_replicated(self.partition, end_offset) {
+                return false;
+            }
+            self.awaiting_replication.remove(transactional_id);
         }
         let commit = m.state == TransactionState::PrepareCommit;
         let partitions = m.partition_list();
@@ -194,6 +212,8 @@ impl TxnShard {
     ) -> Result<(), TxnError> {
         let id = target.transactional_id.clone();
         self.write(target)?;
+        self.awaiting_replication
+            .insert(id.clone(), self.log.end_offset(self.partition));
         if self.config.fault_exit_after_prepare {
             // TEST-ONLY (STRATA_FAULT_AFTER_TXN_PREPARE=exit): die with the Prepare record in
             // the log and no marker written, as a crash at the worst moment would.
@@ -379,6 +399,12 @@ impl TxnShard {
             (PrepareCommit, true) | (PrepareAbort, false) => Err(TxnError::ConcurrentTransactions),
             _ => Err(TxnError::InvalidTxnState),
         }
+    }
+
+    /// Completes `transactional_id` if it is prepared and its Prepare record is replicated
+    /// (called once EndTxn has seen it replicated, so the markers need not wait for a tick).
+    pub fn complete_prepared(&mut self, transactional_id: &str, now_ms: i64) {
+        self.try_complete(transactional_id, now_ms);
     }
 
     /// Fires what is due at `now_ms`: writes the markers of prepared transactions again, aborts

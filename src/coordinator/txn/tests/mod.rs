@@ -3,6 +3,7 @@
 mod admin;
 mod end_txn;
 mod fencing;
+mod replication;
 mod restart;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

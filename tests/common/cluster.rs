@@ -1,0 +1,229 @@
+//! Three Strata nodes in one process (each a real broker with its own listeners, data and
+//! controller quorum member, talking over loopback TCP), and the client-side retries the
+//! cluster tests need while leadership is being published.
+#![allow(dead_code)]
+use std::time::Duration;
+
+use bytes::Bytes;
+use strata::protocol::messages::*;
+use strata::server::startup::{start, RunningBroker};
+
+use super::txn::produce;
+use super::{api_call, batch, Client};
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct Node {
+    pub id: i32,
+    pub broker_port: u16,
+    pub running: Option<RunningBroker>,
+}
+
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub controller_ports: Vec<u16>,
+    pub dir: tempfile::TempDir,
+    /// Log dirs per node.
+    pub log_dirs: usize,
+}
+
+impl Cluster {
+    pub fn config(&self, i: usize) -> strata::config::BrokerConfig {
+        let id = self.nodes[i].id;
+        let voters: Vec<String> = self
+            .nodes
+            .iter()
+            .zip(&self.controller_ports)
+            .map(|(n, p)| format!("{}@127.0.0.1:{p}", n.id))
+            .collect();
+        let overrides = vec![
+            format!("node.id={id}"),
+            "process.roles=broker,controller".into(),
+            format!(
+                "listeners=PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+                self.nodes[i].broker_port, self.controller_ports[i]
+            ),
+            "controller.listener.names=CONTROLLER".into(),
+            format!("controller.quorum.voters={}", voters.join(",")),
+            format!(
+                "log.dirs={}",
+                (0..self.log_dirs)
+                    .map(|d| {
+                        let name = if d == 0 {
+                            format!("n{id}")
+                        } else {
+                            format!("n{id}-{d}")
+                        };
+                        self.dir.path().join(name).display().to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            "broker.heartbeat.interval.ms=200".into(),
+            "broker.session.timeout.ms=2000".into(),
+            "replica.lag.time.max.ms=2000".into(),
+            // The internal topics replicated like Kafka's defaults, with few partitions so
+            // that loading them on failover is quick.
+            "offsets.topic.replication.factor=3".into(),
+            "offsets.topic.num.partitions=3".into(),
+            "transaction.state.log.replication.factor=3".into(),
+            "transaction.state.log.num.partitions=3".into(),
+            // Coordinator writes need two replicas, so one node alone cannot acknowledge them.
+            "min.insync.replicas=2".into(),
+        ];
+        strata::config::BrokerConfig::load(None, &overrides)
+            .expect("config")
+            .0
+    }
+
+    pub async fn start() -> Cluster {
+        Self::start_with_log_dirs(1).await
+    }
+
+    pub async fn start_with_log_dirs(log_dirs: usize) -> Cluster {
+        let mut c = Cluster {
+            nodes: (1..=3)
+                .map(|id| Node {
+                    id,
+                    broker_port: free_port(),
+                    running: None,
+                })
+                .collect(),
+            controller_ports: (0..3).map(|_| free_port()).collect(),
+            dir: tempfile::tempdir().unwrap(),
+            log_dirs,
+        };
+        for i in 0..3 {
+            c.start_node(i).await;
+        }
+        c
+    }
+
+    pub async fn start_node(&mut self, i: usize) {
+        let config = self.config(i);
+        self.nodes[i].running = Some(
+            start(config, strata::clock::system())
+                .await
+                .expect("node starts"),
+        );
+    }
+
+    pub async fn stop_node(&mut self, i: usize) {
+        if let Some(r) = self.nodes[i].running.take() {
+            r.stop().await.unwrap();
+        }
+    }
+
+    pub fn addr(&self, i: usize) -> std::net::SocketAddr {
+        format!("127.0.0.1:{}", self.nodes[i].broker_port)
+            .parse()
+            .unwrap()
+    }
+
+    pub fn index_of(&self, id: i32) -> usize {
+        self.nodes.iter().position(|n| n.id == id).unwrap()
+    }
+
+    pub async fn metadata(&self, i: usize, topic: &str) -> metadata_response::MetadataResponse {
+        let mut c = Client::connect(self.addr(i)).await;
+        let req = metadata_request::MetadataRequest {
+            topics: Some(vec![metadata_request::MetadataRequestTopic {
+                name: Some(topic.into()),
+                ..Default::default()
+            }]),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        };
+        api_call!(
+            c,
+            metadata_request::MetadataRequest,
+            metadata_response::MetadataResponse,
+            12,
+            req
+        )
+    }
+
+    /// Waits until node `i` reports `want` live brokers and a leader (other than `not`) with a
+    /// full ISR of `isr_size` for partition 0 of `topic`; returns the leader.
+    pub async fn wait_leader(
+        &self,
+        i: usize,
+        topic: &str,
+        not: Option<i32>,
+        isr_size: usize,
+    ) -> i32 {
+        for _ in 0..300 {
+            let m = self.metadata(i, topic).await;
+            if let Some(p) = m
+                .topics
+                .first()
+                .filter(|t| t.error_code == 0)
+                .and_then(|t| t.partitions.first())
+            {
+                if p.leader_id >= 0 && Some(p.leader_id) != not && p.isr_nodes.len() >= isr_size {
+                    return p.leader_id;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no leader for {topic} seen from node index {i}");
+    }
+
+    pub async fn wait_brokers(&self, i: usize, want: usize) {
+        for _ in 0..300 {
+            if self.metadata(i, "none").await.brokers.len() == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("node index {i} never saw {want} brokers");
+    }
+}
+
+pub fn values(p: &fetch_response::PartitionData) -> Vec<String> {
+    let records = p.records.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos + 61 <= records.len() {
+        let h = strata::protocol::records::batch::parse_header(&records[pos..]).unwrap();
+        let end = pos + h.total_size();
+        for r in strata::protocol::records::decode_records(&records[pos..end], 1 << 20).unwrap() {
+            out.push(String::from_utf8_lossy(r.value.as_deref().unwrap_or(b"")).into_owned());
+        }
+        pos = end;
+    }
+    out
+}
+
+/// Produces (acks=all) as a client does: the errors of a leadership still being published
+/// (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS)
+/// are retried for a few seconds; anything else is returned.
+pub async fn produce_retrying(c: &mut Client, topic: &str, values: &[&[u8]]) -> (i16, i64) {
+    produce_batch_retrying(c, topic, batch(values, None)).await
+}
+
+/// [`produce_retrying`] of a prepared batch (transactional ones).
+pub async fn produce_batch_retrying(c: &mut Client, topic: &str, records: Bytes) -> (i16, i64) {
+    use strata::error::ErrorCode;
+    let retriable = [
+        ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        ErrorCode::LEADER_NOT_AVAILABLE,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode::NOT_ENOUGH_REPLICAS,
+    ];
+    let mut last = (0, -1);
+    for _ in 0..100 {
+        last = produce(c, topic, records.clone()).await;
+        if !retriable.iter().any(|e| e.code() == last.0) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    last
+}
