@@ -1,8 +1,10 @@
-//!
+//! DeleteGroups (key 42): empty groups are removed by tombstones; each group's answer waits
+//! until its tombstones reached the ISR of its `__consumer_offsets` partition.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::OFFSETS_TOPIC;
+use super::{group_context, later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_groups_request::DeleteGroupsRequest;
 
@@ -13,6 +15,14 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = broker.groups.delete_groups(&ctx, &request);
-    ready(header, Some(response))
+    let mut response = broker.groups.delete_groups(&ctx, &request);
+    later(header, async move {
+        for r in response.results.iter_mut().filter(|r| r.error_code == 0) {
+            let partition = broker.groups.partition_for(&r.group_id);
+            if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+                r.error_code = code.code();
+            }
+        }
+        Some(response)
+    })
 }

@@ -1,4 +1,5 @@
-//!
+//! DescribeGroups (key 15): the state, protocol and members of classic groups from the group
+//! coordinator, read-only.
 use std::net::SocketAddr;
 use std::sync::Arc;
 

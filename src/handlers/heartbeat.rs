@@ -1,4 +1,5 @@
-//!
+//! Heartbeat (key 12): a classic member's liveness within its session; REBALANCE_IN_PROGRESS
+//! tells it to rejoin, as Kafka's group coordinator answers.
 use std::net::SocketAddr;
 use std::sync::Arc;
 

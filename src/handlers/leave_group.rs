@@ -1,8 +1,11 @@
-//!
+//! LeaveGroup (key 13): members leave a classic group, which rebalances; the answer waits
+//! until the group's records reached the ISR of its `__consumer_offsets` partition, as
+//! Kafka's coordinators append with acks=all.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::{group_context, ready, Broker, ResponseFuture};
+use super::offsets_topic::OFFSETS_TOPIC;
+use super::{group_context, later, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::leave_group_request::LeaveGroupRequest;
 
@@ -13,6 +16,15 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let response = broker.groups.leave_group(&ctx, &request);
-    ready(header, Some(response))
+    let mut response = broker.groups.leave_group(&ctx, &request);
+    if response.error_code != 0 {
+        return ready(header, Some(response));
+    }
+    later(header, async move {
+        let partition = broker.groups.partition_for(&request.group_id);
+        if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+            response.error_code = code.code();
+        }
+        Some(response)
+    })
 }

@@ -1,4 +1,5 @@
-//!
+//! ListGroups (key 16): the groups whose `__consumer_offsets` partitions this broker
+//! coordinates, with their state and type filters (KIP-518, KIP-848).
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//!
+//! OffsetFetch (key 9): committed offsets from the group coordinator; with `require_stable`
+//! (KIP-447) offsets pending in an open transaction answer UNSTABLE_OFFSET_COMMIT.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
