@@ -78,6 +78,17 @@ pub fn parse_topic_partition(dir: &Path) -> Result<(String, i32)> {
 }
 
 impl Inner {
+    /// The segment that may hold `offset` and every later one, in order.
+    pub fn segments_from(&self, offset: i64) -> impl Iterator<Item = &LogSegment> {
+        let from = self
+            .segments
+            .range(..=offset)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(i64::MIN);
+        self.segments.range(from..).map(|(_, s)| s)
+    }
+
     pub fn active(&self) -> &LogSegment {
         // `segments` is never empty (open and every removal keep one).
         self.segments
@@ -389,13 +400,7 @@ impl PartitionLog {
             if fetch_offset == inner.log_end_offset {
                 return Ok(empty(&inner));
             }
-            let from = inner
-                .segments
-                .range(..=fetch_offset)
-                .next_back()
-                .map(|(b, _)| *b)
-                .unwrap_or(i64::MIN);
-            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+            for seg in inner.segments_from(fetch_offset) {
                 let Some((start, first)) = seg.find_batch(fetch_offset)? else {
                     continue;
                 };
@@ -743,13 +748,7 @@ impl PartitionLog {
     ) -> Result<()> {
         self.log_dir.guard(|| {
             let inner = self.inner.read();
-            let from = inner
-                .segments
-                .range(..=from_offset)
-                .next_back()
-                .map(|(b, _)| *b)
-                .unwrap_or(i64::MIN);
-            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+            for seg in inner.segments_from(from_offset) {
                 let Some((start, _)) = seg.find_batch(from_offset)? else {
                     continue;
                 };

@@ -99,14 +99,8 @@ impl PartitionLog {
     ) -> Result<Vec<AbortedTxn>> {
         self.log_dir.guard(|| {
             let inner = self.inner.read();
-            let from = inner
-                .segments
-                .range(..=fetch_offset)
-                .next_back()
-                .map(|(b, _)| *b)
-                .unwrap_or(i64::MIN);
             let mut out = Vec::new();
-            for seg in inner.segments.range(from..).map(|(_, s)| s) {
+            for seg in inner.segments_from(fetch_offset) {
                 if seg
                     .txn_index()
                     .collect(fetch_offset, upper_bound_offset, &mut out)?
