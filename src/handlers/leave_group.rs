@@ -4,8 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::OFFSETS_TOPIC;
-use super::{group_context, later, ready, Broker, ResponseFuture};
+use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::leave_group_request::LeaveGroupRequest;
 
@@ -16,15 +15,11 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let mut response = broker.groups.leave_group(&ctx, &request);
+    let response = broker.groups.leave_group(&ctx, &request);
     if response.error_code != 0 {
         return ready(header, Some(response));
     }
-    later(header, async move {
-        let partition = broker.groups.partition_for(&request.group_id);
-        if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
-            response.error_code = code.code();
-        }
-        Some(response)
+    super::after_group_write(broker, header, request.group_id, response, |r, code| {
+        r.error_code = code.code()
     })
 }

@@ -196,6 +196,31 @@ where
     Box::pin(async move { fut.await.map(|r| encode_response(&header, &r)) })
 }
 
+/// Answers `response` once the group's `__consumer_offsets` partition has replicated what
+/// the coordinator appended for it (Kafka's coordinators append with acks=all); otherwise
+/// `fail` marks the response with the append's error.
+pub fn after_group_write<R>(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    group_id: String,
+    mut response: R,
+    fail: impl FnOnce(&mut R, crate::error::ErrorCode) + Send + 'static,
+) -> ResponseFuture
+where
+    R: Encode + Send + 'static,
+{
+    later(header, async move {
+        let partition = broker.groups.partition_for(&group_id);
+        if let Err(code) = broker
+            .wait_replicated(offsets_topic::OFFSETS_TOPIC, partition)
+            .await
+        {
+            fail(&mut response, code);
+        }
+        Some(response)
+    })
+}
+
 /// Starts a request that only the active controller serves (the brokers' own RPCs:
 /// registration, heartbeats, AlterPartition, producer-id blocks); NOT_CONTROLLER elsewhere,
 /// and the sender looks for the active controller.

@@ -5,8 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::OFFSETS_TOPIC;
-use super::{group_context, later, Broker, ResponseFuture};
+use super::{group_context, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
 
@@ -17,16 +16,13 @@ pub async fn start(
     peer: SocketAddr,
 ) -> ResponseFuture {
     let ctx = group_context(&header, peer);
-    let mut response = broker.groups.txn_offset_commit(&ctx, &request);
-    later(header, async move {
-        let partition = broker.groups.partition_for(&request.group_id);
-        if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
-            for t in response.topics.iter_mut() {
-                for p in t.partitions.iter_mut().filter(|p| p.error_code == 0) {
-                    p.error_code = code.code();
-                }
+    let response = broker.groups.txn_offset_commit(&ctx, &request);
+    // Not known to be durable: the client must not take it as committed.
+    super::after_group_write(broker, header, request.group_id, response, |r, code| {
+        for t in r.topics.iter_mut() {
+            for p in t.partitions.iter_mut().filter(|p| p.error_code == 0) {
+                p.error_code = code.code();
             }
         }
-        Some(response)
     })
 }
