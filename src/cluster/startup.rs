@@ -28,6 +28,7 @@ const CONTROLLER_REQUEST_TIMEOUT_MS: u64 = 5_000;
 /// lead and imports any metadata of earlier single-node versions before the broker starts.
 pub async fn start_cluster(
     config: &BrokerConfig,
+    cluster_id: &str,
     endpoints: &[AdvertisedEndpoint],
     clock: SharedClock,
     logs: &LogManager,
@@ -46,7 +47,7 @@ pub async fn start_cluster(
     if client_listeners.is_empty() && config.process_roles.contains(&ProcessRole::Broker) {
         return Err("a broker needs a listener that is not in controller.listener.names".into());
     }
-    let quorum_config = QuorumConfig::new(
+    let mut quorum_config = QuorumConfig::new(
         config.node_id as u64,
         voters
             .iter()
@@ -54,6 +55,7 @@ pub async fn start_cluster(
             .collect::<BTreeMap<_, _>>(),
         config.log_dirs[0].join(format!("{}-0", crate::storage::manager::METADATA_TOPIC)),
     );
+    quorum_config.cluster_id = cluster_id.to_string();
     let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
     let quorum = Arc::new(
         RaftQuorum::<MetadataImage>::start(quorum_config, transport)

@@ -28,6 +28,9 @@ pub trait ReplicatedState:
 #[derive(Debug, Clone)]
 pub struct QuorumConfig {
     pub node_id: NodeId,
+    /// Every raft RPC names the cluster it belongs to; a node answers only its own cluster's
+    /// (KRaft answers INCONSISTENT_CLUSTER_ID), so a stale address never mixes two quorums.
+    pub cluster_id: String,
     /// The static voter set: node id -> "host:port" of its controller listener.
     pub voters: BTreeMap<NodeId, String>,
     /// Where the metadata log, vote and snapshot live, e.g. `<log.dirs[0]>/__cluster_metadata-0`.
@@ -45,6 +48,7 @@ impl QuorumConfig {
     pub fn new(node_id: NodeId, voters: BTreeMap<NodeId, String>, dir: PathBuf) -> Self {
         QuorumConfig {
             node_id,
+            cluster_id: String::new(),
             voters,
             dir,
             election_timeout_min_ms: 300,

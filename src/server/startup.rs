@@ -210,9 +210,21 @@ pub async fn start(
     let metadata = Arc::new(metadata);
     let producer_ids =
         crate::cluster::producer_ids::ControllerProducerIds::new(config.node_id, replicas.clone());
-    let cluster = crate::cluster::startup::start_cluster(&config, &endpoints, clock.clone(), &logs)
-        .await
-        .map_err(StartupError::Metadata)?;
+    // A lone voter keeps the id its log dirs were formatted with; voters derive theirs.
+    let cluster_id = if embedded {
+        logs.cluster_id()
+    } else {
+        crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
+    };
+    let cluster = crate::cluster::startup::start_cluster(
+        &config,
+        &cluster_id,
+        &endpoints,
+        clock.clone(),
+        &logs,
+    )
+    .await
+    .map_err(StartupError::Metadata)?;
     producer_ids.attach(cluster.clone());
     let groups = Arc::new(GroupCoordinator::new(
         group_config(&config),
@@ -246,12 +258,7 @@ pub async fn start(
     );
     let broker = Arc::new(Broker {
         node_id: config.node_id,
-        // A lone voter keeps the id its log dirs were formatted with; voters derive theirs.
-        cluster_id: if embedded {
-            logs.cluster_id()
-        } else {
-            crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
-        },
+        cluster_id,
         limits: Limits {
             max_connections: config.max_connections.max(1) as usize,
             max_inflight_requests_per_connection: config.max_inflight_requests_per_connection.max(1)

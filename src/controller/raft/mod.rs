@@ -22,8 +22,9 @@ use openraft::{BasicNode, Raft, RaftMetrics, ServerState, SnapshotPolicy};
 use tokio::sync::watch;
 
 pub use network::{
-    encode_raft_response, MemNetwork, MemTransport, RaftRpc, RaftRpcHandler, RaftRpcReply,
-    RaftTransport, TcpRaftTransport, MAX_RAFT_FRAME_BYTES, RAFT_API_KEY, RAFT_API_VERSION,
+    encode_raft_response, MemNetwork, MemTransport, RaftEnvelope, RaftRpc, RaftRpcHandler,
+    RaftRpcReply, RaftTransport, TcpRaftTransport, MAX_RAFT_FRAME_BYTES, RAFT_API_KEY,
+    RAFT_API_VERSION,
 };
 
 use self::log_store::LogStore;
@@ -36,6 +37,7 @@ use crate::controller::quorum::{
 
 struct Inner<S: ReplicatedState> {
     node_id: NodeId,
+    cluster_id: String,
     raft: Raft<TypeConfig<S>>,
     metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
     state: watch::Receiver<(u64, Arc<S>)>,
@@ -95,7 +97,10 @@ impl<S: ReplicatedState> RaftQuorum<S> {
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
-            NetFactory { transport },
+            NetFactory {
+                transport,
+                cluster_id: config.cluster_id.clone(),
+            },
             log,
             sm,
         )
@@ -131,6 +136,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
         Ok(RaftQuorum {
             inner: Arc::new(Inner {
                 node_id: config.node_id,
+                cluster_id: config.cluster_id,
                 raft,
                 metrics,
                 state,
@@ -145,10 +151,23 @@ impl<S: ReplicatedState> RaftQuorum<S> {
     /// Server side of the raft RPCs: decode a request payload, run it on the local raft
     /// node, encode the reply. Never fails: a bad payload gets an error reply.
     pub async fn handle_rpc(&self, payload: Bytes) -> Bytes {
-        let rpc: RaftRpc<S> = match serde_json::from_slice(&payload) {
-            Ok(rpc) => rpc,
+        let envelope: RaftEnvelope<S> = match serde_json::from_slice(&payload) {
+            Ok(envelope) => envelope,
             Err(e) => return encode(&RaftRpcReply::Error(format!("undecodable raft rpc: {e}"))),
         };
+        if envelope.cluster_id != self.inner.cluster_id {
+            return encode(&RaftRpcReply::Error(format!(
+                "inconsistent cluster id: {} is not {}",
+                envelope.cluster_id, self.inner.cluster_id
+            )));
+        }
+        if envelope.destination_id != self.inner.node_id {
+            return encode(&RaftRpcReply::Error(format!(
+                "raft rpc for node {} reached node {}",
+                envelope.destination_id, self.inner.node_id
+            )));
+        }
+        let rpc = envelope.rpc;
         let raft = &self.inner.raft;
         let reply = match rpc {
             RaftRpc::AppendEntries(req) => {

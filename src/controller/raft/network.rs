@@ -45,6 +45,18 @@ pub trait RaftTransport: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>>;
 }
 
+/// What travels on the wire: the RPC with the cluster and the node it is meant for. An address
+/// can outlive its node (a stopped voter's port taken by another process, a voter list that is
+/// wrong), and openraft must never see another quorum's votes or entries: it would take a
+/// foreign leader of the same term for itself.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
+pub struct RaftEnvelope<S: ReplicatedState> {
+    pub cluster_id: String,
+    pub destination_id: NodeId,
+    pub rpc: RaftRpc<S>,
+}
+
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(bound = "")]
 pub enum RaftRpc<S: ReplicatedState> {
@@ -74,11 +86,13 @@ pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Bytes {
 
 pub(crate) struct NetFactory {
     pub transport: Arc<dyn RaftTransport>,
+    pub cluster_id: String,
 }
 
 pub(crate) struct NetClient {
     target: NodeId,
     addr: String,
+    cluster_id: String,
     transport: Arc<dyn RaftTransport>,
 }
 
@@ -89,6 +103,7 @@ impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
         NetClient {
             target,
             addr: node.addr.clone(),
+            cluster_id: self.cluster_id.clone(),
             transport: self.transport.clone(),
         }
     }
@@ -97,6 +112,14 @@ impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
 type RpcResult<T, E = RaftError<NodeId>> = Result<T, RPCError<NodeId, BasicNode, E>>;
 
 impl NetClient {
+    fn envelope<S: ReplicatedState>(&self, rpc: RaftRpc<S>) -> Bytes {
+        encode(&RaftEnvelope {
+            cluster_id: self.cluster_id.clone(),
+            destination_id: self.target,
+            rpc,
+        })
+    }
+
     async fn round_trip<E: std::error::Error>(
         &self,
         payload: Bytes,
@@ -133,7 +156,7 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
         rpc: AppendEntriesRequest<TypeConfig<S>>,
         option: RPCOption,
     ) -> RpcResult<AppendEntriesResponse<NodeId>> {
-        let payload = encode(&RaftRpc::<S>::AppendEntries(rpc));
+        let payload = self.envelope(RaftRpc::<S>::AppendEntries(rpc));
         match self.round_trip(payload, option.hard_ttl()).await? {
             RaftRpcReply::AppendEntries(Ok(r)) => Ok(r),
             RaftRpcReply::AppendEntries(Err(e)) => {
@@ -148,7 +171,7 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
         rpc: InstallSnapshotRequest<TypeConfig<S>>,
         option: RPCOption,
     ) -> RpcResult<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>> {
-        let payload = encode(&RaftRpc::<S>::InstallSnapshot(rpc));
+        let payload = self.envelope(RaftRpc::<S>::InstallSnapshot(rpc));
         match self.round_trip(payload, option.hard_ttl()).await? {
             RaftRpcReply::InstallSnapshot(Ok(r)) => Ok(r),
             RaftRpcReply::InstallSnapshot(Err(e)) => {
@@ -163,7 +186,7 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
         rpc: VoteRequest<NodeId>,
         option: RPCOption,
     ) -> RpcResult<VoteResponse<NodeId>> {
-        let payload = encode(&RaftRpc::<S>::Vote(rpc));
+        let payload = self.envelope(RaftRpc::<S>::Vote(rpc));
         match self.round_trip(payload, option.hard_ttl()).await? {
             RaftRpcReply::Vote(Ok(r)) => Ok(r),
             RaftRpcReply::Vote(Err(e)) => {

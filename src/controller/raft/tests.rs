@@ -121,6 +121,61 @@ async fn single_node_elects_itself_applies_and_restores() {
     restarted.shutdown().await;
 }
 
+/// Two lone voters with the same node id and term, as two test clusters on one machine have:
+/// an AppendEntries of the one reaching the other (a reused port) would make openraft take a
+/// foreign leader of its own term for itself. The envelope's cluster id and destination keep
+/// it out, and the node goes on leading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raft_rpcs_of_another_cluster_or_node_are_refused() {
+    let dirs: Vec<_> = (0..2)
+        .map(|_| tempfile::tempdir().expect("tempdir"))
+        .collect();
+    let voters = BTreeMap::from([(1, "127.0.0.1:1".to_string())]);
+    let mut nodes = Vec::new();
+    for (dir, cluster_id) in dirs.iter().zip(["alpha", "beta"]) {
+        let cfg = QuorumConfig {
+            cluster_id: cluster_id.to_string(),
+            ..config(1, &voters, dir.path())
+        };
+        let node = Node::start(cfg, MemNetwork::new().transport(1))
+            .await
+            .expect("start");
+        wait_until("leader", Duration::from_secs(5), || node.is_leader()).await;
+        nodes.push(node);
+    }
+    let beta_vote = nodes[1].inner.metrics.borrow().vote;
+    let foreign = |cluster_id: &str, destination_id: NodeId| {
+        network::encode(&RaftEnvelope::<TestLog> {
+            cluster_id: cluster_id.to_string(),
+            destination_id,
+            rpc: RaftRpc::AppendEntries(openraft::raft::AppendEntriesRequest {
+                vote: beta_vote,
+                prev_log_id: None,
+                entries: Vec::new(),
+                leader_commit: None,
+            }),
+        })
+    };
+    for (cluster_id, destination_id) in [("beta", 1), ("alpha", 2)] {
+        let reply = nodes[0]
+            .handle_rpc(foreign(cluster_id, destination_id))
+            .await;
+        let reply: RaftRpcReply = serde_json::from_slice(&reply).expect("reply");
+        assert!(
+            matches!(reply, RaftRpcReply::Error(_)),
+            "{cluster_id}/{destination_id} was not refused"
+        );
+    }
+    assert!(nodes[0].is_leader());
+    nodes[0]
+        .propose(vec!["still leading".into()])
+        .await
+        .expect("propose after refused rpcs");
+    for node in &nodes {
+        node.shutdown().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn torn_log_tail_is_truncated_at_start() {
     let dir = tempfile::tempdir().expect("tempdir");
