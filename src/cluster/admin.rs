@@ -71,16 +71,16 @@ impl ClusterContext {
     /// reached its replicas and handlers), at most [`PROPAGATION_TIMEOUT_MS`]; false on
     /// timeout.
     pub async fn wait_until(&self, done: impl Fn(&MetadataImage) -> bool) -> bool {
-        let mut rx = self.published.subscribe();
         let wait = async {
-            loop {
-                if done(&rx.borrow_and_update()) {
-                    return true;
-                }
-                if rx.changed().await.is_err() {
-                    return false;
-                }
+            if !self.is_broker {
+                // A controller-only process publishes nothing: its applied image is all.
+                let mut rx = self.quorum_state();
+                let found = rx.wait_for(|(_, image)| done(image)).await.is_ok();
+                return found;
             }
+            let mut rx = self.published.subscribe();
+            let found = rx.wait_for(|image| done(image)).await.is_ok();
+            found
         };
         tokio::time::timeout(Duration::from_millis(PROPAGATION_TIMEOUT_MS), wait)
             .await

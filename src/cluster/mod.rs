@@ -4,13 +4,15 @@
 //! shutdown), `AlterPartitionManager` (ISR changes), `RPCProducerIdManager` (producer-id
 //! blocks) and `BrokerMetadataPublisher` (applying each image to replicas and coordinators).
 //!
-//! Every broker is a member: without `controller.quorum.voters` it is the lone voter of its
+//! Every process is a member: a voter, or with only the broker role an observer of the
+//! quorum ([`member_quorum`]); without `controller.quorum.voters` it is the lone voter of its
 //! own quorum ([`embedded`]).
 pub mod admin;
 pub mod channel;
 pub mod embedded;
 pub mod lifecycle;
 pub mod markers;
+pub mod member_quorum;
 pub mod producer_ids;
 pub mod publisher;
 pub mod startup;
@@ -21,15 +23,15 @@ use std::sync::Arc;
 use crate::controller::image::MetadataImage;
 use crate::controller::service::ControllerService;
 use crate::controller::Quorum;
-use crate::controller::RaftQuorum;
 
 pub use channel::{ChannelError, ControllerChannel};
-
-pub type MetadataQuorum = RaftQuorum<MetadataImage>;
+pub use member_quorum::MetadataQuorum;
 
 pub struct ClusterContext {
     pub node_id: i32,
     pub quorum: Arc<MetadataQuorum>,
+    /// Whether this process has the broker role (registers, hosts partitions, publishes).
+    pub is_broker: bool,
     /// Present when this process has the controller role.
     pub controller: Option<Arc<ControllerService>>,
     pub channel: ControllerChannel,

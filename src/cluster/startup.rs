@@ -16,7 +16,8 @@ use crate::handlers::Broker;
 use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
 use crate::storage::LogManager;
 
-use super::{ClusterContext, ControllerChannel};
+use super::{ClusterContext, ControllerChannel, MetadataQuorum};
+use crate::controller::raft::observer::ObserverQuorum;
 
 /// Timeout of one Raft message to a peer (several heartbeat intervals).
 const RAFT_CALL_TIMEOUT_MS: u64 = 1_000;
@@ -57,21 +58,34 @@ pub async fn start_cluster(
     );
     quorum_config.cluster_id = cluster_id.to_string();
     let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
-    let quorum = Arc::new(
-        RaftQuorum::<MetadataImage>::start(quorum_config, transport)
+    let is_controller = config.process_roles.contains(&ProcessRole::Controller);
+    let is_voter = voters.contains_key(&config.node_id);
+    if is_controller != is_voter {
+        return Err(format!(
+            "node {} {} the controller role but {} among controller.quorum.voters",
+            config.node_id,
+            if is_controller { "has" } else { "lacks" },
+            if is_voter { "is" } else { "is not" },
+        ));
+    }
+    let (quorum, controller) = if is_voter {
+        let raft = RaftQuorum::<MetadataImage>::start(quorum_config, transport)
             .await
-            .map_err(|e| format!("{e:?}"))?,
-    );
-    let controller = if config.process_roles.contains(&ProcessRole::Controller) {
-        Some(Arc::new(ControllerService::new(
-            quorum.clone(),
+            .map_err(|e| format!("{e:?}"))?;
+        let controller = Arc::new(ControllerService::new(
+            Arc::new(raft.clone()),
             crate::controller::service::controller_config(config),
             config.clone(),
             clock,
-        )))
+        ));
+        (MetadataQuorum::Voter(raft), Some(controller))
     } else {
-        None
+        (
+            MetadataQuorum::Observer(ObserverQuorum::start(quorum_config, transport)),
+            None,
+        )
     };
+    let quorum = Arc::new(quorum);
     if voters.len() == 1 {
         if let Some(controller) = &controller {
             wait_to_lead(controller).await?;
@@ -93,6 +107,7 @@ pub async fn start_cluster(
     Ok(Arc::new(ClusterContext {
         node_id: config.node_id,
         quorum,
+        is_broker: config.process_roles.contains(&ProcessRole::Broker),
         controller,
         channel,
         inter_broker_listener: client_listeners.first().cloned().unwrap_or_default(),
@@ -148,29 +163,14 @@ pub fn spawn_tasks(
                 stop_workers.clone(),
             )));
         }
-        {
-            let (broker, cluster, stop) = (broker.clone(), cluster.clone(), stop_workers.clone());
-            tasks.push(tokio::spawn(async move {
-                if caught_up(&cluster, &stop).await {
-                    super::publisher::run(broker, cluster, stop).await;
-                }
-            }));
+        if broker.config.process_roles.contains(&ProcessRole::Broker) {
+            spawn_broker_tasks(&broker, &cluster, &stop_workers, &mut tasks);
+            // The lifecycle returns after the controlled shutdown.
+            super::lifecycle::run(broker.clone(), cluster.clone(), shutdown.clone()).await;
+        } else {
+            // A controller-only process neither registers nor hosts partitions.
+            shutdown.cancelled().await;
         }
-        tasks.push(tokio::spawn(super::lifecycle::run_alter_partition_sender(
-            broker.clone(),
-            cluster.clone(),
-            stop_workers.clone(),
-        )));
-        {
-            let resolver_cluster = cluster.clone();
-            let resolver: BrokerAddressResolver =
-                Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));
-            let fetchers =
-                ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone());
-            tasks.push(tokio::spawn(fetchers.run(stop_workers.clone())));
-        }
-        // The lifecycle returns after the controlled shutdown.
-        super::lifecycle::run(broker.clone(), cluster.clone(), shutdown.clone()).await;
         serving.cancel();
         stop_workers.cancel();
         for t in tasks {
@@ -178,4 +178,33 @@ pub fn spawn_tasks(
         }
         cluster.quorum.shutdown().await;
     })
+}
+
+/// The broker role's tasks: the publisher once caught up, ISR changes to the controller, and
+/// the replica fetchers.
+fn spawn_broker_tasks(
+    broker: &Arc<Broker>,
+    cluster: &Arc<ClusterContext>,
+    stop_workers: &CancellationToken,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) {
+    {
+        let (broker, cluster, stop) = (broker.clone(), cluster.clone(), stop_workers.clone());
+        tasks.push(tokio::spawn(async move {
+            if caught_up(&cluster, &stop).await {
+                super::publisher::run(broker, cluster, stop).await;
+            }
+        }));
+    }
+    tasks.push(tokio::spawn(super::lifecycle::run_alter_partition_sender(
+        broker.clone(),
+        cluster.clone(),
+        stop_workers.clone(),
+    )));
+    let resolver_cluster = cluster.clone();
+    let resolver: BrokerAddressResolver =
+        Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));
+    let fetchers =
+        ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone());
+    tasks.push(tokio::spawn(fetchers.run(stop_workers.clone())));
 }

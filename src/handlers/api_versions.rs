@@ -10,9 +10,11 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::api_versions_request::ApiVersionsRequest;
 use crate::protocol::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
 
-fn api_keys() -> Vec<ApiVersion> {
+/// The table's APIs, only the controller's on a controller-only process.
+fn api_keys(controller_only: bool) -> Vec<ApiVersion> {
     SUPPORTED_APIS
         .iter()
+        .filter(|(key, ..)| !controller_only || super::CONTROLLER_APIS.contains(key))
         .map(|(key, _, min, max)| ApiVersion {
             api_key: *key,
             min_version: *min,
@@ -32,7 +34,11 @@ fn valid_software_field(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.')
 }
 
-pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+pub fn handle(
+    request: &ApiVersionsRequest,
+    version: i16,
+    controller_only: bool,
+) -> ApiVersionsResponse {
     if version >= 3
         && (!valid_software_field(&request.client_software_name)
             || !valid_software_field(&request.client_software_version))
@@ -44,28 +50,28 @@ pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse
     }
     ApiVersionsResponse {
         error_code: 0,
-        api_keys: api_keys(),
+        api_keys: api_keys(controller_only),
         finalized_features_epoch: -1,
         ..Default::default()
     }
 }
 
 pub async fn start(
-    _broker: Arc<Broker>,
+    broker: Arc<Broker>,
     header: RequestHeader,
     request: ApiVersionsRequest,
     _peer: SocketAddr,
 ) -> ResponseFuture {
-    let response = handle(&request, header.api_version);
+    let response = handle(&request, header.api_version, !broker.cluster.is_broker);
     ready(header, Some(response))
 }
 
 /// The answer to an ApiVersions request at a version we do not support: encoded as v0.
-pub fn unsupported_version(mut header: RequestHeader) -> ResponseFuture {
+pub fn unsupported_version(mut header: RequestHeader, controller_only: bool) -> ResponseFuture {
     header.api_version = 0;
     let response = ApiVersionsResponse {
         error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-        api_keys: api_keys(),
+        api_keys: api_keys(controller_only),
         ..Default::default()
     };
     ready(header, Some(response))
@@ -86,11 +92,24 @@ mod tests {
 
     #[test]
     fn advertises_every_table_entry() {
-        let r = handle(&ApiVersionsRequest::default(), 0);
+        let r = handle(&ApiVersionsRequest::default(), 0, false);
         assert_eq!(r.api_keys.len(), SUPPORTED_APIS.len());
         assert!(r
             .api_keys
             .iter()
             .any(|k| k.api_key == 0 && k.min_version == 0));
+    }
+
+    #[test]
+    fn a_controller_only_process_advertises_the_controller_apis() {
+        let r = handle(&ApiVersionsRequest::default(), 0, true);
+        let keys: Vec<i16> = r.api_keys.iter().map(|k| k.api_key).collect();
+        assert!(keys
+            .iter()
+            .all(|k| super::super::CONTROLLER_APIS.contains(k)));
+        for key in [18, 19, 55, 62, 63] {
+            assert!(keys.contains(&key), "controller api {key} missing");
+        }
+        assert!(!keys.contains(&0) && !keys.contains(&1) && !keys.contains(&3));
     }
 }

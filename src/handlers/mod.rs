@@ -162,6 +162,35 @@ pub fn group_context(
 }
 
 /// The advertised range of an API, if Strata serves it.
+/// The APIs a controller-only process serves (Kafka's controller listener scope): the
+/// quorum's, the brokers' RPCs, and the admin requests brokers forward (KIP-590) or admin
+/// clients send to controllers directly (KIP-919). Any other closes the connection, as Kafka
+/// closes one that uses an API its listener does not enable.
+pub const CONTROLLER_APIS: &[i16] = &[
+    18, // ApiVersions
+    19, // CreateTopics
+    20, // DeleteTopics
+    32, // DescribeConfigs
+    33, // AlterConfigs
+    37, // CreatePartitions
+    43, // ElectLeaders
+    44, // IncrementalAlterConfigs
+    45, // AlterPartitionReassignments
+    46, // ListPartitionReassignments
+    55, // DescribeQuorum
+    56, // AlterPartition
+    60, // DescribeCluster
+    62, // BrokerRegistration
+    63, // BrokerHeartbeat
+    64, // UnregisterBroker
+    67, // AllocateProducerIds
+];
+
+/// Whether this process answers `api_key` at all.
+pub fn serves_api(broker: &Broker, api_key: i16) -> bool {
+    broker.cluster.is_broker || CONTROLLER_APIS.contains(&api_key)
+}
+
 pub fn supported_range(api_key: i16) -> Option<(i16, i16)> {
     SUPPORTED_APIS
         .iter()
@@ -287,7 +316,7 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
     if api_key == crate::controller::raft::network::RAFT_API_KEY {
         return raft_rpc(broker, frame);
     }
-    let Some((min, max)) = supported_range(api_key) else {
+    let Some((min, max)) = supported_range(api_key).filter(|_| serves_api(broker, api_key)) else {
         return Outcome::Close(format!("unknown api key {api_key}"));
     };
     if api_key == 18 && !(min..=max).contains(&api_version) {
@@ -295,7 +324,10 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
             Ok(h) => h,
             Err(e) => return Outcome::Close(format!("bad header: {e}")),
         };
-        return Outcome::Respond(api_versions::unsupported_version(header));
+        return Outcome::Respond(api_versions::unsupported_version(
+            header,
+            !broker.cluster.is_broker,
+        ));
     }
     if !(min..=max).contains(&api_version) {
         return Outcome::Close(format!(

@@ -21,6 +21,8 @@ pub fn free_port() -> u16 {
 
 pub struct Node {
     pub id: i32,
+    /// `process.roles`.
+    pub roles: &'static str,
     pub broker_port: u16,
     pub running: Option<RunningBroker>,
 }
@@ -40,15 +42,27 @@ impl Cluster {
             .nodes
             .iter()
             .zip(&self.controller_ports)
+            .filter(|(n, _)| n.roles.contains("controller"))
             .map(|(n, p)| format!("{}@127.0.0.1:{p}", n.id))
             .collect();
+        let roles = self.nodes[i].roles;
+        let mut listeners = Vec::new();
+        if roles.contains("broker") {
+            listeners.push(format!(
+                "PLAINTEXT://127.0.0.1:{}",
+                self.nodes[i].broker_port
+            ));
+        }
+        if roles.contains("controller") {
+            listeners.push(format!(
+                "CONTROLLER://127.0.0.1:{}",
+                self.controller_ports[i]
+            ));
+        }
         let overrides = vec![
             format!("node.id={id}"),
-            "process.roles=broker,controller".into(),
-            format!(
-                "listeners=PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-                self.nodes[i].broker_port, self.controller_ports[i]
-            ),
+            format!("process.roles={roles}"),
+            format!("listeners={}", listeners.join(",")),
             "controller.listener.names=CONTROLLER".into(),
             format!("controller.quorum.voters={}", voters.join(",")),
             format!(
@@ -87,22 +101,38 @@ impl Cluster {
     }
 
     pub async fn start_with_log_dirs(log_dirs: usize) -> Cluster {
+        Self::start_nodes(&["broker,controller"; 3], log_dirs).await
+    }
+
+    /// Nodes 1.. with the given `process.roles`; the controllers are the voters.
+    pub async fn start_nodes(roles: &[&'static str], log_dirs: usize) -> Cluster {
         let mut c = Cluster {
-            nodes: (1..=3)
-                .map(|id| Node {
+            nodes: (1..=roles.len() as i32)
+                .zip(roles)
+                .map(|(id, roles)| Node {
                     id,
+                    roles,
                     broker_port: free_port(),
                     running: None,
                 })
                 .collect(),
-            controller_ports: (0..3).map(|_| free_port()).collect(),
+            controller_ports: roles.iter().map(|_| free_port()).collect(),
             dir: tempfile::tempdir().unwrap(),
             log_dirs,
         };
-        for i in 0..3 {
+        // Controllers first: a broker's start does not wait for them, but its clients do.
+        let mut order: Vec<usize> = (0..roles.len()).collect();
+        order.sort_by_key(|&i| !roles[i].contains("controller"));
+        for i in order {
             c.start_node(i).await;
         }
         c
+    }
+
+    pub fn controller_addr(&self, i: usize) -> std::net::SocketAddr {
+        format!("127.0.0.1:{}", self.controller_ports[i])
+            .parse()
+            .unwrap()
     }
 
     pub async fn start_node(&mut self, i: usize) {

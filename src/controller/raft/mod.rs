@@ -5,6 +5,7 @@
 //! when the set is the same everywhere.
 pub mod log_store;
 pub mod network;
+pub mod observer;
 pub mod state_machine;
 pub mod types;
 
@@ -39,6 +40,8 @@ struct Inner<S: ReplicatedState> {
     node_id: NodeId,
     cluster_id: String,
     raft: Raft<TypeConfig<S>>,
+    sm: StateMachineStore<S>,
+    observers: observer::ObserverTracker,
     metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
     state: watch::Receiver<(u64, Arc<S>)>,
 }
@@ -94,6 +97,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
         let sm = StateMachineStore::<S>::open(&config.dir)
             .map_err(|e| QuorumError::Io(e.to_string()))?;
         let state = sm.subscribe();
+        let sm_reader = sm.clone();
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
@@ -138,6 +142,8 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 node_id: config.node_id,
                 cluster_id: config.cluster_id,
                 raft,
+                sm: sm_reader,
+                observers: Default::default(),
                 metrics,
                 state,
             }),
@@ -177,8 +183,47 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             RaftRpc::InstallSnapshot(req) => {
                 RaftRpcReply::InstallSnapshot(raft.install_snapshot(req).await)
             }
+            RaftRpc::ObserverFetch(fetch) => return encode(&self.serve_observer(fetch).await),
         };
         encode(&reply)
+    }
+
+    /// The leader's side of an observer's fetch; other voters name the leader they know.
+    async fn serve_observer(
+        &self,
+        fetch: observer::ObserverFetch,
+    ) -> observer::ObserverFetchReply<S> {
+        let (leader_id, leader_epoch) = {
+            let m = self.inner.metrics.borrow();
+            (m.current_leader, m.current_term)
+        };
+        if !self.is_leader() {
+            return observer::ObserverFetchReply {
+                leader_id,
+                leader_epoch,
+                body: observer::FetchBody::NotLeader,
+            };
+        }
+        let sm = &self.inner.sm;
+        let body = observer::answer(
+            |after, max| sm.catchup(after, max),
+            self.inner.state.clone(),
+            &fetch,
+        )
+        .await;
+        let applied = self.inner.state.borrow().0;
+        // Kafka counts the fetch offset, not what the answer brings: the observer has
+        // caught up when what it already had reached the leader's end.
+        self.inner.observers.record(
+            fetch.observer_id,
+            fetch.after_index,
+            fetch.after_index >= applied,
+        );
+        observer::ObserverFetchReply {
+            leader_id,
+            leader_epoch,
+            body,
+        }
     }
 
     /// Returns once this node, as leader, has applied everything committed before now (a
@@ -267,12 +312,16 @@ impl<S: ReplicatedState> Quorum<S> for RaftQuorum<S> {
             }
         };
         let membership = m.membership_config.membership();
+        let mut observers: Vec<ReplicaStatus> = membership.learner_ids().map(replica).collect();
+        if is_leader {
+            observers.extend(self.inner.observers.status());
+        }
         QuorumStatus {
             leader_id: m.current_leader,
             leader_epoch: m.current_term,
             high_watermark: m.last_applied.map_or(0, |l| l.index),
             voters: membership.voter_ids().map(replica).collect(),
-            observers: membership.learner_ids().map(replica).collect(),
+            observers,
         }
     }
 }

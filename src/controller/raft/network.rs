@@ -63,6 +63,8 @@ pub enum RaftRpc<S: ReplicatedState> {
     AppendEntries(AppendEntriesRequest<TypeConfig<S>>),
     Vote(VoteRequest<NodeId>),
     InstallSnapshot(InstallSnapshotRequest<TypeConfig<S>>),
+    /// Answered with an [`ObserverFetchReply`](super::observer::ObserverFetchReply).
+    ObserverFetch(super::observer::ObserverFetch),
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -76,7 +78,7 @@ pub enum RaftRpcReply {
     Error(String),
 }
 
-pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Bytes {
+pub fn encode<T: serde::Serialize>(value: &T) -> Bytes {
     match serde_json::to_vec(value) {
         Ok(v) => Bytes::from(v),
         // Our own types always serialize; if one ever does not, the peer sees a decode error.

@@ -1,6 +1,7 @@
 //! The state machine side of the controller quorum: applies committed entries to the
 //! replicated state (the metadata image in KRaft) and publishes each new state on a watch,
 //! and keeps the snapshot that lets start-up replay only the log tail (KIP-630 snapshots).
+use std::collections::VecDeque;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,13 +23,29 @@ const SNAPSHOT_FILE: &str = "snapshot.json";
 
 type Meta = SnapshotMeta<NodeId, openraft::BasicNode>;
 
-struct SmInner<S> {
+struct SmInner<S: ReplicatedState> {
     dir: PathBuf,
     last_applied: Option<LogId>,
     last_membership: StoredMembership,
     state: Arc<S>,
     /// The latest snapshot: its meta and the serialized [`SnapshotFile`].
     snapshot: Option<(Meta, Arc<Vec<u8>>)>,
+    /// The last entries applied, contiguous and ending at `last_applied` (raft's blank and
+    /// membership entries as empty record lists), from which observers are sent deltas.
+    recent: VecDeque<(u64, Vec<S::Record>)>,
+}
+
+/// Entries kept for observers; one further behind gets the whole state.
+const RECENT_ENTRIES_MAX: usize = 4096;
+
+/// What an observer that has applied everything up to some index needs next.
+pub enum Catchup<S: ReplicatedState> {
+    /// Nothing applied after that index yet.
+    UpToDate,
+    /// The entries after that index, in order.
+    Entries(Vec<(u64, Vec<S::Record>)>),
+    /// Too far behind (or ahead of a state it cannot have): the whole state at `index`.
+    State { index: u64, state: Arc<S> },
 }
 
 /// The state machine; clones share it (a clone is also the snapshot builder).
@@ -77,6 +94,7 @@ impl<S: ReplicatedState> StateMachineStore<S> {
             last_membership: StoredMembership::default(),
             state: Arc::new(S::default()),
             snapshot: None,
+            recent: VecDeque::new(),
         };
         match std::fs::read(dir.join(SNAPSHOT_FILE)) {
             Ok(bytes) => {
@@ -106,6 +124,37 @@ impl<S: ReplicatedState> StateMachineStore<S> {
 
     pub fn subscribe(&self) -> watch::Receiver<(u64, Arc<S>)> {
         self.tx.subscribe()
+    }
+
+    /// At most `max_entries` of what follows `after_index`, for an observer
+    /// (see [`super::observer`]).
+    pub fn catchup(&self, after_index: u64, max_entries: usize) -> Catchup<S> {
+        let inner = self.inner.lock();
+        let applied = applied_index(inner.last_applied);
+        // An observer ahead of this leader's applied index has seen entries this leader has
+        // committed but not applied yet: it waits for them rather than go back.
+        if after_index >= applied {
+            return Catchup::UpToDate;
+        }
+        let first_kept = inner.recent.front().map(|(index, _)| *index);
+        match first_kept {
+            Some(first) if first <= after_index + 1 => {
+                let skip = (after_index + 1 - first) as usize;
+                Catchup::Entries(
+                    inner
+                        .recent
+                        .iter()
+                        .skip(skip)
+                        .take(max_entries.max(1))
+                        .cloned()
+                        .collect(),
+                )
+            }
+            _ => Catchup::State {
+                index: applied,
+                state: inner.state.clone(),
+            },
+        }
     }
 
     fn publish(&self, inner: &SmInner<S>) {
@@ -160,18 +209,24 @@ impl<S: ReplicatedState> RaftStateMachine<TypeConfig<S>> for StateMachineStore<S
         let mut inner = self.inner.lock();
         for entry in entries {
             inner.last_applied = Some(entry.log_id);
-            match entry.payload {
-                EntryPayload::Blank => {}
+            let applied = match entry.payload {
+                EntryPayload::Blank => Vec::new(),
                 EntryPayload::Normal(records) => {
                     let state = Arc::make_mut(&mut inner.state);
                     for record in &records {
                         state.apply(record);
                     }
+                    records
                 }
                 EntryPayload::Membership(m) => {
                     inner.last_membership = StoredMembership::new(Some(entry.log_id), m);
+                    Vec::new()
                 }
+            };
+            if inner.recent.len() == RECENT_ENTRIES_MAX {
+                inner.recent.pop_front();
             }
+            inner.recent.push_back((entry.log_id.index, applied));
             replies.push(());
         }
         self.publish(&inner);
@@ -201,6 +256,7 @@ impl<S: ReplicatedState> RaftStateMachine<TypeConfig<S>> for StateMachineStore<S
         inner.last_membership = meta.last_membership.clone();
         inner.state = Arc::new(file.state);
         inner.snapshot = Some((meta.clone(), Arc::new(bytes)));
+        inner.recent.clear();
         self.publish(&inner);
         Ok(())
     }
