@@ -11,6 +11,8 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::*;
 
+mod observer;
+
 #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct TestLog {
     items: Vec<String>,
