@@ -11,6 +11,9 @@
 #   cluster.sh restart N      (stop node N if it runs, then) start node N on its data
 #   cluster.sh pause N        SIGSTOP node N
 #   cluster.sh resume N       SIGCONT node N
+#   cluster.sh observer N     start node N (4..9) with process.roles=broker only: it follows
+#                             the voters' metadata log as a quorum observer
+#   cluster.sh stop-node N    stop node N (1..9)
 #   cluster.sh pid N          print node N's pid
 #   cluster.sh status         one line per node
 #   cluster.sh bootstrap      print the bootstrap list
@@ -73,17 +76,19 @@ live_pid() {
 }
 
 launch() {
-  local n=$1 voters="" v
+  local n=$1 roles=${2:-broker,controller} voters="" v
   for v in $NODES; do voters="${voters:+$voters,}$v@127.0.0.1:$(controller_port "$v")"; done
   local bp cp; bp=$(broker_port "$n"); cp=$(controller_port "$n")
   for p in "$bp" "$cp"; do port_busy "$p" && die "port $p is busy (node $n); not starting"; done
+  local listeners="PLAINTEXT://127.0.0.1:$bp,CONTROLLER://127.0.0.1:$cp"
+  [ "$roles" = broker ] && listeners="PLAINTEXT://127.0.0.1:$bp"
   mkdir -p "$CLUSTER_DIR/n$n"
   local extra=() kv
   for kv in ${CLUSTER_EXTRA_OVERRIDES:-}; do extra+=(--override "$kv"); done
   echo "=== $(date -u +%FT%T.%3NZ) cluster.sh: starting node $n" >>"$CLUSTER_DIR/n$n.log"
-  if [ "$IMPL" = kafka ]; then launch_kafka "$n" "$bp" "$cp" "$voters"; return; fi
-  "$STRATA_BIN" --override "node.id=$n" --override process.roles=broker,controller \
-    --override "listeners=PLAINTEXT://127.0.0.1:$bp,CONTROLLER://127.0.0.1:$cp" \
+  if [ "$IMPL" = kafka ]; then launch_kafka "$n" "$bp" "$cp" "$voters" "$roles" "$listeners"; return; fi
+  "$STRATA_BIN" --override "node.id=$n" --override "process.roles=$roles" \
+    --override "listeners=$listeners" \
     --override controller.listener.names=CONTROLLER \
     --override "controller.quorum.voters=$voters" \
     --override "log.dirs=$CLUSTER_DIR/n$n" --override default.replication.factor=3 \
@@ -97,12 +102,12 @@ launch() {
 
 # Reference Apache Kafka with the same settings (KRaft, static voters, combined mode).
 launch_kafka() {
-  local n=$1 bp=$2 cp=$3 voters=$4 props="$CLUSTER_DIR/n$1.properties" kv
+  local n=$1 bp=$2 cp=$3 voters=$4 roles=$5 listeners=$6 props="$CLUSTER_DIR/n$1.properties" kv
   cat >"$props" <<PROPS
-process.roles=broker,controller
+process.roles=$roles
 node.id=$n
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$bp,CONTROLLER://127.0.0.1:$cp
+listeners=$listeners
 advertised.listeners=PLAINTEXT://127.0.0.1:$bp
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
@@ -201,7 +206,7 @@ case "$cmd" in
     ;;
   stop)
     resolve_dir
-    for n in $NODES; do stop_node "$n"; done
+    for n in $NODES 4 5 6 7 8 9; do stop_node "$n"; done
     [ "$(cat "$STATE" 2>/dev/null)" = "$CLUSTER_DIR" ] && rm -f "$STATE"
     echo "cluster stopped (dir $CLUSTER_DIR kept)"
     ;;
@@ -213,6 +218,17 @@ case "$cmd" in
     stop_node "$n"
     launch "$n"; wait_port "$n"
     echo "node $n restarted (pid $(live_pid "$n"))"
+    ;;
+  observer)
+    n=${1:-}; case "$n" in [4-9]) ;; *) die "an observer is node 4..9 (got '$n')" ;; esac
+    resolve_dir
+    [ -z "$(live_pid "$n")" ] || die "node $n already running"
+    launch "$n" broker; wait_port "$n"
+    echo "broker-only node $n started (pid $(live_pid "$n"))"
+    ;;
+  stop-node)
+    n=${1:-}; case "$n" in [1-9]) ;; *) die "node must be 1..9 (got '$n')" ;; esac
+    resolve_dir; stop_node "$n"
     ;;
   pid)
     n=${1:-}; check_node "$n"; resolve_dir

@@ -13,6 +13,9 @@
 #                                   partition from brokers [a,b] to [b,c]; c serves the data alone
 #   cluster.tools.leader-election   kafka-leader-election --election-type PREFERRED
 #                                   --all-topic-partitions puts the preferred leader back
+#   cluster.tools.broker-only       a 4th process with process.roles=broker joins: it registers,
+#                                   kafka-metadata-quorum lists it as an Observer, it leads a
+#                                   partition that console tools write and read through it alone
 source "$(dirname "$0")/../lib/harness.sh"
 CL="$HERE/cluster/cluster.sh"
 BROKERS=$(bash "$CL" bootstrap)
@@ -220,10 +223,43 @@ replica_assignment() {
   [ "$got" = "0:1,2 1:2,3 2:3,1" ] || fail "kafka-topics: placement '$got', want '0:1,2 1:2,3 2:3,1'"
 }
 
+broker_only() {
+  heal
+  local port4=$(( ${CLUSTER_PORT_BASE:-19400} + 4 ))
+  bash "$CL" observer 4 || fail "broker-only node 4 did not start"
+  local rep i seen=""
+  for i in $(seq 60); do
+    rep=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BROKERS" describe --replication 2>&1) || true
+    if tail -n +2 <<<"$rep" | awk '$1 == 4 && $NF == "Observer"' | grep -q .; then seen=1; break; fi
+    sleep 0.5
+  done
+  echo "$rep"
+  [ -n "$seen" ] || { bash "$CL" stop-node 4; fail "--replication: node 4 never listed as Observer"; }
+  # Voters stay 1,2,3: the broker-only node does not vote.
+  [ "$(tail -n +2 <<<"$rep" | awk '$NF == "Leader" || $NF == "Follower" {print $1}' | sort -n | paste -sd,)" = 1,2,3 ] \
+    || { bash "$CL" stop-node 4; fail "--replication: voters are not 1,2,3"; }
+  local t; t=$(topic observer)
+  kafka_topics --create --topic "$t" --replica-assignment 4:1:2 \
+    || { bash "$CL" stop-node 4; fail "create with node 4 as preferred leader"; }
+  local ok=""
+  for i in $(seq 60); do
+    [ "$(describe "$t" 2>/dev/null | parts | awk '{print $2}')" = 4 ] && { ok=1; break; }
+    sleep 0.5
+  done
+  [ -n "$ok" ] || { bash "$CL" stop-node 4; fail "node 4 never led $t"; }
+  printf 'x1\nx2\nx3\n' | BOOTSTRAP="127.0.0.1:$port4" kafka_console_producer --topic "$t" \
+    --producer-property acks=all >/dev/null || { bash "$CL" stop-node 4; fail "produce through node 4"; }
+  local got; got=$(BOOTSTRAP="127.0.0.1:$port4" kafka_console_consumer --topic "$t" --from-beginning \
+    --max-messages 3 --timeout-ms 20000 2>/dev/null | paste -sd,)
+  bash "$CL" stop-node 4
+  [ "$got" = x1,x2,x3 ] || fail "consumed '$got' through node 4, want x1,x2,x3"
+}
+
 case_run cluster cluster.tools.topics-describe topics_describe
 case_run cluster cluster.tools.replica-assignment replica_assignment
 case_run cluster cluster.tools.leader-moves leader_moves
 case_run cluster cluster.tools.metadata-quorum metadata_quorum
 case_run cluster cluster.tools.reassign reassign
 case_run cluster cluster.tools.leader-election leader_election
+case_run cluster cluster.tools.broker-only broker_only
 case_summary
