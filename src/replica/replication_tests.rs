@@ -128,6 +128,41 @@ fn min_insync_replicas_refuses_before_and_reports_after_append() {
 }
 
 #[test]
+fn a_marker_is_refused_before_it_is_written_while_the_isr_is_short() {
+    // Kafka writes markers with acks -1: a coordinator retrying a refused marker must not
+    // leave one copy per attempt in the log.
+    let (_d, a, b) = setup(2, &[0]);
+    let p = a.get("t", 0).unwrap();
+    let mut txn = RecordBatchBuilder::new(0)
+        .producer(7, 0, 0)
+        .transactional(true);
+    txn.append(1_000, None, Some(Bytes::from_static(b"t")), vec![]);
+    p.append_records_with_acks(txn.build().freeze(), 1, 1)
+        .unwrap();
+    assert_eq!(p.log_end_offset(), 1);
+    for attempt in 0..3 {
+        let err = p.write_txn_marker(7, 0, true, 0, 2 + attempt).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NOT_ENOUGH_REPLICAS);
+        assert_eq!(
+            p.log_end_offset(),
+            1,
+            "nothing written on attempt {attempt}"
+        );
+    }
+    // The follower rejoins the ISR: the retry writes exactly one marker.
+    a.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 5)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 5)
+        .unwrap();
+    assert_eq!(p.write_txn_marker(7, 0, true, 0, 6).unwrap(), 1);
+    assert_eq!(p.log_end_offset(), 2);
+    replicate(&a, &b, 7);
+    replicate(&a, &b, 8);
+    assert_eq!(p.high_watermark(), 2);
+    assert_eq!(p.last_stable_offset(), 2);
+}
+
+#[test]
 fn follower_fetch_is_fenced_by_leader_epoch_and_refused_off_the_leader() {
     let (_d, a, b) = setup(1, &[0, 1]);
     a.apply_partition_change(&change(0, 3, 1, &[0, 1]), config(1), 1)
