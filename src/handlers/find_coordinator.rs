@@ -206,3 +206,18 @@ pub async fn start(
         Some(handle(&broker, version, &request))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::transaction_log_min_isr;
+
+    #[test]
+    fn the_transaction_log_min_isr_is_capped_at_its_replication_factor() {
+        // Kafka's default (2) on Strata's zero-config single node: one replica is enough.
+        assert_eq!(transaction_log_min_isr(2, 1), 1);
+        // A cluster's replication factor 3: Kafka's value as set.
+        assert_eq!(transaction_log_min_isr(2, 3), 2);
+        assert_eq!(transaction_log_min_isr(3, 3), 3);
+        assert_eq!(transaction_log_min_isr(5, 3), 3);
+    }
+}

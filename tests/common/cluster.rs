@@ -31,6 +31,8 @@ pub struct Cluster {
     pub dir: tempfile::TempDir,
     /// Log dirs per node.
     pub log_dirs: usize,
+    /// Broker keys set after (so over) the harness's own, on every node.
+    pub extra_overrides: Vec<String>,
 }
 
 impl Cluster {
@@ -77,6 +79,10 @@ impl Cluster {
             // Coordinator writes need two replicas, so one node alone cannot acknowledge them.
             "min.insync.replicas=2".into(),
         ];
+        let overrides: Vec<String> = overrides
+            .into_iter()
+            .chain(self.extra_overrides.iter().cloned())
+            .collect();
         strata::config::BrokerConfig::load(None, &overrides)
             .expect("config")
             .0
@@ -87,6 +93,11 @@ impl Cluster {
     }
 
     pub async fn start_with_log_dirs(log_dirs: usize) -> Cluster {
+        Self::start_with(log_dirs, &[]).await
+    }
+
+    /// A cluster whose nodes also get `overrides` (`key=value`).
+    pub async fn start_with(log_dirs: usize, overrides: &[&str]) -> Cluster {
         let mut c = Cluster {
             nodes: (1..=3)
                 .map(|id| Node {
@@ -98,6 +109,7 @@ impl Cluster {
             controller_ports: (0..3).map(|_| free_port()).collect(),
             dir: tempfile::tempdir().unwrap(),
             log_dirs,
+            extra_overrides: overrides.iter().map(|o| o.to_string()).collect(),
         };
         for i in 0..3 {
             c.start_node(i).await;
