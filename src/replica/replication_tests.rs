@@ -249,14 +249,57 @@ fn a_silent_follower_is_proposed_out_of_the_isr_after_the_lag_time() {
     assert_eq!(proposals.len(), 1);
     assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0)]);
     assert_eq!(proposals[0].partition_epoch, PartitionEpoch(0));
-    // Handed out once; a refusal clears it so it can be proposed again.
+    // Handed out once. A stale partition epoch keeps it in flight (the controller's newer
+    // state may be this very change, its answer lost) until metadata brings that state.
     assert!(a.take_alter_partitions().is_empty());
     a.on_alter_partition_error(
         &proposals[0],
         super::AlterPartitionError::InvalidUpdateVersion,
     );
     a.maybe_shrink_isr(30_002);
+    assert!(a.take_alter_partitions().is_empty());
+    let p = a.get("t", 0).unwrap();
+    assert_eq!(p.pending_alter_partition().as_ref(), Some(&proposals[0]));
+    // A refusal that commits nothing clears it, so it can be proposed again.
+    a.on_alter_partition_error(&proposals[0], super::AlterPartitionError::IneligibleReplica);
+    a.maybe_shrink_isr(30_003);
     assert_eq!(a.take_alter_partitions().len(), 1);
+}
+
+#[test]
+fn an_isr_expansion_whose_answer_was_lost_still_holds_back_the_high_watermark() {
+    // Sim seed 606: the controller committed ISR {0,1}, its answer was lost and the retry
+    // refused with INVALID_UPDATE_VERSION. Until the leader reads the new ISR from metadata,
+    // the high watermark must not pass the new member's log end.
+    let (_d, a, b) = setup(1, &[0]);
+    let p = a.get("t", 0).unwrap();
+    p.append_records(batch("a"), 1).unwrap();
+    replicate(&a, &b, 2);
+    replicate(&a, &b, 3);
+    let proposals = a.take_alter_partitions();
+    assert_eq!(proposals.len(), 1);
+    assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0), BrokerId(1)]);
+    assert_eq!(p.high_watermark(), 1);
+    a.on_alter_partition_error(
+        &proposals[0],
+        super::AlterPartitionError::InvalidUpdateVersion,
+    );
+    // Far past the lag time, the follower has not fetched this batch: only its place in the
+    // maximal ISR keeps the high watermark where the follower is.
+    p.append_records(batch("x"), 100_000).unwrap();
+    assert_eq!(
+        p.high_watermark(),
+        1,
+        "the maximal ISR still holds broker 1"
+    );
+    // Metadata brings the committed ISR; the follower catches up.
+    a.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(1), 100_001)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(1), 100_001)
+        .unwrap();
+    replicate(&a, &b, 100_002);
+    replicate(&a, &b, 100_003);
+    assert_eq!(p.high_watermark(), 2);
 }
 
 #[test]
