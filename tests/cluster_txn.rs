@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::cluster::{produce_batch_retrying, Cluster};
 use common::coord::*;
-use common::txn::{txn_batch, visible};
+use common::txn::{init_producer_id_once, txn_batch, visible};
 use common::{api_call, create_topic_rf, Client};
 use strata::protocol::messages::*;
 
@@ -449,24 +449,6 @@ async fn wait_txn_log_isr(cluster: &Cluster, i: usize, size: usize) {
     panic!("the transaction log never had an ISR of {size}");
 }
 
-async fn init_producer_id_once(c: &mut Client, tid: &str) -> i16 {
-    use init_producer_id_request::*;
-    let r = api_call!(
-        c,
-        init_producer_id_request::InitProducerIdRequest,
-        init_producer_id_response::InitProducerIdResponse,
-        4,
-        InitProducerIdRequest {
-            transactional_id: Some(tid.into()),
-            transaction_timeout_ms: 60_000,
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        }
-    );
-    r.error_code
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_transaction_log_needs_transaction_state_log_min_isr_replicas() {
     use strata::error::ErrorCode;
@@ -496,7 +478,7 @@ async fn the_transaction_log_needs_transaction_state_log_min_isr_replicas() {
     wait_txn_log_isr(&cluster, coord_index, 2).await;
     let mut c = Client::connect(cluster.addr(coord_index)).await;
     assert_eq!(
-        init_producer_id_once(&mut c, tid).await,
+        init_producer_id_once(&mut c, tid, 60_000).await.error_code,
         ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
         "NOT_ENOUGH_REPLICAS on the transaction log, as Kafka maps it"
     );
