@@ -1,8 +1,9 @@
 //! The controller-side operations of the simulation, drawn from their own random stream:
 //! - controlled shutdown (KIP-631 `BrokerHeartbeat` with `WantShutDown`): the broker asks,
 //!   the controller moves its leaderships and ISR memberships away and lets it go once it
-//!   leads nothing; it then stops (or gives up waiting and stops anyway) and later restarts
-//!   and registers again;
+//!   leads nothing; it then stops and later restarts and registers again. Some brokers give
+//!   up waiting (a short deadline, or heartbeats the controller never sees) and stop anyway,
+//!   as Kafka's broker does after its timeout: their leaderships move when they are fenced;
 //! - partition reassignment (KIP-455): replicas added, completion once every target is in the
 //!   ISR, removal of the old ones, which stop; sometimes a cancellation;
 //! - preferred leader election (KIP-460 `ElectLeaders`);

@@ -13,7 +13,9 @@
 //! only injected while every partition the broker is in the ISR of has another live ISR member
 //! — Kafka, which does not fsync by default, loses acknowledged data when the whole ISR loses
 //! power (KIP-966 territory); and restarts. The controller-side operations (controlled
-//! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`.
+//! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`; the
+//! answer to a committed AlterPartition is sometimes lost, and the leader's retry must be
+//! refused (`answer_alter_partitions`).
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
