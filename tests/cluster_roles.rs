@@ -61,7 +61,7 @@ async fn controller_only_and_broker_only_processes() {
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG") {
         let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
     }
-    let mut cluster = Cluster::start_nodes(&ROLES, 1).await;
+    let mut cluster = Cluster::start_nodes(&ROLES, 1, &[]).await;
     // Only the broker-only processes register as brokers.
     cluster.wait_brokers(1, 3).await;
     let brokers: Vec<i32> = cluster

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::cluster::{produce_batch_retrying, Cluster};
 use common::coord::*;
-use common::txn::{txn_batch, visible};
+use common::txn::{init_producer_id_once, txn_batch, visible};
 use common::{api_call, create_topic_rf, Client};
 use strata::protocol::messages::*;
 
@@ -406,5 +406,88 @@ fn offset_commit(
             ..Default::default()
         }],
         ..Default::default()
+    }
+}
+
+/// The `min.insync.replicas` of `topic` (its own setting, or the broker default), as
+/// DescribeConfigs on node index `i` reports it.
+async fn topic_min_isr(cluster: &Cluster, i: usize, topic: &str) -> (String, i8) {
+    use describe_configs_request::*;
+    let mut c = Client::connect(cluster.addr(i)).await;
+    let r = api_call!(
+        c,
+        describe_configs_request::DescribeConfigsRequest,
+        describe_configs_response::DescribeConfigsResponse,
+        4,
+        DescribeConfigsRequest {
+            resources: vec![DescribeConfigsResource {
+                resource_type: 2,
+                resource_name: topic.into(),
+                configuration_keys: Some(vec!["min.insync.replicas".into()]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.results[0].error_code, 0);
+    let e = &r.results[0].configs[0];
+    (e.value.clone().unwrap_or_default(), e.config_source)
+}
+
+/// Polls node index `i` until every partition of the transaction log has an ISR of `size`.
+async fn wait_txn_log_isr(cluster: &Cluster, i: usize, size: usize) {
+    for _ in 0..300 {
+        let m = cluster.metadata(i, "__transaction_state").await;
+        let ready = m.topics.first().is_some_and(|t| {
+            !t.partitions.is_empty() && t.partitions.iter().all(|p| p.isr_nodes.len() == size)
+        });
+        if ready {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the transaction log never had an ISR of {size}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_transaction_log_needs_transaction_state_log_min_isr_replicas() {
+    use strata::error::ErrorCode;
+    init_tracing();
+    // The broker default lets one replica acknowledge: only the transaction log's own
+    // `min.insync.replicas`, from `transaction.state.log.min.isr`, can refuse its writes.
+    let mut cluster = Cluster::start_with(
+        1,
+        &["min.insync.replicas=1", "transaction.state.log.min.isr=3"],
+    )
+    .await;
+    cluster.wait_brokers(0, 3).await;
+    let tid = "isr-bound";
+    init_producer_id(&cluster, tid, 60_000).await;
+    assert_eq!(
+        topic_min_isr(&cluster, 0, "__transaction_state").await,
+        ("3".to_string(), 1),
+        "a topic config (DYNAMIC_TOPIC_CONFIG) of the transaction log"
+    );
+
+    // A follower of every transaction log partition stops: once the ISR has shrunk to 2, the
+    // coordinator's writes are refused before they are appended.
+    let coord = find_coordinator(&cluster, tid, KEY_TXN).await;
+    let coord_index = cluster.index_of(coord);
+    let stopped = (0..3).find(|i| *i != coord_index).expect("another node");
+    cluster.stop_node(stopped).await;
+    wait_txn_log_isr(&cluster, coord_index, 2).await;
+    let mut c = Client::connect(cluster.addr(coord_index)).await;
+    assert_eq!(
+        init_producer_id_once(&mut c, tid, 60_000).await.error_code,
+        ErrorCode::COORDINATOR_NOT_AVAILABLE.code(),
+        "NOT_ENOUGH_REPLICAS on the transaction log, as Kafka maps it"
+    );
+
+    // Back to three in-sync replicas: the coordinator writes again.
+    cluster.start_node(stopped).await;
+    wait_txn_log_isr(&cluster, coord_index, 3).await;
+    init_producer_id(&cluster, tid, 60_000).await;
+    for i in 0..3 {
+        cluster.stop_node(i).await;
     }
 }

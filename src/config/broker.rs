@@ -163,6 +163,9 @@ pub struct BrokerConfig {
     pub group_consumer_assignors: Vec<String>,
     pub transaction_state_log_num_partitions: i32,
     pub transaction_state_log_replication_factor: i16,
+    /// `transaction.state.log.min.isr`: the `min.insync.replicas` the transaction log is
+    /// created with (capped at its replication factor, see `find_coordinator`).
+    pub transaction_state_log_min_isr: i32,
     pub transaction_max_timeout_ms: i32,
     pub transactional_id_expiration_ms: i32,
     pub producer_id_expiration_ms: i32,
@@ -505,6 +508,7 @@ impl BrokerConfig {
             transaction_state_log_num_partitions: p.int("transaction.state.log.num.partitions")?,
             transaction_state_log_replication_factor: p
                 .short("transaction.state.log.replication.factor")?,
+            transaction_state_log_min_isr: p.int("transaction.state.log.min.isr")?,
             transaction_max_timeout_ms: p.int("transaction.max.timeout.ms")?,
             transactional_id_expiration_ms: p.int("transactional.id.expiration.ms")?,
             producer_id_expiration_ms: p.int("producer.id.expiration.ms")?,

@@ -60,42 +60,71 @@ pub fn handle(
     }
 }
 
-/// The internal topic of a key type: (name, partitions, replication factor, segment bytes).
-fn internal_topic(broker: &Broker, key_type: i8) -> Option<(&'static str, i32, i16, i32)> {
+/// How an internal topic is created: Kafka's `GroupCoordinator.offsetsTopicConfigs` and
+/// `TransactionStateManager.transactionTopicConfigs`.
+struct InternalTopic {
+    name: &'static str,
+    partitions: i32,
+    replication_factor: i16,
+    segment_bytes: i32,
+    /// The topic's own `min.insync.replicas`; None for the broker default.
+    min_insync_replicas: Option<i32>,
+}
+
+/// The internal topic of a key type.
+fn internal_topic(broker: &Broker, key_type: i8) -> Option<InternalTopic> {
     use super::offsets_topic::{OFFSETS_TOPIC, TRANSACTION_TOPIC};
     let c = &broker.config;
     match key_type {
-        KEY_TYPE_GROUP => Some((
-            OFFSETS_TOPIC,
-            c.offsets_topic_num_partitions.max(1),
-            c.offsets_topic_replication_factor,
-            c.offsets_topic_segment_bytes,
-        )),
-        KEY_TYPE_TRANSACTION => Some((
-            TRANSACTION_TOPIC,
-            c.transaction_state_log_num_partitions.max(1),
-            c.transaction_state_log_replication_factor,
-            104_857_600,
-        )),
+        KEY_TYPE_GROUP => Some(InternalTopic {
+            name: OFFSETS_TOPIC,
+            partitions: c.offsets_topic_num_partitions.max(1),
+            replication_factor: c.offsets_topic_replication_factor,
+            segment_bytes: c.offsets_topic_segment_bytes,
+            min_insync_replicas: None,
+        }),
+        KEY_TYPE_TRANSACTION => Some(InternalTopic {
+            name: TRANSACTION_TOPIC,
+            partitions: c.transaction_state_log_num_partitions.max(1),
+            replication_factor: c.transaction_state_log_replication_factor,
+            segment_bytes: 104_857_600,
+            min_insync_replicas: Some(transaction_log_min_isr(
+                c.transaction_state_log_min_isr,
+                c.transaction_state_log_replication_factor,
+            )),
+        }),
         _ => None,
     }
+}
+
+/// The transaction log's `min.insync.replicas`. Kafka sets `transaction.state.log.min.isr`
+/// as is (default 2); Strata caps it at the replication factor so that a zero-config single
+/// node (replication factor 1) still commits transactions instead of answering
+/// COORDINATOR_NOT_AVAILABLE for ever. With a replication factor of 3, as a cluster
+/// configures it, the value is Kafka's.
+pub fn transaction_log_min_isr(min_isr: i32, replication_factor: i16) -> i32 {
+    min_isr.min(i32::from(replication_factor).max(1))
 }
 
 /// Asks the controller to create the internal topic of `key_type` unless it exists; true
 /// if it exists already.
 fn create_internal_topic(broker: &Broker, key_type: i8) -> bool {
-    let Some((topic, partitions, rf, segment_bytes)) = internal_topic(broker, key_type) else {
+    let Some(topic) = internal_topic(broker, key_type) else {
         return true;
     };
-    if broker.metadata.topic(topic).is_some() {
+    if broker.metadata.topic(topic.name).is_some() {
         return true;
     }
-    let configs = super::offsets_topic::internal_topic_configs(segment_bytes)
-        .into_iter()
-        .collect();
-    broker
-        .cluster
-        .create_topic_in_background(topic, partitions, rf, configs);
+    let mut configs = super::offsets_topic::internal_topic_configs(topic.segment_bytes);
+    if let Some(min_isr) = topic.min_insync_replicas {
+        configs.insert("min.insync.replicas".to_string(), min_isr.to_string());
+    }
+    broker.cluster.create_topic_in_background(
+        topic.name,
+        topic.partitions,
+        topic.replication_factor,
+        configs.into_iter().collect(),
+    );
     false
 }
 
@@ -109,7 +138,7 @@ pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
     if create_internal_topic(broker, key_type) {
         return;
     }
-    let Some((topic, ..)) = internal_topic(broker, key_type) else {
+    let Some(InternalTopic { name: topic, .. }) = internal_topic(broker, key_type) else {
         return;
     };
     let deadline =
@@ -123,7 +152,7 @@ pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
 /// partition of the internal topic, from the image. The topic is created on first use, with
 /// COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka answers while it creates it.
 fn find(broker: &Broker, key_type: i8, key: &str) -> (ErrorCode, i32, String, i32) {
-    let Some((topic, ..)) = internal_topic(broker, key_type) else {
+    let Some(InternalTopic { name: topic, .. }) = internal_topic(broker, key_type) else {
         return (ErrorCode::INVALID_REQUEST, -1, String::new(), -1);
     };
     let partition = match key_type {
@@ -176,4 +205,19 @@ pub async fn start(
         }
         Some(handle(&broker, version, &request))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transaction_log_min_isr;
+
+    #[test]
+    fn the_transaction_log_min_isr_is_capped_at_its_replication_factor() {
+        // Kafka's default (2) on Strata's zero-config single node: one replica is enough.
+        assert_eq!(transaction_log_min_isr(2, 1), 1);
+        // A cluster's replication factor 3: Kafka's value as set.
+        assert_eq!(transaction_log_min_isr(2, 3), 2);
+        assert_eq!(transaction_log_min_isr(3, 3), 3);
+        assert_eq!(transaction_log_min_isr(5, 3), 3);
+    }
 }

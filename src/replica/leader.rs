@@ -261,8 +261,6 @@ impl Partition {
         l.pending.clone()
     }
 
-    /// The controller refused `request`: forget it, so that a later fetch or shrink check can
-    /// propose again from the state the controller will publish.
     /// The ISR change in flight to the controller, sent or not (tests, diagnostics).
     pub fn pending_alter_partition(&self) -> Option<AlterPartition> {
         self.state
@@ -271,13 +269,28 @@ impl Partition {
             .and_then(|l| l.pending.clone())
     }
 
+    /// The controller refused `request` (or it was lost before reaching one). A refusal that
+    /// says the controller holds a newer state (INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH)
+    /// keeps the request in flight until metadata brings that state, as Kafka's
+    /// `handleAlterPartitionError` does: the newer state may be this very request, committed
+    /// by a controller whose answer was lost, and forgetting it would let the high watermark
+    /// pass a member the controller added to the ISR (sim seed 606). Any other refusal says
+    /// nothing was committed: the request is forgotten, so that a later fetch or shrink check
+    /// can propose again.
     pub fn on_alter_partition_error(&self, request: &AlterPartition, error: AlterPartitionError) {
         let mut st = self.state.lock();
         if let Some(l) = st.leader_state_mut() {
             if l.pending.as_ref() == Some(request) {
                 tracing::debug!(topic = %self.topic, partition = self.index, ?error, "AlterPartition refused");
-                l.pending = None;
-                l.pending_unsent = false;
+                let newer_state_committed = matches!(
+                    error,
+                    AlterPartitionError::InvalidUpdateVersion
+                        | AlterPartitionError::FencedLeaderEpoch
+                );
+                if !newer_state_committed {
+                    l.pending = None;
+                    l.pending_unsent = false;
+                }
             }
         }
     }

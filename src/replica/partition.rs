@@ -561,7 +561,8 @@ impl Partition {
     /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset. An
     /// abort's transaction goes to the `.txnindex` of the segment holding the marker. Refused
     /// for an older producer epoch (INVALID_PRODUCER_EPOCH) or an older coordinator epoch than
-    /// the last marker's (TRANSACTION_COORDINATOR_FENCED).
+    /// the last marker's (TRANSACTION_COORDINATOR_FENCED). Refused with NOT_ENOUGH_REPLICAS,
+    /// before anything is written, while the ISR is below `min.insync.replicas`.
     pub fn write_txn_marker(
         &self,
         producer_id: i64,
@@ -570,9 +571,19 @@ impl Partition {
         coordinator_epoch: i32,
         now_ms: i64,
     ) -> Result<i64, PartitionError> {
+        let min_insync_replicas = self.config().min_insync_replicas;
         let mut st = self.state.lock();
-        if st.leader_state().is_none() {
+        let Some(leader) = st.leader_state() else {
             return Err(PartitionError::NotLeaderOrFollower);
+        };
+        // Kafka appends markers with required acks -1, so `appendRecordsToLeader` refuses
+        // them here as it refuses an acks=all produce. Checking after the append instead
+        // would leave one marker in the log per coordinator retry while the ISR is short.
+        if (leader.isr.len() as i32) < min_insync_replicas {
+            return Err(PartitionError::NotEnoughReplicas {
+                isr: leader.isr.len(),
+                min_insync_replicas,
+            });
         }
         st.producers
             .check_marker(producer_id, producer_epoch, coordinator_epoch)

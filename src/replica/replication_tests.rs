@@ -128,6 +128,41 @@ fn min_insync_replicas_refuses_before_and_reports_after_append() {
 }
 
 #[test]
+fn a_marker_is_refused_before_it_is_written_while_the_isr_is_short() {
+    // Kafka writes markers with acks -1: a coordinator retrying a refused marker must not
+    // leave one copy per attempt in the log.
+    let (_d, a, b) = setup(2, &[0]);
+    let p = a.get("t", 0).unwrap();
+    let mut txn = RecordBatchBuilder::new(0)
+        .producer(7, 0, 0)
+        .transactional(true);
+    txn.append(1_000, None, Some(Bytes::from_static(b"t")), vec![]);
+    p.append_records_with_acks(txn.build().freeze(), 1, 1)
+        .unwrap();
+    assert_eq!(p.log_end_offset(), 1);
+    for attempt in 0..3 {
+        let err = p.write_txn_marker(7, 0, true, 0, 2 + attempt).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NOT_ENOUGH_REPLICAS);
+        assert_eq!(
+            p.log_end_offset(),
+            1,
+            "nothing written on attempt {attempt}"
+        );
+    }
+    // The follower rejoins the ISR: the retry writes exactly one marker.
+    a.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 5)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(2), 5)
+        .unwrap();
+    assert_eq!(p.write_txn_marker(7, 0, true, 0, 6).unwrap(), 1);
+    assert_eq!(p.log_end_offset(), 2);
+    replicate(&a, &b, 7);
+    replicate(&a, &b, 8);
+    assert_eq!(p.high_watermark(), 2);
+    assert_eq!(p.last_stable_offset(), 2);
+}
+
+#[test]
 fn follower_fetch_is_fenced_by_leader_epoch_and_refused_off_the_leader() {
     let (_d, a, b) = setup(1, &[0, 1]);
     a.apply_partition_change(&change(0, 3, 1, &[0, 1]), config(1), 1)
@@ -214,14 +249,57 @@ fn a_silent_follower_is_proposed_out_of_the_isr_after_the_lag_time() {
     assert_eq!(proposals.len(), 1);
     assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0)]);
     assert_eq!(proposals[0].partition_epoch, PartitionEpoch(0));
-    // Handed out once; a refusal clears it so it can be proposed again.
+    // Handed out once. A stale partition epoch keeps it in flight (the controller's newer
+    // state may be this very change, its answer lost) until metadata brings that state.
     assert!(a.take_alter_partitions().is_empty());
     a.on_alter_partition_error(
         &proposals[0],
         super::AlterPartitionError::InvalidUpdateVersion,
     );
     a.maybe_shrink_isr(30_002);
+    assert!(a.take_alter_partitions().is_empty());
+    let p = a.get("t", 0).unwrap();
+    assert_eq!(p.pending_alter_partition().as_ref(), Some(&proposals[0]));
+    // A refusal that commits nothing clears it, so it can be proposed again.
+    a.on_alter_partition_error(&proposals[0], super::AlterPartitionError::IneligibleReplica);
+    a.maybe_shrink_isr(30_003);
     assert_eq!(a.take_alter_partitions().len(), 1);
+}
+
+#[test]
+fn an_isr_expansion_whose_answer_was_lost_still_holds_back_the_high_watermark() {
+    // Sim seed 606: the controller committed ISR {0,1}, its answer was lost and the retry
+    // refused with INVALID_UPDATE_VERSION. Until the leader reads the new ISR from metadata,
+    // the high watermark must not pass the new member's log end.
+    let (_d, a, b) = setup(1, &[0]);
+    let p = a.get("t", 0).unwrap();
+    p.append_records(batch("a"), 1).unwrap();
+    replicate(&a, &b, 2);
+    replicate(&a, &b, 3);
+    let proposals = a.take_alter_partitions();
+    assert_eq!(proposals.len(), 1);
+    assert_eq!(proposals[0].isr_ids(), vec![BrokerId(0), BrokerId(1)]);
+    assert_eq!(p.high_watermark(), 1);
+    a.on_alter_partition_error(
+        &proposals[0],
+        super::AlterPartitionError::InvalidUpdateVersion,
+    );
+    // Far past the lag time, the follower has not fetched this batch: only its place in the
+    // maximal ISR keeps the high watermark where the follower is.
+    p.append_records(batch("x"), 100_000).unwrap();
+    assert_eq!(
+        p.high_watermark(),
+        1,
+        "the maximal ISR still holds broker 1"
+    );
+    // Metadata brings the committed ISR; the follower catches up.
+    a.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(1), 100_001)
+        .unwrap();
+    b.apply_partition_change(&change(0, 0, 1, &[0, 1]), config(1), 100_001)
+        .unwrap();
+    replicate(&a, &b, 100_002);
+    replicate(&a, &b, 100_003);
+    assert_eq!(p.high_watermark(), 2);
 }
 
 #[test]

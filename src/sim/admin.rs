@@ -1,8 +1,9 @@
 //! The controller-side operations of the simulation, drawn from their own random stream:
 //! - controlled shutdown (KIP-631 `BrokerHeartbeat` with `WantShutDown`): the broker asks,
 //!   the controller moves its leaderships and ISR memberships away and lets it go once it
-//!   leads nothing; it then stops (or gives up waiting and stops anyway) and later restarts
-//!   and registers again;
+//!   leads nothing; it then stops and later restarts and registers again. Some brokers give
+//!   up waiting (a short deadline, or heartbeats the controller never sees) and stop anyway,
+//!   as Kafka's broker does after its timeout: their leaderships move when they are fenced;
 //! - partition reassignment (KIP-455): replicas added, completion once every target is in the
 //!   ISR, removal of the old ones, which stop; sometimes a cancellation;
 //! - preferred leader election (KIP-460 `ElectLeaders`);
@@ -14,6 +15,11 @@ use crate::replica::AlterPartitionError;
 
 /// How long a broker waits for the controller's permission to shut down.
 const CONTROLLED_SHUTDOWN_TIMEOUT_MS: i64 = 3_000;
+/// Of the controlled shutdowns, the share whose broker gives up waiting.
+const GIVE_UP_SHARE: f64 = 0.3;
+/// A broker that gives up does so within this time, below the broker session timeout, so that
+/// it has stopped before the controller fences it.
+const GIVE_UP_DEADLINE_MS: i64 = 400;
 /// Longest time without an active controller after a failover (an election), kept below the
 /// broker session timeout as a quick Raft election is.
 const MAX_CONTROLLER_ELECTION_MS: i64 = 200;
@@ -42,8 +48,27 @@ impl Sim {
             return;
         }
         let i = self.ops_rng.range(0, self.brokers.len() as i64 - 1) as usize;
-        self.brokers[i].shutdown_deadline_ms = Some(self.now_ms + CONTROLLED_SHUTDOWN_TIMEOUT_MS);
         let id = self.brokers[i].id;
+        if self.ops_rng.chance(GIVE_UP_SHARE) {
+            // The controller does not let it go in time: the broker stops anyway, as Kafka's
+            // does after its timeout, and its leaderships move only when its session expires
+            // and it is fenced. Either its deadline is short, or its requests stop reaching
+            // the controller (its want-shutdown heartbeats are never seen).
+            let deadline = self.now_ms + self.ops_rng.range(1, GIVE_UP_DEADLINE_MS);
+            self.brokers[i].shutdown_deadline_ms = Some(deadline);
+            let unheard = self.ops_rng.chance(0.5);
+            if unheard {
+                // Until it stops, which ends the isolation.
+                self.isolated_until.insert(id, deadline + 1);
+            }
+            trace!(
+                self,
+                "broker {id} begins a controlled shutdown it will give up at {deadline} (controller hears it: {})",
+                !unheard
+            );
+            return;
+        }
+        self.brokers[i].shutdown_deadline_ms = Some(self.now_ms + CONTROLLED_SHUTDOWN_TIMEOUT_MS);
         trace!(self, "broker {id} begins a controlled shutdown");
     }
 
@@ -84,16 +109,23 @@ impl Sim {
     fn controller_failover(&mut self) -> Result<(), String> {
         self.controller.failover()?;
         self.stats.controller_failovers += 1;
-        for (_, from, request) in std::mem::take(&mut self.alter_inbox) {
-            // Lost with the old controller: the leader's request fails and it proposes again
-            // from the state it reads next.
-            if let Some(node) = &self.brokers[from.0 as usize].node {
-                node.replicas
-                    .on_alter_partition_error(&request, AlterPartitionError::NotLeaderOrFollower);
-            }
-        }
         self.controller_down_until_ms =
             self.now_ms + self.ops_rng.range(0, MAX_CONTROLLER_ELECTION_MS);
+        for mut a in std::mem::take(&mut self.alter_inbox) {
+            if a.retry_of_committed {
+                // Its sender is still retrying a request the log already holds: it reaches
+                // the new controller, which must refuse it as the old one would have.
+                a.arrives_at_ms = a.arrives_at_ms.max(self.controller_down_until_ms);
+                self.alter_inbox.push(a);
+                continue;
+            }
+            // Lost with the old controller: the leader's request fails and it proposes again
+            // from the state it reads next.
+            if let Some(node) = &self.brokers[a.from.0 as usize].node {
+                node.replicas
+                    .on_alter_partition_error(&a.request, AlterPartitionError::NotLeaderOrFollower);
+            }
+        }
         let until = self.controller_down_until_ms;
         trace!(
             self,

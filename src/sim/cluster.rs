@@ -13,7 +13,9 @@
 //! only injected while every partition the broker is in the ISR of has another live ISR member
 //! — Kafka, which does not fsync by default, loses acknowledged data when the whole ISR loses
 //! power (KIP-966 territory); and restarts. The controller-side operations (controlled
-//! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`.
+//! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`; the
+//! answer to a committed AlterPartition is sometimes lost, and the leader's retry must be
+//! refused (`answer_alter_partitions`).
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -74,6 +76,21 @@ pub enum StopKind {
     ShutdownTimeout,
 }
 
+/// An AlterPartition on its way to the controller.
+#[derive(Debug, Clone)]
+pub struct AlterPartitionInFlight {
+    pub arrives_at_ms: i64,
+    pub from: BrokerId,
+    pub request: crate::replica::AlterPartition,
+    /// The same request sent again because the answer to a committed one was lost: the
+    /// controller must refuse it (its partition epoch is stale), never commit it twice.
+    pub retry_of_committed: bool,
+}
+
+/// Of the AlterPartitions the controller commits, the share whose answer is lost (drawn from
+/// the operations' stream, so only runs with controller operations see it).
+const ALTER_PARTITION_ANSWER_LOSS: f64 = 0.1;
+
 pub struct Sim {
     pub config: SimConfig,
     pub rng: SimRng,
@@ -90,7 +107,7 @@ pub struct Sim {
     /// Live brokers the controller cannot hear from, until when.
     pub(super) isolated_until: BTreeMap<BrokerId, i64>,
     /// Controller inbox: AlterPartition requests and when they arrive.
-    pub(super) alter_inbox: Vec<(i64, BrokerId, crate::replica::AlterPartition)>,
+    pub(super) alter_inbox: Vec<AlterPartitionInFlight>,
     pub(super) pending: Vec<PendingAck>,
     /// Next offset the consumer reads, per partition.
     pub(super) consumer_position: BTreeMap<i32, i64>,
@@ -342,7 +359,7 @@ impl Sim {
         self.isolated_until.remove(&id);
         self.net.forget(id);
         self.pending.retain(|p| p.broker != id);
-        self.alter_inbox.retain(|(_, b, _)| *b != id);
+        self.alter_inbox.retain(|a| a.from != id);
         // No more heartbeats: the controller fences it when its session expires.
         self.brokers[i].epoch = None;
         self.brokers[i].shutdown_deadline_ms = None;
@@ -605,9 +622,14 @@ impl Sim {
                 }
                 continue;
             }
-            for a in alters {
-                let at = now + self.rng.range(1, 30);
-                self.alter_inbox.push((at, id, a));
+            for request in alters {
+                let arrives_at_ms = now + self.rng.range(1, 30);
+                self.alter_inbox.push(AlterPartitionInFlight {
+                    arrives_at_ms,
+                    from: id,
+                    request,
+                    retry_of_committed: false,
+                });
             }
         }
         self.answer_alter_partitions()?;
@@ -645,20 +667,31 @@ impl Sim {
         result
     }
 
-    /// The controller answers the AlterPartition requests that arrived.
+    /// The controller answers the AlterPartition requests that arrived. The answer to a
+    /// committed one is sometimes lost: the leader then sends the same request again (as
+    /// `cluster::lifecycle` does after a network error) and reads the new state from
+    /// metadata in its own time.
     fn answer_alter_partitions(&mut self) -> Result<(), String> {
         let now = self.now_ms;
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.alter_inbox)
             .into_iter()
-            .partition(|(at, _, _)| *at <= now);
+            .partition(|a| a.arrives_at_ms <= now);
         self.alter_inbox = later;
         if due.is_empty() {
             return Ok(());
         }
-        let requests: Vec<_> = due.iter().map(|(_, _, r)| r.clone()).collect();
+        let requests: Vec<_> = due.iter().map(|a| a.request.clone()).collect();
         let results = self.controller.alter_partitions(&requests);
-        for ((_, from, req), result) in due.into_iter().zip(results) {
+        for (a, result) in due.into_iter().zip(results) {
+            let (from, req) = (a.from, a.request);
             match result {
+                Ok(c) if a.retry_of_committed => {
+                    return Err(format!(
+                        "alter p{} isr {:?} by {from}, committed once and retried after its \
+                         answer was lost, was committed again (epoch {:?})",
+                        req.partition, c.isr, req.partition_epoch
+                    ));
+                }
                 Ok(c) => {
                     self.stats.isr_changes_accepted += 1;
                     trace!(
@@ -667,8 +700,26 @@ impl Sim {
                         req.partition,
                         c.isr
                     );
-                    // The response follows the commit: the leader reads the log that far.
-                    self.publish_metadata(from.0 as usize)?;
+                    let answer_lost = self.config.admin_probability > 0.0
+                        && self.ops_rng.chance(ALTER_PARTITION_ANSWER_LOSS);
+                    if answer_lost {
+                        self.stats.alter_partition_answers_lost += 1;
+                        let arrives_at_ms = now + self.ops_rng.range(20, 300);
+                        trace!(
+                            self,
+                            "answer to alter p{} by {from} lost; sent again, arriving at {arrives_at_ms}",
+                            req.partition
+                        );
+                        self.alter_inbox.push(AlterPartitionInFlight {
+                            arrives_at_ms,
+                            from,
+                            request: req,
+                            retry_of_committed: true,
+                        });
+                    } else {
+                        // The response follows the commit: the leader reads the log that far.
+                        self.publish_metadata(from.0 as usize)?;
+                    }
                 }
                 Err(e) => {
                     self.stats.isr_changes_refused += 1;

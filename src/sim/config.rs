@@ -78,6 +78,8 @@ pub struct SimStats {
     pub controlled_shutdowns: usize,
     /// Brokers that gave up waiting for it and stopped anyway.
     pub shutdown_timeouts: usize,
+    /// Committed AlterPartitions whose answer was lost (the leader sent them again).
+    pub alter_partition_answers_lost: usize,
     pub reassignments_started: usize,
     pub reassignments_cancelled: usize,
     /// Reassignments whose targets all joined the ISR, so that the old replicas left.
@@ -103,6 +105,7 @@ impl SimStats {
         self.registrations_refused += o.registrations_refused;
         self.controlled_shutdowns += o.controlled_shutdowns;
         self.shutdown_timeouts += o.shutdown_timeouts;
+        self.alter_partition_answers_lost += o.alter_partition_answers_lost;
         self.reassignments_started += o.reassignments_started;
         self.reassignments_cancelled += o.reassignments_cancelled;
         self.reassignments_completed += o.reassignments_completed;

@@ -121,6 +121,8 @@ fn replication_survives_faults_over_many_seeds() {
                 && total.fences > 0
                 && total.registrations_refused > 0
                 && total.controlled_shutdowns > 0
+                && total.shutdown_timeouts > 0
+                && total.alter_partition_answers_lost > 0
                 && total.reassignments_started > 0
                 && total.reassignments_completed > 0
                 && total.replicas_removed > 0
@@ -198,4 +200,15 @@ fn show_one_run() {
 #[test]
 fn regression_seed_3878_isr_member_below_high_watermark_after_zombie() {
     run_seed(3878, SimConfig::faults_only());
+}
+
+/// Seed 606 (found when lost AlterPartition answers were added): broker 1's expansion of p1's
+/// ISR to [1, 2, 3] was committed, its answer lost, and the retry refused with
+/// INVALID_UPDATE_VERSION; the leader forgot the request, computed its high watermark without
+/// broker 2, and acknowledged records broker 2 lacked, which were lost when broker 2 took over.
+/// A refusal for a stale partition or leader epoch now keeps the request in flight until
+/// metadata brings the newer state, as in Kafka.
+#[test]
+fn regression_seed_606_committed_alter_partition_whose_answer_was_lost() {
+    run_seed(606, SimConfig::default());
 }

@@ -33,6 +33,8 @@ pub struct Cluster {
     pub dir: tempfile::TempDir,
     /// Log dirs per node.
     pub log_dirs: usize,
+    /// Broker keys set after (so over) the harness's own, on every node.
+    pub extra_overrides: Vec<String>,
 }
 
 impl Cluster {
@@ -91,6 +93,10 @@ impl Cluster {
             // Coordinator writes need two replicas, so one node alone cannot acknowledge them.
             "min.insync.replicas=2".into(),
         ];
+        let overrides: Vec<String> = overrides
+            .into_iter()
+            .chain(self.extra_overrides.iter().cloned())
+            .collect();
         strata::config::BrokerConfig::load(None, &overrides)
             .expect("config")
             .0
@@ -101,11 +107,20 @@ impl Cluster {
     }
 
     pub async fn start_with_log_dirs(log_dirs: usize) -> Cluster {
-        Self::start_nodes(&["broker,controller"; 3], log_dirs).await
+        Self::start_with(log_dirs, &[]).await
+    }
+
+    /// A cluster whose nodes also get `overrides` (`key=value`).
+    pub async fn start_with(log_dirs: usize, overrides: &[&str]) -> Cluster {
+        Self::start_nodes(&["broker,controller"; 3], log_dirs, overrides).await
     }
 
     /// Nodes 1.. with the given `process.roles`; the controllers are the voters.
-    pub async fn start_nodes(roles: &[&'static str], log_dirs: usize) -> Cluster {
+    pub async fn start_nodes(
+        roles: &[&'static str],
+        log_dirs: usize,
+        overrides: &[&str],
+    ) -> Cluster {
         let mut c = Cluster {
             nodes: (1..=roles.len() as i32)
                 .zip(roles)
@@ -119,6 +134,7 @@ impl Cluster {
             controller_ports: roles.iter().map(|_| free_port()).collect(),
             dir: tempfile::tempdir().unwrap(),
             log_dirs,
+            extra_overrides: overrides.iter().map(|o| o.to_string()).collect(),
         };
         // Controllers first: a broker's start does not wait for them, but its clients do.
         let mut order: Vec<usize> = (0..roles.len()).collect();

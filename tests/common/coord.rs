@@ -9,6 +9,7 @@ use strata::error::ErrorCode;
 use strata::protocol::messages::*;
 
 use super::cluster::Cluster;
+use super::txn::{add_partitions_once, end_txn_once, init_producer_id_once};
 use super::{api_call, Client};
 
 pub const KEY_GROUP: i8 = 0;
@@ -70,79 +71,49 @@ pub async fn coordinator(cluster: &Cluster, key: &str, key_type: i8) -> Client {
     Client::connect(cluster.addr(cluster.index_of(id))).await
 }
 
-pub async fn init_producer_id(cluster: &Cluster, tid: &str, timeout_ms: i32) -> (i64, i16) {
-    use init_producer_id_request::*;
+/// Sends `attempt` (a request to a freshly looked-up coordinator) until it succeeds, as
+/// clients retry; any error but a coordinator moving or loading fails the test.
+async fn retry_until_ok<T, F, Fut>(what: &str, mut attempt: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, i16>>,
+{
     for _ in 0..ATTEMPTS {
-        let mut c = coordinator(cluster, tid, KEY_TXN).await;
-        let r = api_call!(
-            c,
-            init_producer_id_request::InitProducerIdRequest,
-            init_producer_id_response::InitProducerIdResponse,
-            4,
-            InitProducerIdRequest {
-                transactional_id: Some(tid.into()),
-                transaction_timeout_ms: timeout_ms,
-                producer_id: -1,
-                producer_epoch: -1,
-                ..Default::default()
-            }
-        );
-        if r.error_code == 0 {
-            return (r.producer_id, r.producer_epoch);
+        match attempt().await {
+            Ok(v) => return v,
+            Err(code) => assert!(retriable(code), "{what}: {code}"),
         }
-        assert!(retriable(r.error_code), "InitProducerId: {}", r.error_code);
         pause().await;
     }
-    panic!("InitProducerId for {tid} never succeeded");
+    panic!("{what} never succeeded");
+}
+
+pub async fn init_producer_id(cluster: &Cluster, tid: &str, timeout_ms: i32) -> (i64, i16) {
+    retry_until_ok("InitProducerId", || async move {
+        let mut c = coordinator(cluster, tid, KEY_TXN).await;
+        let r = init_producer_id_once(&mut c, tid, timeout_ms).await;
+        match r.error_code {
+            0 => Ok((r.producer_id, r.producer_epoch)),
+            code => Err(code),
+        }
+    })
+    .await
 }
 
 pub async fn add_partitions(cluster: &Cluster, tid: &str, pid: (i64, i16), topics: &[&str]) {
-    use add_partitions_to_txn_request::*;
-    for _ in 0..ATTEMPTS {
+    retry_until_ok("AddPartitionsToTxn", || async move {
         let mut c = coordinator(cluster, tid, KEY_TXN).await;
-        let r = api_call!(
-            c,
-            add_partitions_to_txn_request::AddPartitionsToTxnRequest,
-            add_partitions_to_txn_response::AddPartitionsToTxnResponse,
-            3,
-            AddPartitionsToTxnRequest {
-                v3_and_below_transactional_id: tid.into(),
-                v3_and_below_producer_id: pid.0,
-                v3_and_below_producer_epoch: pid.1,
-                v3_and_below_topics: topics
-                    .iter()
-                    .map(|t| AddPartitionsToTxnTopic {
-                        name: t.to_string(),
-                        partitions: vec![0],
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        );
-        let codes: Vec<i16> = r
-            .results_by_topic_v3_and_below
-            .iter()
-            .flat_map(|t| {
-                t.results_by_partition
-                    .iter()
-                    .map(|p| p.partition_error_code)
-            })
-            .collect();
-        if codes.iter().all(|c| *c == 0) {
-            return;
+        let codes = add_partitions_once(&mut c, tid, pid, topics).await;
+        match codes.iter().find(|c| **c != 0) {
+            None => Ok(()),
+            Some(code) => Err(*code),
         }
-        assert!(
-            codes.iter().all(|c| *c == 0 || retriable(*c)),
-            "AddPartitionsToTxn: {codes:?}"
-        );
-        pause().await;
-    }
-    panic!("AddPartitionsToTxn for {tid} never succeeded");
+    })
+    .await
 }
 
 pub async fn add_offsets(cluster: &Cluster, tid: &str, pid: (i64, i16), group: &str) {
-    for _ in 0..ATTEMPTS {
+    retry_until_ok("AddOffsetsToTxn", || async move {
         let mut c = coordinator(cluster, tid, KEY_TXN).await;
         let r = api_call!(
             c,
@@ -157,13 +128,12 @@ pub async fn add_offsets(cluster: &Cluster, tid: &str, pid: (i64, i16), group: &
                 ..Default::default()
             }
         );
-        if r.error_code == 0 {
-            return;
+        match r.error_code {
+            0 => Ok(()),
+            code => Err(code),
         }
-        assert!(retriable(r.error_code), "AddOffsetsToTxn: {}", r.error_code);
-        pause().await;
-    }
-    panic!("AddOffsetsToTxn for {tid} never succeeded");
+    })
+    .await
 }
 
 /// TxnOffsetCommit of `offset` for partition 0 of `topic`, sent to the group coordinator.
@@ -176,7 +146,7 @@ pub async fn txn_offset_commit(
     offset: i64,
 ) {
     use txn_offset_commit_request::*;
-    for _ in 0..ATTEMPTS {
+    retry_until_ok("TxnOffsetCommit", || async move {
         let mut c = coordinator(cluster, group, KEY_GROUP).await;
         let r = api_call!(
             c,
@@ -202,36 +172,20 @@ pub async fn txn_offset_commit(
                 ..Default::default()
             }
         );
-        let code = r.topics[0].partitions[0].error_code;
-        if code == 0 {
-            return;
+        match r.topics[0].partitions[0].error_code {
+            0 => Ok(()),
+            code => Err(code),
         }
-        assert!(retriable(code), "TxnOffsetCommit: {code}");
-        pause().await;
-    }
-    panic!("TxnOffsetCommit for {tid} never succeeded");
+    })
+    .await
 }
 
 /// EndTxn, retried (with a new lookup) until the coordinator answers with something final.
 pub async fn end_txn(cluster: &Cluster, tid: &str, pid: (i64, i16), commit: bool) -> i16 {
-    use end_txn_request::*;
     let mut code = -1;
     for _ in 0..ATTEMPTS {
         let mut c = coordinator(cluster, tid, KEY_TXN).await;
-        let r = api_call!(
-            c,
-            end_txn_request::EndTxnRequest,
-            end_txn_response::EndTxnResponse,
-            3,
-            EndTxnRequest {
-                transactional_id: tid.into(),
-                producer_id: pid.0,
-                producer_epoch: pid.1,
-                committed: commit,
-                ..Default::default()
-            }
-        );
-        code = r.error_code;
+        code = end_txn_once(&mut c, tid, pid, commit).await;
         if !retriable(code) {
             return code;
         }

@@ -65,32 +65,35 @@ pub fn txn_batch(values: &[&str], producer: (i64, i16, i32)) -> Bytes {
     b.build().freeze()
 }
 
-pub async fn txn_init(c: &mut Client, id: &str, timeout_ms: i32) -> (i64, i16) {
+/// One InitProducerId for a transactional id, as a producer sends it at start.
+pub async fn init_producer_id_once(
+    c: &mut Client,
+    id: &str,
+    timeout_ms: i32,
+) -> init_producer_id_response::InitProducerIdResponse {
     use init_producer_id_request::*;
-    for _ in 0..50 {
-        let r = api_call!(
-            c,
-            init_producer_id_request::InitProducerIdRequest,
-            init_producer_id_response::InitProducerIdResponse,
-            4,
-            InitProducerIdRequest {
-                transactional_id: Some(id.into()),
-                transaction_timeout_ms: timeout_ms,
-                producer_id: -1,
-                producer_epoch: -1,
-                ..Default::default()
-            }
-        );
-        if r.error_code == 0 {
-            return (r.producer_id, r.producer_epoch);
+    api_call!(
+        c,
+        init_producer_id_request::InitProducerIdRequest,
+        init_producer_id_response::InitProducerIdResponse,
+        4,
+        InitProducerIdRequest {
+            transactional_id: Some(id.into()),
+            transaction_timeout_ms: timeout_ms,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
         }
-        // CONCURRENT_TRANSACTIONS / COORDINATOR_LOAD_IN_PROGRESS: retry as clients do.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("InitProducerId for {id} never succeeded");
+    )
 }
 
-pub async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
+/// One AddPartitionsToTxn (v3) of partition 0 of each of `topics`: the partitions' error codes.
+pub async fn add_partitions_once(
+    c: &mut Client,
+    id: &str,
+    pid: (i64, i16),
+    topics: &[&str],
+) -> Vec<i16> {
     use add_partitions_to_txn_request::*;
     let r = api_call!(
         c,
@@ -101,19 +104,29 @@ pub async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
             v3_and_below_transactional_id: id.into(),
             v3_and_below_producer_id: pid.0,
             v3_and_below_producer_epoch: pid.1,
-            v3_and_below_topics: vec![AddPartitionsToTxnTopic {
-                name: topic.into(),
-                partitions: vec![0],
-                ..Default::default()
-            }],
+            v3_and_below_topics: topics
+                .iter()
+                .map(|t| AddPartitionsToTxnTopic {
+                    name: t.to_string(),
+                    partitions: vec![0],
+                    ..Default::default()
+                })
+                .collect(),
             ..Default::default()
         }
     );
-    let code = r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
-    assert_eq!(code, 0, "AddPartitionsToTxn");
+    r.results_by_topic_v3_and_below
+        .iter()
+        .flat_map(|t| {
+            t.results_by_partition
+                .iter()
+                .map(|p| p.partition_error_code)
+        })
+        .collect()
 }
 
-pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
+/// One EndTxn (v3): its error code.
+pub async fn end_txn_once(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) -> i16 {
     use end_txn_request::*;
     let r = api_call!(
         c,
@@ -128,7 +141,28 @@ pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
             ..Default::default()
         }
     );
-    assert_eq!(r.error_code, 0, "EndTxn");
+    r.error_code
+}
+
+pub async fn txn_init(c: &mut Client, id: &str, timeout_ms: i32) -> (i64, i16) {
+    for _ in 0..50 {
+        let r = init_producer_id_once(c, id, timeout_ms).await;
+        if r.error_code == 0 {
+            return (r.producer_id, r.producer_epoch);
+        }
+        // CONCURRENT_TRANSACTIONS / COORDINATOR_LOAD_IN_PROGRESS: retry as clients do.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("InitProducerId for {id} never succeeded");
+}
+
+pub async fn txn_add(c: &mut Client, id: &str, pid: (i64, i16), topic: &str) {
+    let codes = add_partitions_once(c, id, pid, &[topic]).await;
+    assert_eq!(codes, vec![0], "AddPartitionsToTxn");
+}
+
+pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
+    assert_eq!(end_txn_once(c, id, pid, commit).await, 0, "EndTxn");
 }
 
 /// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
