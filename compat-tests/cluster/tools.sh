@@ -134,6 +134,9 @@ metadata_quorum() {
   # Lag and LogEndOffset are numbers
   tail -n +2 <<<"$rep" | awk '$3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ {bad=1} END {exit bad}' \
     || fail "--replication: non-numeric LogEndOffset/Lag"
+  # Every voter has fetched (LastFetchTimestamp is a time, not -1)
+  tail -n +2 <<<"$rep" | awk '$NF != "Observer" && !($5 ~ /^[0-9]+$/ && $5 > 0) {bad=1} END {exit bad}' \
+    || fail "--replication: a voter without a LastFetchTimestamp"
 }
 
 reassign() {

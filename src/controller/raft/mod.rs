@@ -42,6 +42,7 @@ struct Inner<S: ReplicatedState> {
     raft: Raft<TypeConfig<S>>,
     sm: StateMachineStore<S>,
     observers: observer::ObserverTracker,
+    voter_contacts: Arc<network::VoterContacts>,
     metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
     state: watch::Receiver<(u64, Arc<S>)>,
 }
@@ -98,12 +99,14 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             .map_err(|e| QuorumError::Io(e.to_string()))?;
         let state = sm.subscribe();
         let sm_reader = sm.clone();
+        let voter_contacts = Arc::new(network::VoterContacts::default());
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
             NetFactory {
                 transport,
                 cluster_id: config.cluster_id.clone(),
+                contacts: voter_contacts.clone(),
             },
             log,
             sm,
@@ -144,6 +147,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 raft,
                 sm: sm_reader,
                 observers: Default::default(),
+                voter_contacts,
                 metrics,
                 state,
             }),
@@ -287,8 +291,7 @@ impl<S: ReplicatedState> Quorum<S> for RaftQuorum<S> {
 
     /// Offsets are raft log indexes: `high_watermark` is the last committed (and locally
     /// applied) index, a replica's `log_end_offset` the last index it is known to hold. Only
-    /// the leader knows the others' progress; elsewhere they are -1. Timestamps are -1: the
-    /// quorum never reads the wall clock.
+    /// the leader knows the others' progress and times; elsewhere they are -1.
     fn status(&self) -> QuorumStatus {
         let m = self.inner.metrics.borrow();
         let is_leader = m.state == ServerState::Leader;
@@ -304,11 +307,20 @@ impl<S: ReplicatedState> Quorum<S> for RaftQuorum<S> {
             } else {
                 -1
             };
+            // The leader's own row is current by definition, as in Kafka's.
+            let (last_fetch_timestamp_ms, last_caught_up_timestamp_ms) = if !is_leader {
+                (-1, -1)
+            } else if node_id == self.inner.node_id {
+                let now = observer::now_ms();
+                (now, now)
+            } else {
+                self.inner.voter_contacts.get(node_id)
+            };
             ReplicaStatus {
                 node_id,
                 log_end_offset,
-                last_fetch_timestamp_ms: -1,
-                last_caught_up_timestamp_ms: -1,
+                last_fetch_timestamp_ms,
+                last_caught_up_timestamp_ms,
             }
         };
         let membership = m.membership_config.membership();

@@ -89,6 +89,7 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Bytes {
 pub(crate) struct NetFactory {
     pub transport: Arc<dyn RaftTransport>,
     pub cluster_id: String,
+    pub contacts: Arc<VoterContacts>,
 }
 
 pub(crate) struct NetClient {
@@ -96,6 +97,32 @@ pub(crate) struct NetClient {
     addr: String,
     cluster_id: String,
     transport: Arc<dyn RaftTransport>,
+    contacts: Arc<VoterContacts>,
+}
+
+/// When each voter last accepted this node's AppendEntries, and last did so with nothing
+/// left to send: DescribeQuorum's `last_fetch_timestamp` and `last_caught_up_timestamp` for
+/// voters (openraft's metrics carry no times). Wall-clock milliseconds, for display only.
+#[derive(Default)]
+pub(crate) struct VoterContacts {
+    times: Mutex<BTreeMap<NodeId, (i64, i64)>>,
+}
+
+impl VoterContacts {
+    fn record(&self, voter: NodeId, caught_up: bool) {
+        let now = super::observer::now_ms();
+        let mut times = self.times.lock();
+        let entry = times.entry(voter).or_insert((now, -1));
+        entry.0 = now;
+        if caught_up {
+            entry.1 = now;
+        }
+    }
+
+    /// (last fetch, last caught up) of `voter`, -1 when never seen.
+    pub(crate) fn get(&self, voter: NodeId) -> (i64, i64) {
+        self.times.lock().get(&voter).copied().unwrap_or((-1, -1))
+    }
 }
 
 impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
@@ -107,6 +134,7 @@ impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
             addr: node.addr.clone(),
             cluster_id: self.cluster_id.clone(),
             transport: self.transport.clone(),
+            contacts: self.contacts.clone(),
         }
     }
 }
@@ -158,9 +186,17 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
         rpc: AppendEntriesRequest<TypeConfig<S>>,
         option: RPCOption,
     ) -> RpcResult<AppendEntriesResponse<NodeId>> {
+        // An AppendEntries without entries that succeeds finds the voter holding everything
+        // the leader has sent: it is caught up.
+        let heartbeat = rpc.entries.is_empty();
         let payload = self.envelope(RaftRpc::<S>::AppendEntries(rpc));
         match self.round_trip(payload, option.hard_ttl()).await? {
-            RaftRpcReply::AppendEntries(Ok(r)) => Ok(r),
+            RaftRpcReply::AppendEntries(Ok(r)) => {
+                if r.is_success() {
+                    self.contacts.record(self.target, heartbeat);
+                }
+                Ok(r)
+            }
             RaftRpcReply::AppendEntries(Err(e)) => {
                 Err(RPCError::RemoteError(RemoteError::new(self.target, e)))
             }

@@ -57,7 +57,7 @@ const OBSERVER_SESSION_TIMEOUT_MS: u64 = 300_000;
 /// Pause before trying another voter after a failed fetch.
 const OBSERVER_RETRY_BACKOFF_MS: u64 = 50;
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

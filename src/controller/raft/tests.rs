@@ -405,6 +405,16 @@ async fn three_nodes_over_tcp() {
         nodes.iter().all(|n| items(n) == strings(0..7))
     })
     .await;
+    // The leader knows when each voter last took its AppendEntries (DescribeQuorum).
+    wait_until("voter contact times", Duration::from_secs(5), || {
+        let status = leader.status();
+        status.voters.len() == 3
+            && status
+                .voters
+                .iter()
+                .all(|v| v.last_fetch_timestamp_ms > 0 && v.last_caught_up_timestamp_ms > 0)
+    })
+    .await;
     for n in &nodes {
         n.shutdown().await;
     }
