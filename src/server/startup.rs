@@ -428,9 +428,12 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 // directory assignment), and a stopping broker's leaderships move to the rest
                 // of their ISRs, as in KRaft before JBOD support. A lone broker has nowhere to
                 // move them and keeps serving its other dirs.
+                // Any offline dir, not only a newly handled one: a dir offline from start-up is
+                // handled at the first tick, before the image knows the other brokers.
                 let failures = broker.replicas.handle_log_dir_failures();
                 let in_cluster = broker.cluster.image().brokers.len() > 1;
-                if failures.all_offline || (in_cluster && !failures.newly_offline.is_empty()) {
+                let any_offline = !broker.replicas.logs().offline_log_dirs().is_empty();
+                if failures.all_offline || (in_cluster && any_offline) {
                     tracing::error!(
                         offline_log_dirs = ?broker.replicas.logs().offline_log_dirs(),
                         "log dir failure; shutting down"

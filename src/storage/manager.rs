@@ -47,6 +47,11 @@ pub struct LogManager {
     /// [`LogManager::checkpoint_high_watermarks`]), so that the logs no replica has opened yet
     /// keep their entry.
     high_watermarks: Mutex<OffsetMap>,
+    /// The partitions of offline dirs, with their dir: never created again in another dir,
+    /// where they would start empty beside their data (Kafka's `getOrCreateLog` refuses a log
+    /// that is not new while a dir is offline). Those of a dir offline from start-up are
+    /// known only if the dir could still be listed.
+    offline_partitions: Mutex<HashMap<(String, i32), PathBuf>>,
     /// Serialises checkpoint writes: the periodic task, topic deletion and shutdown may write
     /// the same file at once, and they share its temp file name.
     checkpoint_lock: Mutex<()>,
@@ -110,6 +115,7 @@ impl LogManager {
         let mut logs = HashMap::new();
         let mut high_watermarks = OffsetMap::new();
         let mut log_dir_states = Vec::with_capacity(log_dirs.len());
+        let mut offline_partitions = HashMap::new();
         for (dir, meta) in log_dirs.iter().zip(metas) {
             let meta = match meta {
                 Ok(Some(meta)) => Ok(meta),
@@ -132,6 +138,7 @@ impl LogManager {
                     let state = Arc::new(LogDirState::new(dir.clone(), Uuid::ZERO));
                     state.mark_offline(&format!("failed at start-up: {reason}"));
                     log_dir_states.push(state);
+                    list_offline_partitions(dir, &mut offline_partitions);
                     continue;
                 }
             };
@@ -142,7 +149,9 @@ impl LogManager {
                     high_watermarks.extend(loaded.high_watermarks);
                 }
                 // `guard` took the dir offline; its logs opened so far are dropped.
-                Err(StorageError::Io { .. }) => {}
+                Err(StorageError::Io { .. }) => {
+                    list_offline_partitions(dir, &mut offline_partitions)
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -157,6 +166,7 @@ impl LogManager {
             now_ms: Mutex::new(now_ms),
             logs: Mutex::new(logs),
             high_watermarks: Mutex::new(high_watermarks),
+            offline_partitions: Mutex::new(offline_partitions),
             checkpoint_lock: Mutex::new(()),
         };
         // A dir whose checkpoint cannot be written is offline now; the others serve.
@@ -202,6 +212,14 @@ impl LogManager {
         self.log_dir_states.iter().all(|d| d.is_offline())
     }
 
+    /// The offline dir holding a partition, if it is in one.
+    pub fn offline_partition_dir(&self, topic: &str, partition: i32) -> Option<PathBuf> {
+        self.offline_partitions
+            .lock()
+            .get(&(topic.to_string(), partition))
+            .cloned()
+    }
+
     /// Drops the logs of an offline dir (Kafka's `LogManager.handleLogDirFailure`): they are
     /// closed when their last holder lets go, and their keys are returned.
     pub fn handle_log_dir_failure(&self, dir: &Path) -> Vec<(String, i32)> {
@@ -212,9 +230,11 @@ impl LogManager {
             .map(|(k, _)| k.clone())
             .collect();
         let mut high_watermarks = self.high_watermarks.lock();
+        let mut offline = self.offline_partitions.lock();
         for k in &gone {
             logs.remove(k);
             high_watermarks.remove(k);
+            offline.insert(k.clone(), dir.to_path_buf());
         }
         gone
     }
@@ -247,6 +267,15 @@ impl LogManager {
         if topic.is_empty() || topic.contains('/') || topic == "." || topic == ".." || partition < 0
         {
             return Err(StorageError::InvalidArgument("invalid topic or partition"));
+        }
+        if let Some(dir) = self
+            .offline_partitions
+            .lock()
+            .get(&(topic.to_string(), partition))
+        {
+            return Err(StorageError::LogDirOffline {
+                log_dir: dir.clone(),
+            });
         }
         let mut logs = self.logs.lock();
         if let Some(log) = logs.get(&(topic.to_string(), partition)) {
@@ -304,6 +333,8 @@ impl LogManager {
     /// Removes a partition's log and its directory.
     pub fn delete_partition(&self, topic: &str, partition: i32) -> Result<()> {
         let key = (topic.to_string(), partition);
+        // A deleted topic may be created again, in an online dir.
+        self.offline_partitions.lock().remove(&key);
         let Some(log) = self.logs.lock().remove(&key) else {
             return Ok(());
         };
@@ -486,6 +517,25 @@ fn read_dir_meta(dir: &Path) -> Result<Option<MetaProperties>> {
         });
     }
     read_meta_properties(&dir.join(META_PROPERTIES))
+}
+
+/// Records the partitions of a dir that failed at start-up, as far as it can still be listed:
+/// a dir that cannot (EIO, not a directory) hides which partitions it holds.
+fn list_offline_partitions(dir: &Path, out: &mut HashMap<(String, i32), PathBuf>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            tracing::warn!(log_dir = %dir.display(), error = %e, "the partitions of an offline log dir are unknown");
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        if let Ok(tp) = parse_topic_partition(&entry.path()) {
+            if tp.0 != METADATA_TOPIC {
+                out.insert(tp, dir.to_path_buf());
+            }
+        }
+    }
 }
 
 /// What [`load_dir`] opened in one log dir.
