@@ -153,3 +153,109 @@ async fn the_broker_stops_when_its_last_dir_fails() {
         .await
         .expect("the broker shuts itself down");
 }
+
+async fn describe_log_dirs(
+    c: &mut common::Client,
+) -> strata::protocol::messages::describe_log_dirs_response::DescribeLogDirsResponse {
+    use strata::protocol::messages::describe_log_dirs_request::*;
+    api_call!(
+        c,
+        describe_log_dirs_request::DescribeLogDirsRequest,
+        describe_log_dirs_response::DescribeLogDirsResponse,
+        4,
+        DescribeLogDirsRequest {
+            topics: None,
+            ..Default::default()
+        }
+    )
+}
+
+#[tokio::test]
+async fn a_dir_that_fails_at_start_up_is_offline_and_the_broker_serves_the_other() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (d0, d1) = (root.path().join("d0"), root.path().join("d1"));
+    let dirs = format!("{},{}", d0.display(), d1.display());
+    let broker = TestBroker::start_in(root, &[("log.dirs", &dirs)]).await;
+    let mut c = broker.client().await;
+    assert_eq!(create_topic_with(&mut c, "a", 1, &[]).await, 0);
+    assert_eq!(create_topic_with(&mut c, "b", 1, &[]).await, 0);
+    let running = broker.running.as_ref().expect("running");
+    let in_dir = |t: &str| {
+        running
+            .broker
+            .replicas
+            .get(t, 0)
+            .expect("partition")
+            .log
+            .dir()
+            .parent()
+            .expect("log dir")
+            .to_path_buf()
+    };
+    // Least-loaded placement; whichever dir holds "a" is the one that fails.
+    let (a_dir, b_dir) = (in_dir("a"), in_dir("b"));
+    assert_ne!(a_dir, b_dir);
+    assert_eq!(produce(&mut c, "a", batch(&[b"a0"], None)).await, (0, 0));
+    assert_eq!(produce(&mut c, "b", batch(&[b"b0"], None)).await, (0, 0));
+    drop(c);
+    let root = {
+        let mut broker = broker;
+        broker
+            .running
+            .take()
+            .expect("running")
+            .stop()
+            .await
+            .expect("clean stop");
+        broker.dir
+    };
+    // The clean shutdown checkpointed the high watermarks.
+    let hw = std::fs::read_to_string(b_dir.join("replication-offset-checkpoint")).expect("read");
+    assert!(hw.contains("b 0 1"), "{hw}");
+
+    // a's dir cannot be loaded: its recovery-point checkpoint is unreadable (EISDIR).
+    let checkpoint = a_dir.join("recovery-point-offset-checkpoint");
+    std::fs::remove_file(&checkpoint).expect("remove");
+    std::fs::create_dir(&checkpoint).expect("mkdir");
+    let broker = TestBroker::start_in(root, &[("log.dirs", &dirs)]).await;
+    let mut c = broker.client().await;
+    let logdirs = describe_log_dirs(&mut c).await;
+    let listed = |dir: &std::path::Path| {
+        logdirs
+            .results
+            .iter()
+            .find(|r| r.log_dir == dir.display().to_string())
+            .expect("dir listed")
+            .clone()
+    };
+    assert_eq!(listed(&a_dir).error_code, KAFKA_STORAGE_ERROR);
+    assert!(listed(&a_dir).topics.is_empty());
+    assert_eq!(listed(&b_dir).error_code, 0);
+
+    // a is not recreated empty in the other dir: it answers KAFKA_STORAGE_ERROR.
+    let (code, _) = produce(&mut c, "a", batch(&[b"a1"], None)).await;
+    assert_eq!(code, KAFKA_STORAGE_ERROR);
+    assert_eq!(
+        fetch_partition(&mut c, "a", 0, 0, 1 << 20).await.error_code,
+        KAFKA_STORAGE_ERROR
+    );
+    // b and new topics are served by the healthy dir.
+    assert_eq!(produce(&mut c, "b", batch(&[b"b1"], None)).await, (0, 1));
+    assert_eq!(create_topic_with(&mut c, "c", 1, &[]).await, 0);
+    assert_eq!(produce(&mut c, "c", batch(&[b"c0"], None)).await, (0, 0));
+    let running = broker.running.as_ref().expect("running");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !running.shutdown_token().is_cancelled(),
+        "a lone broker keeps serving its other dir"
+    );
+    drop(c);
+
+    // Healthy again: a's acknowledged record is back.
+    std::fs::remove_dir(&checkpoint).expect("rmdir");
+    let broker = broker.restart(&[("log.dirs", &dirs)]).await;
+    let mut c = broker.client().await;
+    let a = fetch_partition(&mut c, "a", 0, 0, 1 << 20).await;
+    assert_eq!(a.error_code, 0);
+    assert_eq!(record_count(&a.records), 1);
+}

@@ -170,6 +170,8 @@ pub struct BrokerConfig {
     pub transactional_id_expiration_ms: i32,
     pub producer_id_expiration_ms: i32,
     pub replica_lag_time_max_ms: i64,
+    /// How often the replicas' high watermarks go to `replication-offset-checkpoint`.
+    pub replica_high_watermark_checkpoint_interval_ms: i64,
     /// How often a broker heartbeats to the active controller (KRaft).
     pub broker_heartbeat_interval_ms: i32,
     /// How long the controller waits for a heartbeat before fencing a broker.
@@ -513,6 +515,8 @@ impl BrokerConfig {
             transactional_id_expiration_ms: p.int("transactional.id.expiration.ms")?,
             producer_id_expiration_ms: p.int("producer.id.expiration.ms")?,
             replica_lag_time_max_ms: p.long("replica.lag.time.max.ms")?,
+            replica_high_watermark_checkpoint_interval_ms: p
+                .long("replica.high.watermark.checkpoint.interval.ms")?,
             broker_heartbeat_interval_ms: p.int("broker.heartbeat.interval.ms")?,
             broker_session_timeout_ms: p.int("broker.session.timeout.ms")?,
             static_configs,

@@ -327,6 +327,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("transactional.id.expiration.ms", I, Some("604800000"), AtLeast(1), false),
     def("producer.id.expiration.ms", I, Some("86400000"), AtLeast(1), true),
     def("replica.lag.time.max.ms", G, Some("30000"), AtLeast(0), false),
+    def("replica.high.watermark.checkpoint.interval.ms", G, Some("5000"), AtLeast(1), false),
     def("broker.heartbeat.interval.ms", I, Some("2000"), AtLeast(1), false),
     def("broker.session.timeout.ms", I, Some("9000"), AtLeast(1), false),
 ];

@@ -86,6 +86,10 @@ impl ReplicaManager {
         let key = (topic.to_string(), partition);
         self.offline_partitions.contains_key(&key)
             || self
+                .logs()
+                .offline_partition_dir(topic, partition)
+                .is_some()
+            || self
                 .partitions
                 .get(&key)
                 .is_some_and(|p| p.log.is_offline())
@@ -98,6 +102,8 @@ impl ReplicaManager {
             .iter()
             .filter(|d| d.is_offline())
             .map(|d| d.directory_id())
+            // A dir that failed before its meta.properties was read has no known id.
+            .filter(|id| *id != Uuid::ZERO)
             .collect()
     }
 }

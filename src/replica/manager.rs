@@ -196,6 +196,8 @@ impl ReplicaManager {
                     log,
                     config,
                     self.config.local,
+                    self.logs
+                        .checkpointed_high_watermark(&change.topic, change.partition),
                 )?);
                 p.set_replica_lag_time_max_ms(self.config.replica_lag_time_max_ms);
                 self.partitions.entry(key.clone()).or_insert(p).clone()

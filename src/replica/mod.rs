@@ -8,6 +8,7 @@
 pub mod change;
 pub mod fetcher;
 pub mod follower;
+mod high_watermark_checkpoint;
 pub mod ids;
 pub mod leader;
 pub mod leader_state;

@@ -271,8 +271,12 @@ impl Partition {
 
     /// Wraps an opened log as a replica of a replicated partition, not yet leader nor
     /// following anyone: the controller's [`PartitionChange`](super::PartitionChange) decides
-    /// (`leader.rs`). Without a high-watermark checkpoint the high watermark starts at the log
-    /// start offset and is learnt again from the leader (or from the ISR when leading).
+    /// (`leader.rs`). The high watermark starts at `checkpointed_high_watermark` (from
+    /// `replication-offset-checkpoint`) bounded by the log, as Kafka's `Partition.createLog`
+    /// and `UnifiedLog.updateHighWatermark` do: a log that lost its tail (a power loss below
+    /// the checkpoint) starts at its end, one whose start moved past it at its start, and
+    /// without a checkpoint at the log start offset. From there it moves as before: a follower
+    /// takes the leader's, a leader keeps it (never going back) until the ISR allows more.
     pub fn new_replica(
         topic: &str,
         index: i32,
@@ -280,6 +284,7 @@ impl Partition {
         log: Arc<PartitionLog>,
         config: PartitionConfig,
         local: BrokerId,
+        checkpointed_high_watermark: Option<i64>,
     ) -> Result<Self, PartitionError> {
         let role = Role::Follower(FollowerView {
             leader: None,
@@ -287,7 +292,10 @@ impl Partition {
             replicas: Vec::new(),
             isr: Vec::new(),
         });
-        let high_watermark = log.log_start_offset();
+        let high_watermark = checkpointed_high_watermark
+            .unwrap_or(0)
+            .min(log.log_end_offset())
+            .max(log.log_start_offset());
         Self::load(
             topic,
             index,

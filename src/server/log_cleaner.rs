@@ -3,7 +3,10 @@
 //! thread, with the broker's `log.cleaner.*` settings and one I/O throttler
 //! (`log.cleaner.io.max.bytes.per.second`) kept for the task's lifetime. It is a task of its
 //! own so that a long, throttled pass never delays retention, flushes or group timeouts.
-//! Only one pass runs at a time (Kafka's `log.cleaner.threads=1`).
+//! Only one pass runs at a time (Kafka's `log.cleaner.threads=1`). An I/O error of the
+//! cleaner (reading or writing segments, the `cleaner-offset-checkpoint`, deleting the
+//! segments it replaced) takes its log dir offline, as Kafka's cleaner does through
+//! `LogDirFailureChannel`; the broker's failure pass then stops the dir's replicas.
 //!
 //! [`LogManager::clean_all_with`]: crate::storage::LogManager::clean_all_with
 

@@ -105,6 +105,11 @@ impl RunningBroker {
         }
         // A cleaner pass in progress finishes (unthrottled) before the logs close.
         let _ = self.cleaner.await;
+        // The replicas' last high watermarks, so they restart from there (Kafka's
+        // `ReplicaManager.shutdown(checkpointHW = true)`, before the logs close).
+        if let Err(e) = self.broker.replicas.checkpoint_high_watermarks() {
+            tracing::warn!(error = ?e, "high watermark checkpoint not written at shutdown");
+        }
         // Producer snapshots at the log end, so the next start-up replays nothing.
         for p in self.broker.replicas.all() {
             if let Err(e) = p.take_producer_snapshot() {
@@ -370,12 +375,19 @@ async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), Star
 
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
 /// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints,
+/// high-watermark checkpoints (`replica.high.watermark.checkpoint.interval.ms`),
 /// producer-id expiration, and stopping the replicas of a log dir that went offline.
 async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     let retention_every =
         Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
     let mut retention = tokio::time::interval(retention_every);
     let mut checkpoint = tokio::time::interval(Duration::from_secs(60));
+    let mut high_watermark_checkpoint = tokio::time::interval(Duration::from_millis(
+        broker
+            .config
+            .replica_high_watermark_checkpoint_interval_ms
+            .max(1) as u64,
+    ));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
     let mut group_tick = tokio::time::interval(Duration::from_millis(100));
     // Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2.
@@ -416,9 +428,12 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                 // directory assignment), and a stopping broker's leaderships move to the rest
                 // of their ISRs, as in KRaft before JBOD support. A lone broker has nowhere to
                 // move them and keeps serving its other dirs.
+                // Any offline dir, not only a newly handled one: a dir offline from start-up is
+                // handled at the first tick, before the image knows the other brokers.
                 let failures = broker.replicas.handle_log_dir_failures();
                 let in_cluster = broker.cluster.image().brokers.len() > 1;
-                if failures.all_offline || (in_cluster && !failures.newly_offline.is_empty()) {
+                let any_offline = !broker.replicas.logs().offline_log_dirs().is_empty();
+                if failures.all_offline || (in_cluster && any_offline) {
                     tracing::error!(
                         offline_log_dirs = ?broker.replicas.logs().offline_log_dirs(),
                         "log dir failure; shutting down"
@@ -429,6 +444,11 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
             }
             // Leaders propose shrinks through `take_alter_partitions`; sole replicas never do.
             _ = isr_check.tick() => broker.replicas.maybe_shrink_isr(broker.now_ms()),
+            _ = high_watermark_checkpoint.tick() => {
+                if let Err(e) = broker.replicas.checkpoint_high_watermarks() {
+                    tracing::warn!(error = ?e, "high watermark checkpoint failed");
+                }
+            }
             _ = checkpoint.tick() => {
                 if let Err(e) = broker.replicas.logs().checkpoint() {
                     tracing::warn!(error = ?e, "checkpoint failed");

@@ -352,7 +352,13 @@ impl Sim {
                 for log in node.logs.all() {
                     log.flush().expect("flush at shutdown");
                 }
+                // As a broker's clean shutdown: the restarted replicas start from these.
+                node.replicas
+                    .checkpoint_high_watermarks()
+                    .expect("high watermark checkpoint");
             }
+            // A crash leaves the checkpoint of an earlier stop, as a periodic one would be:
+            // older than the log, which the restarted replica must survive too.
             StopKind::Crash | StopKind::ShutdownTimeout => {}
         }
         drop(node);

@@ -1,5 +1,6 @@
 //! Small text files Kafka keeps next to the logs, byte-compatible with Kafka's own:
-//! offset checkpoints (`recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`;
+//! offset checkpoints (`recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
+//! `replication-offset-checkpoint`;
 //! Kafka's `OffsetCheckpointFile`), the `leader-epoch-checkpoint` (`LeaderEpochCheckpointFile`),
 //! `partition.metadata` (`PartitionMetadataFile`), `meta.properties` (`MetaProperties`, v1) and
 //! the `.kafka_cleanshutdown` marker. Every write goes to a temp file and is renamed; it is
@@ -17,6 +18,8 @@ use super::error::{IoContext, Result, StorageError};
 
 pub const RECOVERY_POINT_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
 pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
+/// High watermarks per partition (Kafka's `ReplicaManager.HighWatermarkFilename`).
+pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
 pub const LEADER_EPOCH_CHECKPOINT: &str = "leader-epoch-checkpoint";
 pub const PARTITION_METADATA: &str = "partition.metadata";
 pub const META_PROPERTIES: &str = "meta.properties";

@@ -774,7 +774,7 @@ impl PartitionLog {
             inner.active_mut().seal()?;
             inner.active().flush()?;
             for (_, paths) in std::mem::take(&mut inner.pending_deletes) {
-                delete_files_now(paths);
+                self.log_dir.delete_files(paths);
             }
             Ok(())
         })

@@ -103,6 +103,26 @@ impl LogDirState {
         result
     }
 
+    /// Removes `.deleted` files of a log in this dir (the cleaner's replaced segments, the
+    /// delayed deletes of retention). A failure other than the file being gone takes the dir
+    /// offline, as Kafka's `LocalLog.deleteSegmentFiles` does, without undoing the operation
+    /// that renamed them: their data is no longer part of the log.
+    pub(crate) fn delete_files(&self, paths: Vec<PathBuf>) {
+        for path in paths {
+            match std::fs::remove_file(&path) {
+                Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                    let e = StorageError::Io {
+                        op: "delete file",
+                        path,
+                        source,
+                    };
+                    self.mark_offline(&e.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+
     pub(crate) fn offline_error(&self) -> StorageError {
         StorageError::LogDirOffline {
             log_dir: self.path.clone(),

@@ -1,6 +1,8 @@
 //! Log dir failure in storage: an injected I/O error takes the dir offline at the failing
 //! operation, the other dir keeps working, and what was acknowledged before the fault is read
-//! back after a restart on a healthy disk (Kafka's `LogDirFailureTest` in spirit).
+//! back after a restart on a healthy disk (Kafka's `LogDirFailureTest` in spirit). The log
+//! cleaner's I/O errors, in a pass or deleting the segments it replaced, do the same (Kafka's
+//! `LogCleaner` hands them to `LogDirFailureChannel`).
 
 use bytes::BytesMut;
 
@@ -116,4 +118,90 @@ fn a_checkpoint_write_failure_takes_its_dir_offline() {
     assert_eq!(m.offline_log_dirs(), vec![d1.path().to_path_buf()]);
     m.checkpoint()
         .expect("the offline dir is skipped from now on");
+}
+
+fn compacted(file_delete_delay_ms: i64) -> LogConfig {
+    LogConfig {
+        segment_bytes: 600,
+        compact: true,
+        delete: false,
+        file_delete_delay_ms,
+        ..LogConfig::default()
+    }
+}
+
+/// Twenty versions of one key: several rolled segments, nearly all dirty.
+fn fill_compacted(log: &super::PartitionLog) {
+    for i in 0..20 {
+        let mut b = crate::protocol::records::RecordBatchBuilder::new(0);
+        b.append(
+            1_000,
+            Some(bytes::Bytes::from_static(b"key")),
+            Some(bytes::Bytes::from(format!("value-{i}"))),
+            vec![],
+        );
+        log.append_as_leader(b.build(), 0, None, 0).expect("append");
+    }
+    assert!(log.segment_base_offsets().len() > 2, "rolled");
+}
+
+#[test]
+fn a_cleaner_io_error_takes_its_dir_offline_and_the_other_dir_is_still_cleaned() {
+    let d0 = tempfile::tempdir().expect("tempdir");
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let dirs = vec![d0.path().to_path_buf(), d1.path().to_path_buf()];
+    let m = LogManager::open(dirs, 1, compacted(0), 0).expect("open");
+    let a = m.get_or_create("a", 0, compacted(0)).expect("a");
+    let b = m.get_or_create("b", 0, compacted(0)).expect("b");
+    assert_eq!(a.log_dir().path(), d0.path());
+    fill_compacted(&a);
+    fill_compacted(&b);
+    // A real I/O error in the middle of a's clean: a segment file vanished from the disk.
+    let first = a.segment_base_offsets()[0];
+    std::fs::remove_file(a.dir().join(format!("{first:020}.log"))).expect("remove");
+
+    let cleaned = m.clean_all(10_000).expect("the pass goes on");
+    assert_eq!(m.offline_log_dirs(), vec![d0.path().to_path_buf()]);
+    assert!(a.is_offline());
+    assert_eq!(cleaned.len(), 1);
+    assert_eq!(cleaned[0].0, ("b".to_string(), 0));
+    assert!(cleaned[0].1.segments_replaced > 0);
+    // The next pass skips the offline dir.
+    assert!(m.clean_all(20_000).expect("pass").is_empty());
+
+    // An injected fault meets the cleaner the same way.
+    fill_compacted(&b);
+    m.log_dir_state(d1.path())
+        .expect("state")
+        .inject_io_failure();
+    assert!(m.clean_all(30_000).expect("pass").is_empty());
+    assert!(b.is_offline());
+    assert!(m.all_log_dirs_offline());
+}
+
+#[test]
+fn a_failed_delete_of_segments_the_cleaner_replaced_takes_the_dir_offline() {
+    let d0 = tempfile::tempdir().expect("tempdir");
+    let m = LogManager::open(vec![d0.path().to_path_buf()], 1, compacted(60_000), 0).expect("open");
+    let a = m.get_or_create("a", 0, compacted(60_000)).expect("a");
+    fill_compacted(&a);
+    let cleaned = m.clean_all(10_000).expect("clean");
+    assert_eq!(cleaned.len(), 1);
+    assert!(!a.is_offline());
+    // The replaced segments wait for file.delete.delay.ms as `.deleted` files; one of them
+    // cannot be removed (a directory in its place fails even for root).
+    let pending = a.inner.read().pending_deletes.clone();
+    let victim = pending
+        .iter()
+        .flat_map(|(_, paths)| paths)
+        .find(|p| p.exists())
+        .expect("a delayed delete")
+        .clone();
+    std::fs::remove_file(&victim).expect("remove");
+    std::fs::create_dir(&victim).expect("mkdir");
+    std::fs::write(victim.join("x"), b"x").expect("write");
+    a.apply_retention(10_000 + 60_000)
+        .expect("the retention pass itself succeeds");
+    assert!(a.is_offline());
+    assert!(m.all_log_dirs_offline());
 }

@@ -1,6 +1,7 @@
 //! The log manager (Kafka's `LogManager`): every log dir with its `meta.properties`,
 //! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`,
-//! `cleaner-offset-checkpoint` and clean-shutdown marker,
+//! `cleaner-offset-checkpoint`, `replication-offset-checkpoint` (high watermarks, written
+//! with the values the replica manager passes) and clean-shutdown marker,
 //! and the map of open partition logs. The marker is deleted once read at start-up, so a crash
 //! after start-up is detected on the next one.
 //!
@@ -21,6 +22,7 @@ use super::checkpoint::{
     read_meta_properties, read_offset_checkpoint, write_atomic, write_meta_properties,
     write_offset_checkpoint, MetaProperties, OffsetMap, CLEAN_SHUTDOWN_MARKER,
     LOG_START_OFFSET_CHECKPOINT, META_PROPERTIES, RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
 };
 use super::cleaner::{CleanStats, CleanerConfig, Throttler, CLEANER_OFFSET_CHECKPOINT};
 use super::config::LogConfig;
@@ -40,6 +42,16 @@ pub struct LogManager {
     default_config: LogConfig,
     now_ms: Mutex<i64>,
     logs: Mutex<HashMap<(String, i32), Arc<PartitionLog>>>,
+    /// The high watermark last checkpointed for each log (read from
+    /// `replication-offset-checkpoint` at start-up, updated by every
+    /// [`LogManager::checkpoint_high_watermarks`]), so that the logs no replica has opened yet
+    /// keep their entry.
+    high_watermarks: Mutex<OffsetMap>,
+    /// The partitions of offline dirs, with their dir: never created again in another dir,
+    /// where they would start empty beside their data (Kafka's `getOrCreateLog` refuses a log
+    /// that is not new while a dir is offline). Those of a dir offline from start-up are
+    /// known only if the dir could still be listed.
+    offline_partitions: Mutex<HashMap<(String, i32), PathBuf>>,
     /// Serialises checkpoint writes: the periodic task, topic deletion and shutdown may write
     /// the same file at once, and they share its temp file name.
     checkpoint_lock: Mutex<()>,
@@ -49,6 +61,13 @@ impl LogManager {
     /// Opens every log dir (creating it and its meta.properties if needed), then every
     /// partition in it; partitions of a dir without the clean-shutdown marker are recovered
     /// from their checkpointed recovery point.
+    ///
+    /// A dir whose loading meets an I/O error is offline from the start and the others open
+    /// (Kafka's `LogManager.loadLogs`): none of its partitions is opened, and the replica
+    /// manager's next `handle_log_dir_failures` pass reports it like a dir that failed later.
+    /// Only when no dir is left does the start fail ([`StorageError::NoOnlineLogDir`], where
+    /// Kafka halts). Errors that are not I/O (a `meta.properties` of another node or cluster,
+    /// a corrupt file) still fail the start: they need an operator, not a failover.
     pub fn open(
         log_dirs: Vec<PathBuf>,
         node_id: i32,
@@ -59,9 +78,19 @@ impl LogManager {
             return Err(StorageError::InvalidArgument("no log dirs"));
         }
         let mut cluster_id: Option<String> = None;
+        // Per dir: its meta.properties if it has one, or why the dir cannot be used.
+        let mut metas: Vec<std::result::Result<Option<MetaProperties>, String>> =
+            Vec::with_capacity(log_dirs.len());
         for dir in &log_dirs {
-            std::fs::create_dir_all(dir).ctx("create log dir", dir)?;
-            if let Some(meta) = read_meta_properties(&dir.join(META_PROPERTIES))? {
+            let meta = match read_dir_meta(dir) {
+                Ok(meta) => meta,
+                Err(e @ StorageError::Io { .. }) => {
+                    metas.push(Err(e.to_string()));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(meta) = &meta {
                 if meta.node_id != node_id {
                     return Err(StorageError::InconsistentMetaProperties(format!(
                         "{} has node.id {} but this node is {node_id}",
@@ -77,67 +106,57 @@ impl LogManager {
                             meta.cluster_id
                         )))
                     }
-                    _ => cluster_id = Some(meta.cluster_id),
+                    _ => cluster_id = Some(meta.cluster_id.clone()),
                 }
             }
+            metas.push(Ok(meta));
         }
         let cluster_id = cluster_id.unwrap_or_else(|| Uuid::random().to_string());
         let mut logs = HashMap::new();
+        let mut high_watermarks = OffsetMap::new();
         let mut log_dir_states = Vec::with_capacity(log_dirs.len());
-        for dir in &log_dirs {
-            let meta_path = dir.join(META_PROPERTIES);
-            let directory_id = match read_meta_properties(&meta_path)? {
-                Some(meta) => meta.directory_id,
-                None => {
+        let mut offline_partitions = HashMap::new();
+        for (dir, meta) in log_dirs.iter().zip(metas) {
+            let meta = match meta {
+                Ok(Some(meta)) => Ok(meta),
+                Ok(None) => {
                     let meta = MetaProperties {
                         cluster_id: cluster_id.clone(),
                         node_id,
                         directory_id: Uuid::random(),
                     };
-                    write_meta_properties(&meta_path, &meta)?;
-                    meta.directory_id
+                    write_meta_properties(&dir.join(META_PROPERTIES), &meta)
+                        .map(|()| meta)
+                        .map_err(|e| e.to_string())
+                }
+                Err(reason) => Err(reason),
+            };
+            let state = match meta {
+                Ok(meta) => Arc::new(LogDirState::new(dir.clone(), meta.directory_id)),
+                Err(reason) => {
+                    // The dir's id is unknown: it is reported by path only.
+                    let state = Arc::new(LogDirState::new(dir.clone(), Uuid::ZERO));
+                    state.mark_offline(&format!("failed at start-up: {reason}"));
+                    log_dir_states.push(state);
+                    list_offline_partitions(dir, &mut offline_partitions);
+                    continue;
                 }
             };
-            let state = Arc::new(LogDirState::new(dir.clone(), directory_id));
             log_dir_states.push(state.clone());
-            let marker = dir.join(CLEAN_SHUTDOWN_MARKER);
-            let clean = marker.exists();
-            if clean {
-                std::fs::remove_file(&marker).ctx("remove clean shutdown marker", &marker)?;
+            match state.guard(|| load_dir(&state, &default_config, now_ms)) {
+                Ok(loaded) => {
+                    logs.extend(loaded.logs);
+                    high_watermarks.extend(loaded.high_watermarks);
+                }
+                // `guard` took the dir offline; its logs opened so far are dropped.
+                Err(StorageError::Io { .. }) => {
+                    list_offline_partitions(dir, &mut offline_partitions)
+                }
+                Err(e) => return Err(e),
             }
-            let recovery_points = read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT))?;
-            let log_starts = read_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT))?;
-            let cleaner_offsets = read_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT))?;
-            for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
-                let entry = entry.ctx("list log dir", dir)?;
-                let path = entry.path();
-                if !path.is_dir() {
-                    continue;
-                }
-                // Directories that are not <topic>-<partition> (or are being deleted) are skipped,
-                // and so is the controller quorum's metadata log, which is not a partition log.
-                let Ok(tp) = parse_topic_partition(&path) else {
-                    continue;
-                };
-                if tp.0 == METADATA_TOPIC {
-                    continue;
-                }
-                let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
-                let log_start = log_starts.get(&tp).copied().unwrap_or(0);
-                let log = PartitionLog::open_with_log_start_offset(
-                    path,
-                    default_config.clone(),
-                    recovery_point,
-                    log_start,
-                    clean,
-                    now_ms,
-                )?
-                .in_log_dir(state.clone());
-                if let Some(&offset) = cleaner_offsets.get(&tp) {
-                    log.set_cleaner_checkpoint(offset);
-                }
-                logs.insert(tp, Arc::new(log));
-            }
+        }
+        if log_dir_states.iter().all(|d| d.is_offline()) {
+            return Err(StorageError::NoOnlineLogDir);
         }
         let manager = LogManager {
             log_dirs,
@@ -146,9 +165,17 @@ impl LogManager {
             default_config,
             now_ms: Mutex::new(now_ms),
             logs: Mutex::new(logs),
+            high_watermarks: Mutex::new(high_watermarks),
+            offline_partitions: Mutex::new(offline_partitions),
             checkpoint_lock: Mutex::new(()),
         };
-        manager.checkpoint()?;
+        // A dir whose checkpoint cannot be written is offline now; the others serve.
+        if let Err(e) = manager.checkpoint() {
+            tracing::warn!(error = %e, "checkpoint at start-up failed");
+        }
+        if manager.all_log_dirs_offline() {
+            return Err(StorageError::NoOnlineLogDir);
+        }
         Ok(manager)
     }
 
@@ -185,6 +212,14 @@ impl LogManager {
         self.log_dir_states.iter().all(|d| d.is_offline())
     }
 
+    /// The offline dir holding a partition, if it is in one.
+    pub fn offline_partition_dir(&self, topic: &str, partition: i32) -> Option<PathBuf> {
+        self.offline_partitions
+            .lock()
+            .get(&(topic.to_string(), partition))
+            .cloned()
+    }
+
     /// Drops the logs of an offline dir (Kafka's `LogManager.handleLogDirFailure`): they are
     /// closed when their last holder lets go, and their keys are returned.
     pub fn handle_log_dir_failure(&self, dir: &Path) -> Vec<(String, i32)> {
@@ -194,8 +229,12 @@ impl LogManager {
             .filter(|(_, l)| l.log_dir().path() == dir)
             .map(|(k, _)| k.clone())
             .collect();
+        let mut high_watermarks = self.high_watermarks.lock();
+        let mut offline = self.offline_partitions.lock();
         for k in &gone {
             logs.remove(k);
+            high_watermarks.remove(k);
+            offline.insert(k.clone(), dir.to_path_buf());
         }
         gone
     }
@@ -228,6 +267,15 @@ impl LogManager {
         if topic.is_empty() || topic.contains('/') || topic == "." || topic == ".." || partition < 0
         {
             return Err(StorageError::InvalidArgument("invalid topic or partition"));
+        }
+        if let Some(dir) = self
+            .offline_partitions
+            .lock()
+            .get(&(topic.to_string(), partition))
+        {
+            return Err(StorageError::LogDirOffline {
+                log_dir: dir.clone(),
+            });
         }
         let mut logs = self.logs.lock();
         if let Some(log) = logs.get(&(topic.to_string(), partition)) {
@@ -284,9 +332,14 @@ impl LogManager {
 
     /// Removes a partition's log and its directory.
     pub fn delete_partition(&self, topic: &str, partition: i32) -> Result<()> {
-        let Some(log) = self.logs.lock().remove(&(topic.to_string(), partition)) else {
+        let key = (topic.to_string(), partition);
+        // A deleted topic may be created again, in an online dir.
+        self.offline_partitions.lock().remove(&key);
+        let Some(log) = self.logs.lock().remove(&key) else {
             return Ok(());
         };
+        // A partition created again under the same name starts without a high watermark.
+        self.high_watermarks.lock().remove(&key);
         let dir = log.dir().to_path_buf();
         let state = log.log_dir().clone();
         drop(log);
@@ -316,6 +369,41 @@ impl LogManager {
                 write_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT), &starts)
             });
             if let Err(e) = written {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The high watermark checkpointed for a partition (`replication-offset-checkpoint`), if
+    /// any: where its replica starts (Kafka's `Partition.createLog`).
+    pub fn checkpointed_high_watermark(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.high_watermarks
+            .lock()
+            .get(&(topic.to_string(), partition))
+            .copied()
+    }
+
+    /// Writes `replication-offset-checkpoint` in every online dir (Kafka's
+    /// `ReplicaManager.checkpointHighWatermarks`): `current` holds the high watermarks of the
+    /// open replicas; a log without one keeps the value checkpointed before. A dir whose file
+    /// cannot be written goes offline; the others still get theirs.
+    pub fn checkpoint_high_watermarks(&self, current: &OffsetMap) -> Result<()> {
+        let _serial = self.checkpoint_lock.lock();
+        let logs = self.all();
+        let mut known = self.high_watermarks.lock();
+        let mut first_error = None;
+        for state in self.online_log_dirs() {
+            let mut offsets = OffsetMap::new();
+            for log in logs.iter().filter(|l| Arc::ptr_eq(l.log_dir(), &state)) {
+                let tp = log.topic_partition();
+                if let Some(&hw) = current.get(&tp).or_else(|| known.get(&tp)) {
+                    known.insert(tp.clone(), hw);
+                    offsets.insert(tp, hw);
+                }
+            }
+            let path = state.path().join(REPLICATION_OFFSET_CHECKPOINT);
+            if let Err(e) = state.guard(|| write_offset_checkpoint(&path, &offsets)) {
                 first_error.get_or_insert(e);
             }
         }
@@ -415,4 +503,120 @@ impl LogManager {
 
 fn write_clean_shutdown_marker(dir: &Path) -> Result<()> {
     write_atomic(&dir.join(CLEAN_SHUTDOWN_MARKER), b"")
+}
+
+/// Creates a log dir if needed and reads its `meta.properties`.
+fn read_dir_meta(dir: &Path) -> Result<Option<MetaProperties>> {
+    std::fs::create_dir_all(dir).ctx("create log dir", dir)?;
+    // A file where the dir should be: creating "succeeds" on some systems, listing would not.
+    if !dir.is_dir() {
+        return Err(StorageError::Io {
+            op: "open log dir",
+            path: dir.to_path_buf(),
+            source: std::io::Error::from_raw_os_error(libc::ENOTDIR),
+        });
+    }
+    read_meta_properties(&dir.join(META_PROPERTIES))
+}
+
+/// Records the partitions of a dir that failed at start-up, as far as it can still be listed:
+/// a dir that cannot (EIO, not a directory) hides which partitions it holds.
+fn list_offline_partitions(dir: &Path, out: &mut HashMap<(String, i32), PathBuf>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            tracing::warn!(log_dir = %dir.display(), error = %e, "the partitions of an offline log dir are unknown");
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        if let Ok(tp) = parse_topic_partition(&entry.path()) {
+            if tp.0 != METADATA_TOPIC {
+                out.insert(tp, dir.to_path_buf());
+            }
+        }
+    }
+}
+
+/// What [`load_dir`] opened in one log dir.
+struct LoadedDir {
+    logs: HashMap<(String, i32), Arc<PartitionLog>>,
+    /// From `replication-offset-checkpoint`.
+    high_watermarks: OffsetMap,
+}
+
+/// Opens every partition log of one dir, recovering them unless the dir was shut down cleanly.
+fn load_dir(state: &Arc<LogDirState>, config: &LogConfig, now_ms: i64) -> Result<LoadedDir> {
+    let dir = state.path();
+    let marker = dir.join(CLEAN_SHUTDOWN_MARKER);
+    let clean = marker.exists();
+    if clean {
+        std::fs::remove_file(&marker).ctx("remove clean shutdown marker", &marker)?;
+    }
+    let recovery_points = read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT))?;
+    let log_starts = read_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT))?;
+    let cleaner_offsets = read_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT))?;
+    let high_watermarks = read_high_watermark_checkpoint(dir)?;
+    let mut logs = HashMap::new();
+    for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
+        let entry = entry.ctx("list log dir", dir)?;
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        // Directories that are not <topic>-<partition> (or are being deleted) are skipped, and
+        // so is the controller quorum's metadata log, which is not a partition log.
+        let Ok(tp) = parse_topic_partition(&path) else {
+            continue;
+        };
+        if tp.0 == METADATA_TOPIC {
+            continue;
+        }
+        let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
+        let log_start = log_starts.get(&tp).copied().unwrap_or(0);
+        let log = PartitionLog::open_with_log_start_offset(
+            path,
+            config.clone(),
+            recovery_point,
+            log_start,
+            clean,
+            now_ms,
+        )?
+        .in_log_dir(state.clone());
+        if let Some(&offset) = cleaner_offsets.get(&tp) {
+            log.set_cleaner_checkpoint(offset);
+        }
+        logs.insert(tp, Arc::new(log));
+    }
+    let high_watermarks = high_watermarks
+        .into_iter()
+        .filter(|(tp, _)| logs.contains_key(tp))
+        .collect();
+    Ok(LoadedDir {
+        logs,
+        high_watermarks,
+    })
+}
+
+/// Reads a dir's `replication-offset-checkpoint`. A file that cannot be parsed is ignored
+/// with a warning, and its replicas start at their log start offset as if it were missing:
+/// Kafka instead fails the read (its `CheckpointFileWithFailureHandler` takes the dir offline),
+/// but a torn high-watermark file loses nothing a follower cannot fetch again, while an
+/// offline dir loses every replica in it. An I/O error still takes the dir offline.
+fn read_high_watermark_checkpoint(dir: &Path) -> Result<OffsetMap> {
+    let path = dir.join(REPLICATION_OFFSET_CHECKPOINT);
+    match read_offset_checkpoint(&path) {
+        Err(e @ StorageError::CorruptFile { .. }) => {
+            tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable high watermark checkpoint");
+            Ok(OffsetMap::new())
+        }
+        // Bytes that are not text are garbage in the file, not a failing disk.
+        Err(StorageError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::InvalidData =>
+        {
+            tracing::warn!(path = %path.display(), error = %source, "ignoring an unreadable high watermark checkpoint");
+            Ok(OffsetMap::new())
+        }
+        other => other,
+    }
 }

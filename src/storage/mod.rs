@@ -32,4 +32,6 @@ pub use txn_index::AbortedTxn;
 #[cfg(test)]
 mod log_dir_tests;
 #[cfg(test)]
+mod manager_tests;
+#[cfg(test)]
 mod tests;

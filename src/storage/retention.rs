@@ -87,8 +87,9 @@ impl PartitionLog {
                 inner.pending_deletes = keep;
                 due
             };
+            // The delayed deletes include the segments the cleaner replaced.
             for (_, paths) in due {
-                delete_files_now(paths);
+                self.log_dir.delete_files(paths);
             }
 
             let active = inner.active();

@@ -40,7 +40,7 @@ use crate::protocol::records::decode_records;
 
 use super::config::LogConfig;
 use super::error::{IoContext, Result, StorageError};
-use super::log::{delete_files_now, PartitionLog};
+use super::log::PartitionLog;
 use super::segment::{segment_file, LogSegment};
 use super::txn_index::{AbortedTxn, TransactionIndex, TXN_INDEX_SUFFIX};
 
@@ -602,7 +602,7 @@ impl PartitionLog {
                         .pending_deletes
                         .push((cx.now_ms.saturating_add(delay), paths));
                 } else {
-                    delete_files_now(paths);
+                    self.log_dir.delete_files(paths);
                 }
             }
         }
@@ -616,7 +616,7 @@ impl PartitionLog {
         if out.is_empty() {
             // Nothing survived: no segment for this range (an empty one in the middle of the
             // log would only be removed at the next start-up).
-            delete_files_now(out.mark_deleted()?);
+            self.log_dir.delete_files(out.mark_deleted()?);
         } else {
             inner.segments.insert(base, out);
             stats.segments_written += 1;
