@@ -11,12 +11,22 @@ use strata::server::startup::{start, RunningBroker};
 use super::txn::produce;
 use super::{api_call, batch, Client};
 
+/// A port no other node of this test process was given. Below Linux's ephemeral range
+/// (32768-60999), so the kernel never hands it to an outgoing connection or a port-0 bind,
+/// and a stopped node's port is never given again: another test of the same binary cannot
+/// take it while the node's peers still know its address.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    // Each test process starts in its own slice of 21000-30999.
+    let base = 21_000 + (std::process::id() % 50) as u16 * 200;
+    loop {
+        let offset = NEXT.fetch_add(1, Ordering::Relaxed) % 10_000;
+        let port = 21_000 + (base - 21_000 + offset) % 10_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 pub struct Node {
