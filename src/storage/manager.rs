@@ -553,10 +553,30 @@ fn load_dir(state: &Arc<LogDirState>, config: &LogConfig, now_ms: i64) -> Result
     if clean {
         std::fs::remove_file(&marker).ctx("remove clean shutdown marker", &marker)?;
     }
-    let recovery_points = read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT))?;
-    let log_starts = read_offset_checkpoint(&dir.join(LOG_START_OFFSET_CHECKPOINT))?;
-    let cleaner_offsets = read_offset_checkpoint(&dir.join(CLEANER_OFFSET_CHECKPOINT))?;
-    let high_watermarks = read_high_watermark_checkpoint(dir)?;
+    // Kafka's loadLogs resets an unreadable recovery point (to 0: every log is recovered in
+    // full) and log start (to each log's first segment) rather than fail.
+    let recovery_points = read_checkpoint_or_reset(
+        dir,
+        RECOVERY_POINT_CHECKPOINT,
+        "every log of the dir is recovered from its start",
+    )?;
+    let log_starts = read_checkpoint_or_reset(
+        dir,
+        LOG_START_OFFSET_CHECKPOINT,
+        "log start offsets reset to the first segments",
+    )?;
+    let cleaner_offsets = read_checkpoint_or_reset(
+        dir,
+        CLEANER_OFFSET_CHECKPOINT,
+        "compacted logs are cleaned again from their start",
+    )?;
+    let high_watermarks = read_checkpoint_or_reset(
+        dir,
+        REPLICATION_OFFSET_CHECKPOINT,
+        "replicas start their high watermarks at their log start",
+    )?;
+    // A clean shutdown skips recovery; without the recovery points it cannot be trusted.
+    let clean = clean && recovery_points_readable(dir);
     let mut logs = HashMap::new();
     for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
         let entry = entry.ctx("list log dir", dir)?;
@@ -598,25 +618,31 @@ fn load_dir(state: &Arc<LogDirState>, config: &LogConfig, now_ms: i64) -> Result
     })
 }
 
-/// Reads a dir's `replication-offset-checkpoint`. A file that cannot be parsed is ignored
-/// with a warning, and its replicas start at their log start offset as if it were missing:
-/// Kafka instead fails the read (its `CheckpointFileWithFailureHandler` takes the dir offline),
-/// but a torn high-watermark file loses nothing a follower cannot fetch again, while an
-/// offline dir loses every replica in it. An I/O error still takes the dir offline.
-fn read_high_watermark_checkpoint(dir: &Path) -> Result<OffsetMap> {
-    let path = dir.join(REPLICATION_OFFSET_CHECKPOINT);
+/// Reads one of a dir's offset checkpoints. A file that cannot be parsed (torn, or not a
+/// checkpoint) is ignored with a warning saying what that costs (`reset`), as Kafka's
+/// `loadLogs` does for the recovery points and log starts. For the high watermarks Kafka
+/// instead takes the dir offline, but a torn high-watermark file loses nothing a follower
+/// cannot fetch again, while an offline dir loses every replica in it. An I/O error still
+/// takes the dir offline.
+fn read_checkpoint_or_reset(dir: &Path, name: &str, reset: &str) -> Result<OffsetMap> {
+    let path = dir.join(name);
     match read_offset_checkpoint(&path) {
         Err(e @ StorageError::CorruptFile { .. }) => {
-            tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable high watermark checkpoint");
+            tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable checkpoint: {reset}");
             Ok(OffsetMap::new())
         }
         // Bytes that are not text are garbage in the file, not a failing disk.
         Err(StorageError::Io { source, .. })
             if source.kind() == std::io::ErrorKind::InvalidData =>
         {
-            tracing::warn!(path = %path.display(), error = %source, "ignoring an unreadable high watermark checkpoint");
+            tracing::warn!(path = %path.display(), error = %source, "ignoring an unreadable checkpoint: {reset}");
             Ok(OffsetMap::new())
         }
         other => other,
     }
+}
+
+/// Whether the dir's recovery points parse (or are absent).
+fn recovery_points_readable(dir: &Path) -> bool {
+    read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT)).is_ok()
 }

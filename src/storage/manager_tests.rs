@@ -181,3 +181,26 @@ fn a_dir_whose_loading_fails_keeps_its_partitions_and_is_recovered_once_healthy(
     assert!(m.offline_log_dirs().is_empty());
     assert_eq!(m.get("b", 0).expect("b").log_end_offset(), 3);
 }
+
+/// Kafka's `loadLogs` resets unreadable recovery points and log starts instead of failing the
+/// start: every log is recovered in full and keeps all its records.
+#[test]
+fn unreadable_recovery_points_and_log_starts_are_reset_not_fatal() {
+    use super::checkpoint::LOG_START_OFFSET_CHECKPOINT;
+    let d = tempfile::tempdir().expect("tempdir");
+    let dirs = vec![d.path().to_path_buf()];
+    let m = LogManager::open(dirs.clone(), 1, LogConfig::default(), 0).expect("open");
+    let a = m.get_or_create("a", 0, LogConfig::default()).expect("a");
+    a.append_as_leader(batch(4), 0, None, 0).expect("append");
+    m.shutdown().expect("shutdown");
+    drop((a, m));
+    for name in [RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT] {
+        std::fs::write(d.path().join(name), "0\n1\nnot a checkpoint line\n").expect("write");
+    }
+    let m = LogManager::open(dirs, 1, LogConfig::default(), 0).expect("opens anyway");
+    assert!(m.offline_log_dirs().is_empty());
+    let a = m.get("a", 0).expect("a");
+    assert_eq!(a.log_start_offset(), 0);
+    assert_eq!(a.log_end_offset(), 4);
+    m.shutdown().expect("shutdown");
+}
