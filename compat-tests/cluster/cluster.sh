@@ -136,12 +136,21 @@ PROPS
   echo $! >"$CLUSTER_DIR/n$n.pid"
 }
 
+# Whether the process launch() just started for node N is still alive. Unlike live_pid this
+# does not look at the command line: right after `cmd &` the child may still be the forked
+# shell that has not exec'd the node yet (on a busy machine that gap lasted long enough for
+# a CI run to report "exited at start-up" for a node that then came up fine).
+launched_alive() {
+  local pid; pid=$(cat "$CLUSTER_DIR/n$1.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
+}
+
 # Wait until node N's broker port accepts (or it exits).
 wait_port() {
   local n=$1 i
   for i in $(seq 600); do
     port_busy "$(broker_port "$n")" && [ -n "$(live_pid "$n")" ] && return 0
-    [ -n "$(live_pid "$n")" ] || { tail -20 "$CLUSTER_DIR/n$n.log" >&2; die "node $n exited at start-up"; }
+    launched_alive "$n" || { tail -20 "$CLUSTER_DIR/n$n.log" >&2; die "node $n exited at start-up"; }
     sleep 0.1
   done
   die "node $n: port $(broker_port "$n") not accepting after 60 s"
