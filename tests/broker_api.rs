@@ -186,19 +186,7 @@ async fn idempotent_retries_are_not_written_twice_even_across_restart() {
     let b = TestBroker::start(&[]).await;
     let mut c = b.client().await;
     create_topic(&mut c, "idem", 1, &[]).await;
-    let r = api_call!(
-        c,
-        init_producer_id_request::InitProducerIdRequest,
-        init_producer_id_response::InitProducerIdResponse,
-        4,
-        init_producer_id_request::InitProducerIdRequest {
-            transactional_id: None,
-            transaction_timeout_ms: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        }
-    );
+    let r = common::txn::init_idempotent_producer(&mut c).await;
     assert_eq!(r.error_code, 0);
     let pid = r.producer_id;
     let first = batch(&[b"x", b"y"], Some((pid, 0, 0)));

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{api_call, batch, fetch_partition, TestBroker};
+use common::{batch, fetch_partition, TestBroker};
 
 #[tokio::test]
 async fn legacy_single_node_metadata_is_imported_once() {
@@ -38,19 +38,7 @@ async fn legacy_single_node_metadata_is_imported_once() {
     let mut c = broker.client().await;
     let (code, offset) = common::txn::produce(&mut c, "old", batch(&[b"kept"], None)).await;
     assert_eq!((code, offset), (0, 0));
-    let r = api_call!(
-        c,
-        init_producer_id_request::InitProducerIdRequest,
-        init_producer_id_response::InitProducerIdResponse,
-        4,
-        init_producer_id_request::InitProducerIdRequest {
-            transactional_id: None,
-            transaction_timeout_ms: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        }
-    );
+    let r = common::txn::init_idempotent_producer(&mut c).await;
     assert_eq!(r.error_code, 0);
     assert!(
         r.producer_id >= producer_id_limit,

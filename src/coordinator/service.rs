@@ -226,31 +226,20 @@ impl GroupCoordinator {
         ctx: &RequestContext,
         request: &JoinGroupRequest,
     ) -> PendingResponse<JoinGroupResponse> {
-        let (tx, rx) = oneshot::channel();
-        let id = self.next_response_id();
-        let pending = PendingResponse {
-            rx,
-            fallback: join_unavailable,
-        };
-        let slot = &self.slots[self.partition_for(&request.group_id) as usize % self.slots.len()];
-        let mut slot = slot.lock();
-        let now = self.clock.now_ms();
-        match slot.shard.as_mut() {
-            Some(shard) => {
-                shard.join_group(now, ctx, request, id);
-                slot.joins.insert(id, tx);
-                slot.deliver();
-            }
-            None => {
+        self.delayed(
+            &request.group_id,
+            join_unavailable,
+            |slot| &mut slot.joins,
+            |shard, now, id| shard.join_group(now, ctx, request, id),
+            || {
                 let mut r = crate::coordinator::shard::join_error(
                     CoordinatorError::NotCoordinator,
                     &request.member_id,
                 );
                 r.protocol_name = Some(String::new());
-                let _ = tx.send(r);
-            }
-        }
-        pending
+                r
+            },
+        )
     }
 
     /// SyncGroup v0-5. The returned future resolves when the leader's assignment is stored.
@@ -259,28 +248,41 @@ impl GroupCoordinator {
         ctx: &RequestContext,
         request: &SyncGroupRequest,
     ) -> PendingResponse<SyncGroupResponse> {
+        self.delayed(
+            &request.group_id,
+            sync_unavailable,
+            |slot| &mut slot.syncs,
+            |shard, now, id| shard.sync_group(now, ctx, request, id),
+            || crate::coordinator::shard::sync_error(CoordinatorError::NotCoordinator),
+        )
+    }
+
+    /// Registers a request whose response the shard completes later (`start` hands it the
+    /// response id), under the slot lock so that a completion cannot overtake the waiter.
+    fn delayed<T>(
+        &self,
+        group_id: &str,
+        fallback: fn() -> T,
+        waiters: impl FnOnce(&mut Slot) -> &mut HashMap<ResponseId, oneshot::Sender<T>>,
+        start: impl FnOnce(&mut GroupCoordinatorShard, i64, ResponseId),
+        not_coordinator: impl FnOnce() -> T,
+    ) -> PendingResponse<T> {
         let (tx, rx) = oneshot::channel();
         let id = self.next_response_id();
-        let pending = PendingResponse {
-            rx,
-            fallback: sync_unavailable,
-        };
-        let slot = &self.slots[self.partition_for(&request.group_id) as usize % self.slots.len()];
+        let slot = &self.slots[self.partition_for(group_id) as usize % self.slots.len()];
         let mut slot = slot.lock();
         let now = self.clock.now_ms();
         match slot.shard.as_mut() {
             Some(shard) => {
-                shard.sync_group(now, ctx, request, id);
-                slot.syncs.insert(id, tx);
+                start(shard, now, id);
+                waiters(&mut slot).insert(id, tx);
                 slot.deliver();
             }
             None => {
-                let _ = tx.send(crate::coordinator::shard::sync_error(
-                    CoordinatorError::NotCoordinator,
-                ));
+                let _ = tx.send(not_coordinator());
             }
         }
-        pending
+        PendingResponse { rx, fallback }
     }
 
     /// Heartbeat v0-4.

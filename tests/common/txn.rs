@@ -71,6 +71,21 @@ pub async fn init_producer_id_once(
     id: &str,
     timeout_ms: i32,
 ) -> init_producer_id_response::InitProducerIdResponse {
+    init_producer_id_v4(c, Some(id), timeout_ms).await
+}
+
+/// One InitProducerId of an idempotent (not transactional) producer.
+pub async fn init_idempotent_producer(
+    c: &mut Client,
+) -> init_producer_id_response::InitProducerIdResponse {
+    init_producer_id_v4(c, None, -1).await
+}
+
+async fn init_producer_id_v4(
+    c: &mut Client,
+    transactional_id: Option<&str>,
+    timeout_ms: i32,
+) -> init_producer_id_response::InitProducerIdResponse {
     use init_producer_id_request::*;
     api_call!(
         c,
@@ -78,7 +93,7 @@ pub async fn init_producer_id_once(
         init_producer_id_response::InitProducerIdResponse,
         4,
         InitProducerIdRequest {
-            transactional_id: Some(id.into()),
+            transactional_id: transactional_id.map(Into::into),
             transaction_timeout_ms: timeout_ms,
             producer_id: -1,
             producer_epoch: -1,
