@@ -61,6 +61,10 @@ pub struct SimBroker {
     /// a truncation, a replica deleted): the checker's memo of batches already found on them
     /// holds only within one generation.
     pub log_generation: u64,
+    /// AlterPartitions that did not reach the controller: the process sends them again until
+    /// they are answered or a newer proposal for the partition replaces them, as
+    /// `cluster::lifecycle::run_alter_partition_sender` does. Gone with the process.
+    pub alter_unsent: Vec<crate::replica::AlterPartition>,
 }
 
 /// How a broker process ends.
@@ -152,6 +156,7 @@ impl Sim {
                 next_heartbeat_ms: 0,
                 shutdown_deadline_ms: None,
                 log_generation: 0,
+                alter_unsent: Vec::new(),
             })
             .collect();
         let net = Network::new(config.drop_probability, 1, 20);
@@ -366,6 +371,7 @@ impl Sim {
         self.net.forget(id);
         self.pending.retain(|p| p.broker != id);
         self.alter_inbox.retain(|a| a.from != id);
+        self.brokers[i].alter_unsent.clear();
         // No more heartbeats: the controller fences it when its session expires.
         self.brokers[i].epoch = None;
         self.brokers[i].shutdown_deadline_ms = None;
@@ -593,12 +599,17 @@ impl Sim {
             if now >= self.brokers[i].next_heartbeat_ms && !self.isolated_until.contains_key(&id) {
                 self.heartbeat(i);
             }
+            let mut alters = std::mem::take(&mut self.brokers[i].alter_unsent);
             let Some(node) = &self.brokers[i].node else {
                 continue;
             };
             let requests = node.replicas.poll_fetch_requests(now);
             node.replicas.maybe_shrink_isr(now);
-            let mut alters = node.replicas.take_alter_partitions();
+            for proposal in node.replicas.take_alter_partitions() {
+                alters
+                    .retain(|a| !(a.topic == proposal.topic && a.partition == proposal.partition));
+                alters.push(proposal);
+            }
             // The replica manager hands them out in hash order: a seed replays exactly only
             // if they draw their delays in one order.
             alters.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
@@ -617,15 +628,12 @@ impl Sim {
                 self.net.send(&mut self.rng, now, env);
             }
             if self.isolated_until.contains_key(&id) || !self.controller_available() {
-                // Lost on the way; the broker's request times out.
-                for a in alters {
-                    if let Some(node) = &self.brokers[i].node {
-                        node.replicas.on_alter_partition_error(
-                            &a,
-                            crate::replica::AlterPartitionError::NotLeaderOrFollower,
-                        );
-                    }
+                // Lost on the way; the sender retries them while the leader keeps them
+                // pending (and out of its high watermark's way).
+                if !alters.is_empty() {
+                    self.stats.alter_partitions_resent += 1;
                 }
+                self.brokers[i].alter_unsent = alters;
                 continue;
             }
             for request in alters {

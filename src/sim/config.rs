@@ -80,6 +80,9 @@ pub struct SimStats {
     pub shutdown_timeouts: usize,
     /// Committed AlterPartitions whose answer was lost (the leader sent them again).
     pub alter_partition_answers_lost: usize,
+    /// Steps in which a broker's AlterPartitions did not reach the controller and were kept
+    /// for a later send.
+    pub alter_partitions_resent: usize,
     pub reassignments_started: usize,
     pub reassignments_cancelled: usize,
     /// Reassignments whose targets all joined the ISR, so that the old replicas left.
@@ -106,6 +109,7 @@ impl SimStats {
         self.controlled_shutdowns += o.controlled_shutdowns;
         self.shutdown_timeouts += o.shutdown_timeouts;
         self.alter_partition_answers_lost += o.alter_partition_answers_lost;
+        self.alter_partitions_resent += o.alter_partitions_resent;
         self.reassignments_started += o.reassignments_started;
         self.reassignments_cancelled += o.reassignments_cancelled;
         self.reassignments_completed += o.reassignments_completed;

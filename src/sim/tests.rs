@@ -123,6 +123,7 @@ fn replication_survives_faults_over_many_seeds() {
                 && total.controlled_shutdowns > 0
                 && total.shutdown_timeouts > 0
                 && total.alter_partition_answers_lost > 0
+                && total.alter_partitions_resent > 0
                 && total.reassignments_started > 0
                 && total.reassignments_completed > 0
                 && total.replicas_removed > 0
