@@ -560,23 +560,27 @@ fn load_dir(state: &Arc<LogDirState>, config: &LogConfig, now_ms: i64) -> Result
         RECOVERY_POINT_CHECKPOINT,
         "every log of the dir is recovered from its start",
     )?;
+    // A clean shutdown skips recovery; without the recovery points it cannot be trusted.
+    let clean = clean && recovery_points.is_some();
+    let recovery_points = recovery_points.unwrap_or_default();
     let log_starts = read_checkpoint_or_reset(
         dir,
         LOG_START_OFFSET_CHECKPOINT,
         "log start offsets reset to the first segments",
-    )?;
+    )?
+    .unwrap_or_default();
     let cleaner_offsets = read_checkpoint_or_reset(
         dir,
         CLEANER_OFFSET_CHECKPOINT,
         "compacted logs are cleaned again from their start",
-    )?;
+    )?
+    .unwrap_or_default();
     let high_watermarks = read_checkpoint_or_reset(
         dir,
         REPLICATION_OFFSET_CHECKPOINT,
         "replicas start their high watermarks at their log start",
-    )?;
-    // A clean shutdown skips recovery; without the recovery points it cannot be trusted.
-    let clean = clean && recovery_points_readable(dir);
+    )?
+    .unwrap_or_default();
     let mut logs = HashMap::new();
     for entry in std::fs::read_dir(dir).ctx("list log dir", dir)? {
         let entry = entry.ctx("list log dir", dir)?;
@@ -623,26 +627,21 @@ fn load_dir(state: &Arc<LogDirState>, config: &LogConfig, now_ms: i64) -> Result
 /// `loadLogs` does for the recovery points and log starts. For the high watermarks Kafka
 /// instead takes the dir offline, but a torn high-watermark file loses nothing a follower
 /// cannot fetch again, while an offline dir loses every replica in it. An I/O error still
-/// takes the dir offline.
-fn read_checkpoint_or_reset(dir: &Path, name: &str, reset: &str) -> Result<OffsetMap> {
+/// takes the dir offline. None when the file was unreadable and is reset.
+fn read_checkpoint_or_reset(dir: &Path, name: &str, reset: &str) -> Result<Option<OffsetMap>> {
     let path = dir.join(name);
     match read_offset_checkpoint(&path) {
         Err(e @ StorageError::CorruptFile { .. }) => {
             tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable checkpoint: {reset}");
-            Ok(OffsetMap::new())
+            Ok(None)
         }
         // Bytes that are not text are garbage in the file, not a failing disk.
         Err(StorageError::Io { source, .. })
             if source.kind() == std::io::ErrorKind::InvalidData =>
         {
             tracing::warn!(path = %path.display(), error = %source, "ignoring an unreadable checkpoint: {reset}");
-            Ok(OffsetMap::new())
+            Ok(None)
         }
-        other => other,
+        other => other.map(Some),
     }
-}
-
-/// Whether the dir's recovery points parse (or are absent).
-fn recovery_points_readable(dir: &Path) -> bool {
-    read_offset_checkpoint(&dir.join(RECOVERY_POINT_CHECKPOINT)).is_ok()
 }
