@@ -3,6 +3,7 @@
 //! before an append is acknowledged; the vote and the purge point each in their own file,
 //! replaced atomically. At start a torn tail (short frame, bad CRC, undecodable entry, index
 //! gap) is truncated: an unacknowledged append may be lost, an acknowledged one never.
+//! Writes and fsyncs run on tokio's blocking pool, off the runtime threads.
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::fs::{File, OpenOptions};
@@ -208,6 +209,21 @@ impl<S: ReplicatedState> LogInner<S> {
     }
 }
 
+impl<S: ReplicatedState> LogStore<S> {
+    /// Runs a write of the log on the blocking pool: an fsync must not hold a runtime thread
+    /// (the brokers' request handling shares it). openraft awaits each log write before the
+    /// next, so the writes keep their order.
+    async fn write<R: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut LogInner<S>) -> std::io::Result<R> + Send + 'static,
+    ) -> std::io::Result<R> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || op(&mut inner.lock()))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+    }
+}
+
 fn json_bytes<T: serde::Serialize>(v: &T) -> std::io::Result<Vec<u8>> {
     serde_json::to_vec(v).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
@@ -243,13 +259,16 @@ impl<S: ReplicatedState> RaftLogStorage<TypeConfig<S>> for LogStore<S> {
     }
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), StorageError> {
-        let mut inner = self.inner.lock();
+        let vote = *vote;
         let bytes =
-            json_bytes(vote).map_err(|e| io_err(ErrorSubject::Vote, ErrorVerb::Write, e))?;
-        write_durably(&inner.dir.join(VOTE_FILE), &bytes)
-            .map_err(|e| io_err(ErrorSubject::Vote, ErrorVerb::Write, e))?;
-        inner.vote = Some(*vote);
-        Ok(())
+            json_bytes(&vote).map_err(|e| io_err(ErrorSubject::Vote, ErrorVerb::Write, e))?;
+        self.write(move |inner| {
+            write_durably(&inner.dir.join(VOTE_FILE), &bytes)?;
+            inner.vote = Some(vote);
+            Ok(())
+        })
+        .await
+        .map_err(|e| io_err(ErrorSubject::Vote, ErrorVerb::Write, e))
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, StorageError> {
@@ -259,16 +278,18 @@ impl<S: ReplicatedState> RaftLogStorage<TypeConfig<S>> for LogStore<S> {
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
         // Only a hint that lets a restarted node re-apply its committed tail before hearing
         // from a leader; openraft does not require it to be durable, so no fsync.
-        let mut inner = self.inner.lock();
-        if inner.committed == committed {
+        if self.inner.lock().committed == committed {
             return Ok(());
         }
         let bytes =
             json_bytes(&committed).map_err(|e| io_err(ErrorSubject::Store, ErrorVerb::Write, e))?;
-        std::fs::write(inner.dir.join(COMMITTED_FILE), bytes)
-            .map_err(|e| io_err(ErrorSubject::Store, ErrorVerb::Write, e))?;
-        inner.committed = committed;
-        Ok(())
+        self.write(move |inner| {
+            std::fs::write(inner.dir.join(COMMITTED_FILE), bytes)?;
+            inner.committed = committed;
+            Ok(())
+        })
+        .await
+        .map_err(|e| io_err(ErrorSubject::Store, ErrorVerb::Write, e))
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
@@ -285,7 +306,7 @@ impl<S: ReplicatedState> RaftLogStorage<TypeConfig<S>> for LogStore<S> {
         I::IntoIter: OptionalSend,
     {
         let entries: Vec<Entry<S>> = entries.into_iter().collect();
-        let result = self.inner.lock().append(entries);
+        let result = self.write(move |inner| inner.append(entries)).await;
         match result {
             Ok(()) => {
                 callback.log_io_completed(Ok(()));
@@ -300,16 +321,14 @@ impl<S: ReplicatedState> RaftLogStorage<TypeConfig<S>> for LogStore<S> {
     }
 
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        self.inner
-            .lock()
-            .truncate_from(log_id.index)
+        self.write(move |inner| inner.truncate_from(log_id.index))
+            .await
             .map_err(|e| io_err(ErrorSubject::Logs, ErrorVerb::Delete, e))
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        self.inner
-            .lock()
-            .purge_upto(log_id)
+        self.write(move |inner| inner.purge_upto(log_id))
+            .await
             .map_err(|e| io_err(ErrorSubject::Logs, ErrorVerb::Delete, e))
     }
 }

@@ -15,7 +15,8 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use super::types::{
-    write_durably, Entry, LogId, SnapshotFile, StorageError, StoredMembership, TypeConfig,
+    write_durably_off_runtime, Entry, LogId, SnapshotFile, StorageError, StoredMembership,
+    TypeConfig,
 };
 use crate::controller::quorum::{NodeId, ReplicatedState};
 
@@ -181,13 +182,15 @@ impl<S: ReplicatedState> RaftSnapshotBuilder<TypeConfig<S>> for StateMachineStor
             };
             (bytes, meta, inner.dir.clone())
         };
-        write_durably(&dir.join(SNAPSHOT_FILE), &file_bytes)
+        let file_bytes = Arc::new(file_bytes);
+        write_durably_off_runtime(dir.join(SNAPSHOT_FILE), file_bytes.clone())
+            .await
             .map_err(|e| sm_err(ErrorVerb::Write, e))?;
         let snapshot = Snapshot {
             meta: meta.clone(),
-            snapshot: Box::new(Cursor::new(file_bytes.clone())),
+            snapshot: Box::new(Cursor::new(file_bytes.to_vec())),
         };
-        self.inner.lock().snapshot = Some((meta, Arc::new(file_bytes)));
+        self.inner.lock().snapshot = Some((meta, file_bytes));
         Ok(snapshot)
     }
 }
@@ -250,12 +253,15 @@ impl<S: ReplicatedState> RaftStateMachine<TypeConfig<S>> for StateMachineStore<S
         let file: SnapshotFile<S> =
             serde_json::from_slice(&bytes).map_err(|e| sm_err(ErrorVerb::Read, e))?;
         let dir = self.inner.lock().dir.clone();
-        write_durably(&dir.join(SNAPSHOT_FILE), &bytes).map_err(|e| sm_err(ErrorVerb::Write, e))?;
+        let bytes = Arc::new(bytes);
+        write_durably_off_runtime(dir.join(SNAPSHOT_FILE), bytes.clone())
+            .await
+            .map_err(|e| sm_err(ErrorVerb::Write, e))?;
         let mut inner = self.inner.lock();
         inner.last_applied = meta.last_log_id;
         inner.last_membership = meta.last_membership.clone();
         inner.state = Arc::new(file.state);
-        inner.snapshot = Some((meta.clone(), Arc::new(bytes)));
+        inner.snapshot = Some((meta.clone(), bytes));
         inner.recent.clear();
         self.publish(&inner);
         Ok(())

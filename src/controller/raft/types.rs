@@ -89,3 +89,13 @@ pub fn write_durably(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
     }
     Ok(())
 }
+
+/// [`write_durably`] on tokio's blocking pool, so that its fsyncs do not hold a runtime thread.
+pub async fn write_durably_off_runtime(
+    path: std::path::PathBuf,
+    bytes: std::sync::Arc<Vec<u8>>,
+) -> std::io::Result<()> {
+    tokio::task::spawn_blocking(move || write_durably(&path, &bytes))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+}
