@@ -78,11 +78,13 @@ impl ControllerChannel {
             .leader()
             .map(|l| l as i32)
             .ok_or(ChannelError::NoController)?;
+        // The leader may be a voter added after start: its address comes from the quorum.
         let addr = self
-            .voters
-            .get(&leader)
-            .ok_or(ChannelError::NoController)?
-            .clone();
+            .quorum
+            .voter_addresses()
+            .remove(&(leader as u64))
+            .or_else(|| self.voters.get(&leader).cloned())
+            .ok_or(ChannelError::NoController)?;
         let pooled = {
             let mut idle = self.idle.lock();
             // Connections to a former leader are of no more use.
