@@ -56,6 +56,16 @@ fn observers(q: &DescribeQuorumResponse) -> BTreeSet<i32> {
 }
 
 async fn add_voter(addr: std::net::SocketAddr, voter_id: i32, port: u16) -> i16 {
+    add_voter_as(addr, voter_id, port, None, "CONTROLLER").await
+}
+
+async fn add_voter_as(
+    addr: std::net::SocketAddr,
+    voter_id: i32,
+    port: u16,
+    cluster_id: Option<&str>,
+    listener: &str,
+) -> i16 {
     use strata::protocol::messages::add_raft_voter_request::*;
     let mut c = Client::connect(addr).await;
     let r = api_call!(
@@ -64,11 +74,11 @@ async fn add_voter(addr: std::net::SocketAddr, voter_id: i32, port: u16) -> i16 
         add_raft_voter_response::AddRaftVoterResponse,
         0,
         AddRaftVoterRequest {
-            cluster_id: None,
+            cluster_id: cluster_id.map(str::to_string),
             timeout_ms: 10_000,
             voter_id,
             listeners: vec![Listener {
-                name: "CONTROLLER".into(),
+                name: listener.into(),
                 host: "127.0.0.1".into(),
                 port,
                 ..Default::default()

@@ -711,6 +711,22 @@ mod tests {
         assert!(load("listeners=A://h:70000", &[]).is_err());
         assert!(load("controller.quorum.voters=x@h:1", &[]).is_err());
     }
+
+    #[test]
+    fn quorum_bootstrap_servers() {
+        let (c, _) = load(
+            "controller.quorum.bootstrap.servers=localhost:9093, [::1]:9094",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.controller_quorum_bootstrap_servers,
+            vec!["localhost:9093".to_string(), "[::1]:9094".to_string()]
+        );
+        assert!(c.controller_quorum_voters.is_empty());
+        assert!(load("controller.quorum.bootstrap.servers=localhost", &[]).is_err());
+        assert!(load("controller.quorum.bootstrap.servers=h:99999", &[]).is_err());
+    }
 }
 
 /// Maps `group.consumer.assignors` entries (short names or Kafka's built-in class names) to
