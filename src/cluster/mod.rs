@@ -79,7 +79,15 @@ impl ClusterContext {
         }
         current
             .into_iter()
-            .map(|(id, addr)| (id as i32, addr))
+            .map(|(id, addr)| {
+                let id = id as i32;
+                // Our own listener as configured now (a lone voter's port is ephemeral).
+                let addr = match self.voters.get(&id) {
+                    Some(own) if id == self.node_id => own.clone(),
+                    _ => addr,
+                };
+                (id, addr)
+            })
             .collect()
     }
 

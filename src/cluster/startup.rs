@@ -179,10 +179,12 @@ pub async fn start_cluster(
     let quorum = Arc::new(quorum);
     // Only a lone voter that is still alone (not one that has had voters added since)
     // must lead before it serves.
+    // (Right after a first initialize openraft may not have published the membership yet:
+    // none counts as alone.)
     let still_alone = quorum.voter().is_some_and(|q| {
         q.voter_addresses()
             .keys()
-            .eq([config.node_id as u64].iter())
+            .all(|id| *id == config.node_id as u64)
     });
     if voters.len() == 1 && voters.contains_key(&config.node_id) && still_alone {
         if let Some(controller) = &controller {

@@ -48,6 +48,9 @@ pub struct QuorumConfig {
     pub heartbeat_interval_ms: u64,
     /// A snapshot is taken after this many entries so start-up replays only the tail.
     pub snapshot_every_entries: u64,
+    /// The leader drops a learner (a controller that asked to follow but is not a voter)
+    /// that has not answered for this long, as Kafka's leader forgets an observer.
+    pub learner_session_timeout_ms: u64,
 }
 
 impl QuorumConfig {
@@ -65,6 +68,7 @@ impl QuorumConfig {
             election_timeout_max_ms: 600,
             heartbeat_interval_ms: 100,
             snapshot_every_entries: 1000,
+            learner_session_timeout_ms: 300_000,
         }
     }
 }

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use openraft::error::{CheckIsLeaderError, ClientWriteError, Fatal, InitializeError, RaftError};
@@ -122,7 +123,9 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             // The stored membership is the voter set, as Kafka's stored VotersRecord wins
             // over the static configuration.
             let stored = voters::voters_of(&raft.metrics().borrow());
-            if !config.voters.is_empty() && !stored.is_empty() && stored != config.voters {
+            // Only the ids matter: a lone voter's listener port is ephemeral.
+            let differ = !stored.keys().eq(config.voters.keys());
+            if !config.voters.is_empty() && !stored.is_empty() && differ {
                 tracing::warn!(
                     node_id = config.node_id,
                     ?stored,
@@ -192,6 +195,11 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 quorum.inner.stop.clone(),
             ));
         }
+        tokio::spawn(voters::expire_learners(
+            quorum.clone(),
+            Duration::from_millis(config.learner_session_timeout_ms.max(1)),
+            quorum.inner.stop.clone(),
+        ));
         Ok(quorum)
     }
 

@@ -344,7 +344,7 @@ pub(super) async fn join_as_learner<S: ReplicatedState>(
     advertised_addr: String,
     stop: CancellationToken,
 ) {
-    if bootstrap_servers.is_empty() {
+    if bootstrap_servers.is_empty() || advertised_addr.is_empty() {
         return;
     }
     let mut next = 0usize;
@@ -376,6 +376,61 @@ pub(super) async fn join_as_learner<S: ReplicatedState>(
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(Duration::from_millis(JOIN_RETRY_MS)) => {}
+        }
+    }
+}
+
+/// On the leader: drops the learners that have not answered AppendEntries for
+/// `session_timeout` (an abandoned controller-to-be, or a removed voter that was stopped), so
+/// the leader stops replicating to them and DescribeQuorum stops listing them.
+pub(super) async fn expire_learners<S: ReplicatedState>(
+    quorum: RaftQuorum<S>,
+    session_timeout: Duration,
+    stop: CancellationToken,
+) {
+    let period = (session_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    // When this leader first saw each learner: one it has not reached yet is given a whole
+    // session from then, so a new leader does not drop learners it has not contacted.
+    let mut first_seen: BTreeMap<NodeId, Instant> = BTreeMap::new();
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(period) => {}
+        }
+        if !quorum.is_leader_now() {
+            first_seen.clear();
+            continue;
+        }
+        let learners: Vec<NodeId> = quorum
+            .inner
+            .metrics
+            .borrow()
+            .membership_config
+            .membership()
+            .learner_ids()
+            .collect();
+        first_seen.retain(|id, _| learners.contains(id));
+        let now_ms = super::observer::now_ms();
+        let timeout_ms = session_timeout.as_millis() as i64;
+        let mut expired = BTreeSet::new();
+        for id in learners {
+            let seen = *first_seen.entry(id).or_insert_with(Instant::now);
+            let (last_fetch_ms, _) = quorum.inner.voter_contacts.get(id);
+            let silent = last_fetch_ms < 0 || now_ms - last_fetch_ms >= timeout_ms;
+            if silent && seen.elapsed() >= session_timeout {
+                expired.insert(id);
+            }
+        }
+        if expired.is_empty() {
+            continue;
+        }
+        let Ok(_only_change) = quorum.inner.voter_change.try_lock() else {
+            continue;
+        };
+        let change = ChangeMembers::RemoveNodes(expired.clone());
+        match quorum.inner.raft.change_membership(change, true).await {
+            Ok(_) => tracing::info!(?expired, "silent controller quorum learners dropped"),
+            Err(e) => tracing::debug!(?expired, error = %e, "dropping silent learners failed"),
         }
     }
 }

@@ -234,3 +234,58 @@ async fn the_stored_membership_wins_over_the_configured_voters_at_restart() {
         n.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_learner_is_dropped_after_the_session_timeout() {
+    let dirs: Vec<_> = (0..4)
+        .map(|_| tempfile::tempdir().expect("tempdir"))
+        .collect();
+    let voters: BTreeMap<NodeId, String> = (1..=3).map(|id| (id, format!("mem:{id}"))).collect();
+    let short = |cfg: QuorumConfig| QuorumConfig {
+        learner_session_timeout_ms: 800,
+        ..cfg
+    };
+    let net = MemNetwork::new();
+    let mut nodes = Vec::new();
+    for id in 1..=3u64 {
+        let node = Node::start(
+            short(config(id, &voters, dirs[id as usize - 1].path())),
+            net.transport(id),
+        )
+        .await
+        .expect("start");
+        net.register(id, Arc::new(node.clone()));
+        nodes.push(node);
+    }
+    let all: Vec<&Node> = nodes.iter().collect();
+    let leader_id = leader_of(&all).await;
+    let leader = nodes[leader_id as usize - 1].clone();
+    let learners =
+        |n: &Node| -> Vec<NodeId> { n.status().observers.iter().map(|o| o.node_id).collect() };
+
+    // A controller-to-be follows, then goes away without being added.
+    let fourth = Node::start(bootstrap_config(4, dirs[3].path()), net.transport(4))
+        .await
+        .expect("start the fourth controller");
+    net.register(4, Arc::new(fourth.clone()));
+    wait_until("the learner follows", Duration::from_secs(10), || {
+        fourth.is_member() && learners(&leader).contains(&4)
+    })
+    .await;
+    // Answering, it stays beyond the session timeout.
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert!(learners(&leader).contains(&4), "a live learner is kept");
+    fourth.shutdown().await;
+    net.unregister(4);
+    wait_until(
+        "the silent learner dropped",
+        Duration::from_secs(10),
+        || !learners(&leader).contains(&4),
+    )
+    .await;
+    assert_eq!(voter_ids(&leader), vec![1, 2, 3]);
+    leader.propose(vec!["y".into()]).await.expect("propose");
+    for n in &nodes {
+        n.shutdown().await;
+    }
+}
