@@ -78,11 +78,16 @@ impl ControllerChannel {
             .leader()
             .map(|l| l as i32)
             .ok_or(ChannelError::NoController)?;
-        let addr = self
-            .voters
-            .get(&leader)
-            .ok_or(ChannelError::NoController)?
-            .clone();
+        // The leader may be a voter added after start: its address comes from the quorum.
+        // This process's own listener is the configured one (a lone voter's ephemeral port
+        // differs from the one its stored membership recorded at an earlier start).
+        let own = (leader == self.node_id)
+            .then(|| self.voters.get(&leader).cloned())
+            .flatten();
+        let addr = own
+            .or_else(|| self.quorum.voter_addresses().remove(&(leader as u64)))
+            .or_else(|| self.voters.get(&leader).cloned())
+            .ok_or(ChannelError::NoController)?;
         let pooled = {
             let mut idle = self.idle.lock();
             // Connections to a former leader are of no more use.

@@ -20,9 +20,11 @@ pub const EMBEDDED_CONTROLLER_LISTENER: &str = "CONTROLLER";
 /// The metadata log of single-node versions before the quorum of one.
 const LEGACY_METADATA_LOG: &str = "__strata_metadata.log";
 
-/// Whether `config` runs the embedded quorum of one (no voters configured).
+/// Whether `config` runs the embedded quorum of one (no voters and no bootstrap servers
+/// configured).
 pub fn is_embedded(config: &BrokerConfig) -> bool {
     config.controller_quorum_voters.is_empty()
+        && config.controller_quorum_bootstrap_servers.is_empty()
 }
 
 /// Gives an embedded node its controller listener before the listeners are bound.
@@ -30,7 +32,8 @@ pub fn prepare(config: &mut BrokerConfig) -> Result<(), String> {
     let roles = &config.process_roles;
     if !(roles.contains(&ProcessRole::Broker) && roles.contains(&ProcessRole::Controller)) {
         return Err(
-            "a node without both the broker and controller roles needs controller.quorum.voters"
+            "a node without both the broker and controller roles needs controller.quorum.voters \
+             or controller.quorum.bootstrap.servers"
                 .into(),
         );
     }

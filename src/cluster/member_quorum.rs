@@ -24,6 +24,15 @@ impl MetadataQuorum {
         }
     }
 
+    /// The current voters and their controller listeners: the stored membership on a
+    /// voter, the last answer's on an observer (both follow voter changes).
+    pub fn voter_addresses(&self) -> std::collections::BTreeMap<u64, String> {
+        match self {
+            MetadataQuorum::Voter(q) => q.voter_addresses(),
+            MetadataQuorum::Observer(q) => q.voter_addresses(),
+        }
+    }
+
     /// A raft RPC that reached this process; an observer has none to answer.
     pub async fn handle_rpc(&self, payload: Bytes) -> Bytes {
         match self {

@@ -39,7 +39,9 @@ pub struct ClusterContext {
     pub inter_broker_listener: String,
     /// Listener names clients may be told about (every non-controller listener).
     pub client_listeners: Vec<String>,
-    /// Voter id -> controller listener address.
+    /// Voter id -> controller listener address, as configured (`controller.quorum.voters`,
+    /// or as discovered through the bootstrap servers at start). The current set is
+    /// [`ClusterContext::current_voters`].
     pub voters: BTreeMap<i32, String>,
     /// Topics whose auto-creation is under way.
     pub auto_creating: parking_lot::Mutex<std::collections::HashSet<String>>,
@@ -66,6 +68,27 @@ impl ClusterContext {
     /// The metadata offset the local image reflects.
     pub fn image_offset(&self) -> u64 {
         self.quorum.state().borrow().0
+    }
+
+    /// The voters now (they change with AddRaftVoter / RemoveRaftVoter), falling back to
+    /// the configured ones before the quorum has named any.
+    pub fn current_voters(&self) -> BTreeMap<i32, String> {
+        let current = self.quorum.voter_addresses();
+        if current.is_empty() {
+            return self.voters.clone();
+        }
+        current
+            .into_iter()
+            .map(|(id, addr)| {
+                let id = id as i32;
+                // Our own listener as configured now (a lone voter's port is ephemeral).
+                let addr = match self.voters.get(&id) {
+                    Some(own) if id == self.node_id => own.clone(),
+                    _ => addr,
+                };
+                (id, addr)
+            })
+            .collect()
     }
 
     pub fn active_controller_id(&self) -> Option<i32> {

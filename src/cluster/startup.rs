@@ -25,16 +25,90 @@ const RAFT_CALL_TIMEOUT_MS: u64 = 1_000;
 /// Timeout of one request to the active controller.
 const CONTROLLER_REQUEST_TIMEOUT_MS: u64 = 5_000;
 
+/// How long a process with only `controller.quorum.bootstrap.servers` looks for the quorum
+/// at start before it gives up.
+const BOOTSTRAP_DISCOVERY_MAX_MS: u64 = 30_000;
+
+/// The file, in the metadata log dir, that keeps the cluster id of this member.
+const CLUSTER_ID_FILE: &str = "cluster.id";
+
+fn metadata_dir(config: &BrokerConfig) -> std::path::PathBuf {
+    config.log_dirs[0].join(format!("{}-0", crate::storage::manager::METADATA_TOPIC))
+}
+
+/// The cluster id and the voters a cluster member starts with. The id is derived from
+/// `controller.quorum.voters` at the first start, or learnt from the quorum through
+/// `controller.quorum.bootstrap.servers` (KIP-853), and kept in the metadata log dir: the
+/// voter set changes, the cluster id does not (Kafka keeps it in `meta.properties`).
+pub async fn resolve_quorum(
+    config: &BrokerConfig,
+) -> Result<(String, BTreeMap<i32, String>), String> {
+    let dir = metadata_dir(config);
+    let path = dir.join(CLUSTER_ID_FILE);
+    let stored = match std::fs::read_to_string(&path) {
+        Ok(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let configured = super::voters(config);
+    let is_controller = config.process_roles.contains(&ProcessRole::Controller);
+    let (cluster_id, voters) = if !configured.is_empty() {
+        let derived = super::cluster_id_for(&configured);
+        (stored.clone().unwrap_or(derived), configured)
+    } else {
+        let transport = TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS);
+        let found = crate::controller::raft::voters::discover::<MetadataImage>(
+            &transport,
+            config.node_id as u64,
+            &config.controller_quorum_bootstrap_servers,
+            // A controller that is already a member knows its id and its voters.
+            if stored.is_some() && is_controller {
+                RAFT_CALL_TIMEOUT_MS
+            } else {
+                BOOTSTRAP_DISCOVERY_MAX_MS
+            },
+        )
+        .await;
+        match (found, &stored) {
+            (Ok(reply), Some(id)) if *id != reply.cluster_id => {
+                return Err(format!(
+                    "the quorum at {:?} has cluster id {} but this node's is {id}",
+                    config.controller_quorum_bootstrap_servers, reply.cluster_id
+                ))
+            }
+            (Ok(reply), _) => (
+                reply.cluster_id,
+                reply
+                    .voters
+                    .into_iter()
+                    .map(|(id, addr)| (id as i32, addr))
+                    .collect(),
+            ),
+            (Err(_), Some(id)) if is_controller => (id.clone(), BTreeMap::new()),
+            (Err(e), _) => return Err(e),
+        }
+    };
+    if stored.as_deref() != Some(cluster_id.as_str()) {
+        std::fs::create_dir_all(&dir)
+            .and_then(|_| {
+                crate::controller::raft::types::write_durably(&path, cluster_id.as_bytes())
+            })
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok((cluster_id, voters))
+}
+
 /// Starts the quorum member and the controller. A lone voter (the embedded default) waits to
 /// lead and imports any metadata of earlier single-node versions before the broker starts.
 pub async fn start_cluster(
     config: &BrokerConfig,
     cluster_id: &str,
+    voters: BTreeMap<i32, String>,
     endpoints: &[AdvertisedEndpoint],
     clock: SharedClock,
     logs: &LogManager,
 ) -> Result<Arc<ClusterContext>, String> {
-    let voters = super::voters(config);
     let controller_listeners: Vec<String> = config
         .controller_listener_names
         .iter()
@@ -50,17 +124,26 @@ pub async fn start_cluster(
     }
     let mut quorum_config = QuorumConfig::new(
         config.node_id as u64,
-        voters
+        super::voters(config)
             .iter()
             .map(|(id, addr)| (*id as u64, addr.clone()))
             .collect::<BTreeMap<_, _>>(),
-        config.log_dirs[0].join(format!("{}-0", crate::storage::manager::METADATA_TOPIC)),
+        metadata_dir(config),
     );
     quorum_config.cluster_id = cluster_id.to_string();
+    quorum_config.bootstrap_servers = config.controller_quorum_bootstrap_servers.clone();
+    quorum_config.advertised_addr = endpoints
+        .iter()
+        .find(|e| controller_listeners.contains(&e.name))
+        .map(|e| format!("{}:{}", e.host, e.port))
+        .unwrap_or_default();
     let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     let is_voter = voters.contains_key(&config.node_id);
-    if is_controller != is_voter {
+    // A controller may start outside the voter set only to be added (KIP-853 bootstrap
+    // servers); the controller role is what makes a process a voter or a voter-to-be.
+    let joining = is_controller && !config.controller_quorum_bootstrap_servers.is_empty();
+    if is_controller != is_voter && !joining {
         return Err(format!(
             "node {} {} the controller role but {} among controller.quorum.voters",
             config.node_id,
@@ -68,7 +151,10 @@ pub async fn start_cluster(
             if is_voter { "is" } else { "is not" },
         ));
     }
-    let (quorum, controller) = if is_voter {
+    let (quorum, controller) = if is_controller {
+        if quorum_config.advertised_addr.is_empty() {
+            return Err("a controller needs a listener named in controller.listener.names".into());
+        }
         let raft = RaftQuorum::<MetadataImage>::start(quorum_config, transport)
             .await
             .map_err(|e| format!("{e:?}"))?;
@@ -80,13 +166,27 @@ pub async fn start_cluster(
         ));
         (MetadataQuorum::Voter(raft), Some(controller))
     } else {
+        // An observer follows the voters the quorum names, configured or discovered.
+        quorum_config.voters = voters
+            .iter()
+            .map(|(id, addr)| (*id as u64, addr.clone()))
+            .collect();
         (
             MetadataQuorum::Observer(ObserverQuorum::start(quorum_config, transport)),
             None,
         )
     };
     let quorum = Arc::new(quorum);
-    if voters.len() == 1 {
+    // Only a lone voter that is still alone (not one that has had voters added since)
+    // must lead before it serves.
+    // (Right after a first initialize openraft may not have published the membership yet:
+    // none counts as alone.)
+    let still_alone = quorum.voter().is_some_and(|q| {
+        q.voter_addresses()
+            .keys()
+            .all(|id| *id == config.node_id as u64)
+    });
+    if voters.len() == 1 && voters.contains_key(&config.node_id) && still_alone {
         if let Some(controller) = &controller {
             wait_to_lead(controller).await?;
             super::embedded::import_legacy_metadata(

@@ -104,6 +104,9 @@ pub struct BrokerConfig {
     pub advertised_listeners: Vec<Listener>,
     pub controller_listener_names: Vec<String>,
     pub controller_quorum_voters: Vec<QuorumVoter>,
+    /// `host:port` entries of `controller.quorum.bootstrap.servers` (KIP-853): where a
+    /// process without `controller.quorum.voters` finds the quorum and its voters.
+    pub controller_quorum_bootstrap_servers: Vec<String>,
     pub log_dirs: Vec<PathBuf>,
     pub num_partitions: i32,
     pub default_replication_factor: i32,
@@ -444,6 +447,25 @@ impl BrokerConfig {
         let timestamp_type = p.string("log.message.timestamp.type")?;
         let compression = p.string("compression.type")?;
 
+        let mut controller_quorum_bootstrap_servers = Vec::new();
+        for s in p
+            .opt_list("controller.quorum.bootstrap.servers")?
+            .unwrap_or_default()
+        {
+            let s = s.trim();
+            let valid = s
+                .rsplit_once(':')
+                .is_some_and(|(h, port)| !h.is_empty() && port.parse::<u16>().is_ok());
+            if !valid {
+                return Err(ConfigError::invalid(
+                    "controller.quorum.bootstrap.servers",
+                    s,
+                    "expected host:port",
+                ));
+            }
+            controller_quorum_bootstrap_servers.push(s.to_string());
+        }
+
         let config = BrokerConfig {
             node_id,
             process_roles,
@@ -451,6 +473,7 @@ impl BrokerConfig {
             advertised_listeners,
             controller_listener_names,
             controller_quorum_voters,
+            controller_quorum_bootstrap_servers,
             log_dirs,
             num_partitions: p.int("num.partitions")?,
             default_replication_factor: p.int("default.replication.factor")?,
@@ -687,6 +710,22 @@ mod tests {
         assert!(load("listeners=A://h:1,a://h:2", &[]).is_err());
         assert!(load("listeners=A://h:70000", &[]).is_err());
         assert!(load("controller.quorum.voters=x@h:1", &[]).is_err());
+    }
+
+    #[test]
+    fn quorum_bootstrap_servers() {
+        let (c, _) = load(
+            "controller.quorum.bootstrap.servers=localhost:9093, [::1]:9094",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.controller_quorum_bootstrap_servers,
+            vec!["localhost:9093".to_string(), "[::1]:9094".to_string()]
+        );
+        assert!(c.controller_quorum_voters.is_empty());
+        assert!(load("controller.quorum.bootstrap.servers=localhost", &[]).is_err());
+        assert!(load("controller.quorum.bootstrap.servers=h:99999", &[]).is_err());
     }
 }
 

@@ -40,6 +40,7 @@ pub use partitions::{
 pub use producer_ids::{allocate_producer_ids, ProducerIdBlock, PRODUCER_ID_BLOCK_SIZE};
 pub use quorum::{
     NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
+    VoterChangeError,
 };
 pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
 pub use records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_TOPIC};

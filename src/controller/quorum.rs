@@ -31,8 +31,16 @@ pub struct QuorumConfig {
     /// Every raft RPC names the cluster it belongs to; a node answers only its own cluster's
     /// (KRaft answers INCONSISTENT_CLUSTER_ID), so a stale address never mixes two quorums.
     pub cluster_id: String,
-    /// The static voter set: node id -> "host:port" of its controller listener.
+    /// The configured voter set (`controller.quorum.voters`): node id -> "host:port" of its
+    /// controller listener. It forms a new quorum; once a membership is stored (openraft
+    /// keeps it in its log, as KRaft keeps VotersRecords) the stored one wins. Empty for a
+    /// controller that joins through `bootstrap_servers` (KIP-853).
     pub voters: BTreeMap<NodeId, String>,
+    /// `controller.quorum.bootstrap.servers`: where a controller outside the membership asks
+    /// to follow the quorum as a learner (an observer in KRaft terms) until it is added.
+    pub bootstrap_servers: Vec<String>,
+    /// This node's controller listener, as the leader should reach it once it joins.
+    pub advertised_addr: String,
     /// Where the metadata log, vote and snapshot live, e.g. `<log.dirs[0]>/__cluster_metadata-0`.
     pub dir: PathBuf,
     pub election_timeout_min_ms: u64,
@@ -40,6 +48,9 @@ pub struct QuorumConfig {
     pub heartbeat_interval_ms: u64,
     /// A snapshot is taken after this many entries so start-up replays only the tail.
     pub snapshot_every_entries: u64,
+    /// The leader drops a learner (a controller that asked to follow but is not a voter)
+    /// that has not answered for this long, as Kafka's leader forgets an observer.
+    pub learner_session_timeout_ms: u64,
 }
 
 impl QuorumConfig {
@@ -50,11 +61,14 @@ impl QuorumConfig {
             node_id,
             cluster_id: String::new(),
             voters,
+            bootstrap_servers: Vec::new(),
+            advertised_addr: String::new(),
             dir,
             election_timeout_min_ms: 300,
             election_timeout_max_ms: 600,
             heartbeat_interval_ms: 100,
             snapshot_every_entries: 1000,
+            learner_session_timeout_ms: 300_000,
         }
     }
 }
@@ -84,6 +98,48 @@ impl std::fmt::Display for QuorumError {
 }
 
 impl std::error::Error for QuorumError {}
+
+/// Why a voter change (AddRaftVoter / RemoveRaftVoter, KIP-853) was refused; each maps to
+/// the error Kafka's `AddVoterHandler` / `RemoveVoterHandler` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VoterChangeError {
+    /// NOT_LEADER_OR_FOLLOWER: only the quorum leader changes the voter set.
+    NotLeader {
+        leader: Option<NodeId>,
+    },
+    /// DUPLICATE_VOTER.
+    DuplicateVoter,
+    /// VOTER_NOT_FOUND: not a voter, or the last one.
+    VoterNotFound,
+    /// REQUEST_TIMED_OUT: another change is pending or not yet committed.
+    ChangeInProgress,
+    /// REQUEST_TIMED_OUT: the new voter did not catch up, or the change did not commit, in time.
+    TimedOut,
+    Shutdown,
+    Other(String),
+}
+
+impl std::fmt::Display for VoterChangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VoterChangeError::NotLeader { leader } => {
+                write!(f, "not the quorum leader (leader: {leader:?})")
+            }
+            VoterChangeError::DuplicateVoter => write!(f, "the node is already a voter"),
+            VoterChangeError::VoterNotFound => {
+                write!(f, "the node is not a voter, or is the last voter")
+            }
+            VoterChangeError::ChangeInProgress => {
+                write!(f, "a previous voter change has not completed")
+            }
+            VoterChangeError::TimedOut => write!(f, "the voter change timed out"),
+            VoterChangeError::Shutdown => write!(f, "quorum is shut down"),
+            VoterChangeError::Other(e) => write!(f, "voter change failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for VoterChangeError {}
 
 /// What DescribeQuorum reports.
 #[derive(Debug, Clone, PartialEq, Eq)]

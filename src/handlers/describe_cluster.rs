@@ -22,7 +22,7 @@ pub fn handle(broker: &Broker, request: &DescribeClusterRequest) -> DescribeClus
     // Endpoint type 2 asks for the controllers (KIP-919), 1 for the brokers.
     let brokers = if request.endpoint_type == 2 {
         cluster
-            .voters
+            .current_voters()
             .iter()
             .filter_map(|(id, addr)| {
                 let (host, port) = addr.rsplit_once(':')?;

@@ -47,7 +47,7 @@ pub fn describe(
         ..Default::default()
     };
     let nodes = cluster
-        .voters
+        .current_voters()
         .iter()
         .filter_map(|(id, addr)| {
             let (host, port) = addr.rsplit_once(':')?;

@@ -20,6 +20,7 @@ pub use context::{Broker, Limits};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+pub mod add_raft_voter;
 pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod alter_partition;
@@ -61,6 +62,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod offsets_topic;
 pub mod produce;
+pub mod remove_raft_voter;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod write_txn_markers;
@@ -147,6 +149,8 @@ api_table! {
     67 => allocate_producer_ids, allocate_producer_ids_request::AllocateProducerIdsRequest, 0..=0;
     68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
     69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;
+    80 => add_raft_voter, add_raft_voter_request::AddRaftVoterRequest, 0..=0;
+    81 => remove_raft_voter, remove_raft_voter_request::RemoveRaftVoterRequest, 0..=0;
 }
 
 /// The group coordinator's view of a request: version, client id and host.
@@ -184,6 +188,8 @@ pub const CONTROLLER_APIS: &[i16] = &[
     63, // BrokerHeartbeat
     64, // UnregisterBroker
     67, // AllocateProducerIds
+    80, // AddRaftVoter
+    81, // RemoveRaftVoter
 ];
 
 /// Whether this process answers `api_key` at all.

@@ -215,15 +215,19 @@ pub async fn start(
     let metadata = Arc::new(metadata);
     let producer_ids =
         crate::cluster::producer_ids::ControllerProducerIds::new(config.node_id, replicas.clone());
-    // A lone voter keeps the id its log dirs were formatted with; voters derive theirs.
-    let cluster_id = if embedded {
-        logs.cluster_id()
+    // A lone voter keeps the id its log dirs were formatted with; members derive theirs from
+    // the voters, or learn it through the bootstrap servers.
+    let (cluster_id, voters) = if embedded {
+        (logs.cluster_id(), crate::cluster::voters(&config))
     } else {
-        crate::cluster::cluster_id_for(&crate::cluster::voters(&config))
+        crate::cluster::startup::resolve_quorum(&config)
+            .await
+            .map_err(StartupError::Metadata)?
     };
     let cluster = crate::cluster::startup::start_cluster(
         &config,
         &cluster_id,
+        voters,
         &endpoints,
         clock.clone(),
         &logs,

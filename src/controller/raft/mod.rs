@@ -1,13 +1,15 @@
 //! The controller quorum on openraft 0.9 (pinned): KRaft's metadata quorum (KIP-595) with
 //! the consensus left to openraft and only the storage, the network and the public
-//! [`Quorum`] face written here. The voter set is static (`controller.quorum.voters`); on a
-//! pristine log every voter initializes with the full set, which openraft documents as safe
-//! when the set is the same everywhere.
+//! [`Quorum`] face written here. On a pristine log every voter of `controller.quorum.voters`
+//! initializes with the full set, which openraft documents as safe when the set is the same
+//! everywhere. From then on the membership stored in the log is the voter set, and
+//! AddRaftVoter / RemoveRaftVoter change it ([`voters`], KIP-853).
 pub mod log_store;
 pub mod network;
 pub mod observer;
 pub mod state_machine;
 pub mod types;
+pub mod voters;
 
 #[cfg(test)]
 mod tests;
@@ -16,6 +18,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use openraft::error::{CheckIsLeaderError, ClientWriteError, Fatal, InitializeError, RaftError};
@@ -45,6 +48,10 @@ struct Inner<S: ReplicatedState> {
     voter_contacts: Arc<network::VoterContacts>,
     metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
     state: watch::Receiver<(u64, Arc<S>)>,
+    /// Held by the one voter change under way.
+    voter_change: tokio::sync::Mutex<()>,
+    /// Stops the task that asks to join as a learner.
+    stop: tokio_util::sync::CancellationToken,
 }
 
 /// One controller's raft node. Cheap to clone; all clones drive the same node.
@@ -73,13 +80,6 @@ impl<S: ReplicatedState> RaftQuorum<S> {
         config: QuorumConfig,
         transport: Arc<dyn RaftTransport>,
     ) -> Result<Self, QuorumError> {
-        if !config.voters.contains_key(&config.node_id) {
-            return Err(QuorumError::Other(format!(
-                "node {} is not among the controller quorum voters {:?}",
-                config.node_id,
-                config.voters.keys().collect::<Vec<_>>()
-            )));
-        }
         let raft_config = openraft::Config {
             cluster_name: "strata-metadata".to_string(),
             election_timeout_min: config.election_timeout_min_ms,
@@ -104,7 +104,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             config.node_id,
             Arc::new(raft_config),
             NetFactory {
-                transport,
+                transport: transport.clone(),
                 cluster_id: config.cluster_id.clone(),
                 contacts: voter_contacts.clone(),
             },
@@ -118,7 +118,23 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             .is_initialized()
             .await
             .map_err(|e| fatal_to_error(&e))?;
-        if !initialized {
+        let mut bootstrap = config.bootstrap_servers.clone();
+        if initialized {
+            // The stored membership is the voter set, as Kafka's stored VotersRecord wins
+            // over the static configuration.
+            let stored = voters::voters_of(&raft.metrics().borrow());
+            // Only the ids matter: a lone voter's listener port is ephemeral.
+            let differ = !stored.keys().eq(config.voters.keys());
+            if !config.voters.is_empty() && !stored.is_empty() && differ {
+                tracing::warn!(
+                    node_id = config.node_id,
+                    ?stored,
+                    configured = ?config.voters,
+                    "the stored controller quorum voters differ from controller.quorum.voters; \
+                     using the stored ones"
+                );
+            }
+        } else if config.voters.contains_key(&config.node_id) {
             let members: BTreeMap<NodeId, BasicNode> = config
                 .voters
                 .iter()
@@ -131,16 +147,30 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 Err(RaftError::APIError(e)) => return Err(QuorumError::Other(e.to_string())),
                 Err(RaftError::Fatal(f)) => return Err(fatal_to_error(&f)),
             }
+        } else if bootstrap.is_empty() && !config.voters.is_empty() {
+            return Err(QuorumError::Other(format!(
+                "node {} is not among the controller quorum voters {:?}",
+                config.node_id,
+                config.voters.keys().collect::<Vec<_>>()
+            )));
+        } else if bootstrap.is_empty() {
+            return Err(QuorumError::Other(
+                "neither controller.quorum.voters nor controller.quorum.bootstrap.servers".into(),
+            ));
+        }
+        if bootstrap.is_empty() {
+            bootstrap = config.voters.values().cloned().collect();
         }
         // A lone voter needs no one's vote: it stands for election at once rather than
         // after an election timeout, so a restarted single node serves in milliseconds.
-        if initialized && config.voters.len() == 1 {
+        let stored_voters = voters::voters_of(&raft.metrics().borrow());
+        if initialized && stored_voters.len() == 1 && stored_voters.contains_key(&config.node_id) {
             if let Err(e) = raft.trigger().elect().await {
                 tracing::warn!(error = %e, "a lone voter could not stand for election at start");
             }
         }
         let metrics = raft.metrics();
-        Ok(RaftQuorum {
+        let quorum = RaftQuorum {
             inner: Arc::new(Inner {
                 node_id: config.node_id,
                 cluster_id: config.cluster_id,
@@ -150,8 +180,27 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 voter_contacts,
                 metrics,
                 state,
+                voter_change: tokio::sync::Mutex::new(()),
+                stop: tokio_util::sync::CancellationToken::new(),
             }),
-        })
+        };
+        if !quorum.is_member() {
+            // A controller outside the membership (KIP-853): follow the log as a learner
+            // until AddRaftVoter makes it a voter.
+            tokio::spawn(voters::join_as_learner(
+                quorum.clone(),
+                transport,
+                bootstrap,
+                config.advertised_addr,
+                quorum.inner.stop.clone(),
+            ));
+        }
+        tokio::spawn(voters::expire_learners(
+            quorum.clone(),
+            Duration::from_millis(config.learner_session_timeout_ms.max(1)),
+            quorum.inner.stop.clone(),
+        ));
+        Ok(quorum)
     }
 
     pub fn node_id(&self) -> NodeId {
@@ -165,13 +214,18 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             Ok(envelope) => envelope,
             Err(e) => return encode(&RaftRpcReply::Error(format!("undecodable raft rpc: {e}"))),
         };
-        if envelope.cluster_id != self.inner.cluster_id {
+        // A process joining through a bootstrap address knows neither the cluster id nor
+        // whom it reached; everything else must name both.
+        let joining = matches!(envelope.rpc, RaftRpc::Join(_));
+        if envelope.cluster_id != self.inner.cluster_id
+            && !(joining && envelope.cluster_id.is_empty())
+        {
             return encode(&RaftRpcReply::Error(format!(
                 "inconsistent cluster id: {} is not {}",
                 envelope.cluster_id, self.inner.cluster_id
             )));
         }
-        if envelope.destination_id != self.inner.node_id {
+        if !joining && envelope.destination_id != self.inner.node_id {
             return encode(&RaftRpcReply::Error(format!(
                 "raft rpc for node {} reached node {}",
                 envelope.destination_id, self.inner.node_id
@@ -188,6 +242,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 RaftRpcReply::InstallSnapshot(raft.install_snapshot(req).await)
             }
             RaftRpc::ObserverFetch(fetch) => return encode(&self.serve_observer(fetch).await),
+            RaftRpc::Join(join) => RaftRpcReply::Join(self.serve_join(join).await),
         };
         encode(&reply)
     }
@@ -206,6 +261,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 leader_id,
                 leader_epoch,
                 body: observer::FetchBody::NotLeader,
+                voters: self.voter_addresses(),
             };
         }
         let sm = &self.inner.sm;
@@ -227,6 +283,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
             leader_id,
             leader_epoch,
             body,
+            voters: self.voter_addresses(),
         }
     }
 
@@ -250,6 +307,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
     }
 
     pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
         if let Err(e) = self.inner.raft.shutdown().await {
             tracing::warn!(node_id = self.inner.node_id, error = %e, "controller quorum shutdown");
         }

@@ -65,6 +65,10 @@ pub enum RaftRpc<S: ReplicatedState> {
     InstallSnapshot(InstallSnapshotRequest<TypeConfig<S>>),
     /// Answered with an [`ObserverFetchReply`](super::observer::ObserverFetchReply).
     ObserverFetch(super::observer::ObserverFetch),
+    /// A process outside the membership looking for the quorum (KIP-853 bootstrap servers);
+    /// answered with [`RaftRpcReply::Join`]. The only RPC taken without a known cluster id
+    /// or destination: the asker learns both from the answer.
+    Join(super::voters::JoinRequest),
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -74,6 +78,7 @@ pub enum RaftRpcReply {
     InstallSnapshot(
         Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>>,
     ),
+    Join(super::voters::JoinReply),
     /// The request could not be decoded or the node is gone.
     Error(String),
 }
@@ -429,9 +434,17 @@ impl RaftTransport for MemTransport {
     fn call(
         &self,
         target: NodeId,
-        _addr: &str,
+        addr: &str,
         payload: Bytes,
     ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>> {
+        // A bootstrap address names no node id: in memory it is written `mem:<id>`.
+        let target = if target == super::voters::BOOTSTRAP_TARGET {
+            addr.strip_prefix("mem:")
+                .and_then(|id| id.parse().ok())
+                .unwrap_or(target)
+        } else {
+            target
+        };
         Box::pin(async move {
             let unreachable =
                 || std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "link cut");

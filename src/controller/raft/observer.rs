@@ -37,6 +37,11 @@ pub struct ObserverFetchReply<S: ReplicatedState> {
     pub leader_id: Option<NodeId>,
     pub leader_epoch: u64,
     pub body: FetchBody<S>,
+    /// The current voters and their controller listeners, so that observers follow voter
+    /// changes (KIP-853) and reach a leader that was not among their configured voters.
+    /// Absent in answers of earlier versions.
+    #[serde(default)]
+    pub voters: BTreeMap<NodeId, String>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -135,7 +140,8 @@ pub(crate) async fn answer<S: ReplicatedState>(
 struct Inner<S: ReplicatedState> {
     node_id: NodeId,
     cluster_id: String,
-    voters: BTreeMap<NodeId, String>,
+    /// The voters as the last answer named them (the configured ones at first).
+    voters: Mutex<BTreeMap<NodeId, String>>,
     transport: Arc<dyn RaftTransport>,
     state: watch::Sender<(u64, Arc<S>)>,
     /// The leader and epoch of the last answer that named one.
@@ -164,7 +170,7 @@ impl<S: ReplicatedState> ObserverQuorum<S> {
         let inner = Arc::new(Inner {
             node_id: config.node_id,
             cluster_id: config.cluster_id,
-            voters: config.voters,
+            voters: Mutex::new(config.voters),
             transport,
             state: watch::channel((0, Arc::new(S::default()))).0,
             leader: Mutex::new((None, 0)),
@@ -174,6 +180,11 @@ impl<S: ReplicatedState> ObserverQuorum<S> {
         let task = tokio::spawn(follow(inner.clone()));
         *inner.task.lock() = Some(task);
         ObserverQuorum { inner }
+    }
+
+    /// The voters as the quorum last named them.
+    pub fn voter_addresses(&self) -> BTreeMap<NodeId, String> {
+        self.inner.voters.lock().clone()
     }
 
     pub async fn shutdown(&self) {
@@ -187,17 +198,18 @@ impl<S: ReplicatedState> ObserverQuorum<S> {
 
 /// The fetch loop: the known leader first, otherwise the voters in turn.
 async fn follow<S: ReplicatedState>(inner: Arc<Inner<S>>) {
-    let voter_ids: Vec<NodeId> = inner.voters.keys().copied().collect();
-    if voter_ids.is_empty() {
-        return;
-    }
     // Observers start at different voters so that they do not all knock on the same door.
-    let mut next_voter = inner.node_id as usize % voter_ids.len();
+    let mut next_voter = inner.node_id as usize;
     let mut failed_once = false;
     loop {
+        let voter_ids: Vec<NodeId> = inner.voters.lock().keys().copied().collect();
+        if voter_ids.is_empty() {
+            return;
+        }
+        next_voter %= voter_ids.len();
         let known_leader = inner.leader.lock().0;
         let target = known_leader
-            .filter(|l| inner.voters.contains_key(l))
+            .filter(|l| voter_ids.contains(l))
             .unwrap_or(voter_ids[next_voter]);
         let (after_index, mut current) = inner.state.borrow().clone();
         let reply = tokio::select! {
@@ -207,6 +219,9 @@ async fn follow<S: ReplicatedState>(inner: Arc<Inner<S>>) {
         let advanced = match reply {
             Ok(reply) => {
                 let named = reply.leader_id;
+                if !reply.voters.is_empty() {
+                    *inner.voters.lock() = reply.voters;
+                }
                 match reply.body {
                     FetchBody::NotLeader => {
                         *inner.leader.lock() = (named.filter(|l| *l != target), reply.leader_epoch);
@@ -254,7 +269,7 @@ async fn follow<S: ReplicatedState>(inner: Arc<Inner<S>>) {
             }
         };
         if !advanced {
-            next_voter = (next_voter + 1) % voter_ids.len();
+            next_voter += 1;
             tokio::select! {
                 _ = inner.stop.cancelled() => return,
                 _ = tokio::time::sleep(Duration::from_millis(OBSERVER_RETRY_BACKOFF_MS)) => {}
@@ -272,7 +287,9 @@ async fn fetch_from<S: ReplicatedState>(
 ) -> Result<ObserverFetchReply<S>, String> {
     let addr = inner
         .voters
+        .lock()
         .get(&target)
+        .cloned()
         .ok_or_else(|| format!("no address for voter {target}"))?;
     let payload: Bytes = encode(&RaftEnvelope::<S> {
         cluster_id: inner.cluster_id.clone(),
@@ -285,7 +302,7 @@ async fn fetch_from<S: ReplicatedState>(
     });
     let reply = inner
         .transport
-        .call(target, addr, payload)
+        .call(target, &addr, payload)
         .await
         .map_err(|e| e.to_string())?;
     serde_json::from_slice(&reply).map_err(|e| {
@@ -330,7 +347,14 @@ impl<S: ReplicatedState> Quorum<S> for ObserverQuorum<S> {
             leader_id,
             leader_epoch,
             high_watermark: applied,
-            voters: self.inner.voters.keys().copied().map(unknown).collect(),
+            voters: self
+                .inner
+                .voters
+                .lock()
+                .keys()
+                .copied()
+                .map(unknown)
+                .collect(),
             observers: vec![ReplicaStatus {
                 log_end_offset: applied as i64,
                 ..unknown(self.inner.node_id)

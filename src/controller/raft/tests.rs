@@ -12,6 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::*;
 
 mod observer;
+mod voters;
 
 #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct TestLog {

@@ -1,0 +1,140 @@
+//! AddRaftVoter (key 80), version 0 (KIP-853 dynamic quorum): makes a controller that
+//! follows the metadata log a voter, for `kafka-metadata-quorum add-controller`. The quorum
+//! leader decides ([`RaftQuorum::add_voter`](crate::controller::RaftQuorum::add_voter));
+//! a broker forwards the request to the active controller as Kafka's `KafkaApis` does, and
+//! a controller that does not lead answers NOT_LEADER_OR_FOLLOWER as Kafka's raft client
+//! does, so the admin client looks for the leader again.
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Broker, ResponseFuture};
+use crate::controller::{Quorum, VoterChangeError};
+use crate::error::ErrorCode;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::add_raft_voter_request::AddRaftVoterRequest;
+use crate::protocol::messages::add_raft_voter_response::AddRaftVoterResponse;
+
+pub const ADD_RAFT_VOTER_KEY: i16 = 80;
+/// The bounds put on the request's `timeout_ms`: a zero timeout could never see a voter
+/// catch up, and a huge one would hold the one change slot for ever.
+const MIN_TIMEOUT_MS: i32 = 100;
+const MAX_TIMEOUT_MS: i32 = 300_000;
+/// Added to the timeout of a forwarded request, for the round trip to the controller.
+pub const FORWARD_MARGIN_MS: u64 = 2_000;
+
+fn response(code: ErrorCode, message: Option<String>) -> AddRaftVoterResponse {
+    AddRaftVoterResponse {
+        error_code: code.code(),
+        error_message: if code == ErrorCode::NONE {
+            None
+        } else {
+            Some(message.unwrap_or_else(|| code.message()))
+        },
+        ..Default::default()
+    }
+}
+
+/// The Kafka error of a refused voter change (`AddVoterHandler` / `RemoveVoterHandler`).
+pub fn voter_change_code(e: &VoterChangeError) -> ErrorCode {
+    match e {
+        VoterChangeError::NotLeader { .. } => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        VoterChangeError::DuplicateVoter => ErrorCode::DUPLICATE_VOTER,
+        VoterChangeError::VoterNotFound => ErrorCode::VOTER_NOT_FOUND,
+        VoterChangeError::ChangeInProgress | VoterChangeError::TimedOut => {
+            ErrorCode::REQUEST_TIMED_OUT
+        }
+        VoterChangeError::Shutdown => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        VoterChangeError::Other(_) => ErrorCode::UNKNOWN_SERVER_ERROR,
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: AddRaftVoterRequest,
+    _peer: SocketAddr,
+) -> ResponseFuture {
+    let version = header.api_version;
+    super::later(header, async move {
+        Some(handle(&broker, version, request).await)
+    })
+}
+
+pub async fn handle(
+    broker: &Broker,
+    version: i16,
+    request: AddRaftVoterRequest,
+) -> AddRaftVoterResponse {
+    if request
+        .cluster_id
+        .as_ref()
+        .is_some_and(|id| *id != broker.cluster_id)
+    {
+        return response(ErrorCode::INCONSISTENT_CLUSTER_ID, None);
+    }
+    if request.voter_id < 0 {
+        return response(ErrorCode::INVALID_REQUEST, Some("negative voter id".into()));
+    }
+    let timeout_ms = request.timeout_ms.clamp(MIN_TIMEOUT_MS, MAX_TIMEOUT_MS) as u64;
+    let cluster = &broker.cluster;
+    let leader_here = cluster.quorum.voter().filter(|q| q.is_leader());
+    let Some(quorum) = leader_here else {
+        if !cluster.is_broker {
+            return response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None);
+        }
+        return match cluster
+            .channel
+            .call_with_timeout::<_, AddRaftVoterResponse>(
+                ADD_RAFT_VOTER_KEY,
+                version,
+                &request,
+                timeout_ms + FORWARD_MARGIN_MS,
+            )
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(error = %e, "forwarding AddRaftVoter failed");
+                response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None)
+            }
+        };
+    };
+    // The voter is reached on the listener the quorum uses, as Kafka's leader picks the
+    // new voter's endpoint for its own controller listener.
+    let names: Vec<String> = broker
+        .config
+        .controller_listener_names
+        .iter()
+        .map(|n| n.to_ascii_uppercase())
+        .collect();
+    let Some(listener) = request
+        .listeners
+        .iter()
+        .find(|l| names.contains(&l.name.to_ascii_uppercase()))
+    else {
+        return response(
+            ErrorCode::INVALID_REQUEST,
+            Some(format!(
+                "the new voter has no endpoint for the controller listener {names:?}"
+            )),
+        );
+    };
+    let host = if listener.host.contains(':') {
+        format!("[{}]", listener.host)
+    } else {
+        listener.host.clone()
+    };
+    let addr = format!("{host}:{}", listener.port);
+    match quorum
+        .add_voter(
+            request.voter_id as u64,
+            addr,
+            Duration::from_millis(timeout_ms),
+        )
+        .await
+    {
+        Ok(()) => response(ErrorCode::NONE, None),
+        Err(e) => response(voter_change_code(&e), Some(e.to_string())),
+    }
+}
