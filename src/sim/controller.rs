@@ -227,6 +227,7 @@ impl SimController {
             incarnation_id: format!("broker-{}-incarnation-{incarnation}", broker.0),
             endpoints: Vec::new(),
             rack: None,
+            log_dirs: Vec::new(),
         };
         let (records, result) = register_broker(
             &self.image,
@@ -256,6 +257,7 @@ impl SimController {
             current_metadata_offset,
             want_fence: false,
             want_shutdown,
+            offline_log_dirs: Vec::new(),
         };
         let committed = self.last_offset();
         let (records, reply) = broker_heartbeat(
