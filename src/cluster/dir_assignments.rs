@@ -113,7 +113,7 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
         sent_at.retain(|k, _| pending.contains(k));
         let due: Vec<(Uuid, i32, Uuid)> = pending
             .into_iter()
-            .filter(|k| sent_at.get(k).is_none_or(|t| now - t >= RESEND_AFTER_MS))
+            .filter(|k| sent_at.get(k).map_or(true, |t| now - t >= RESEND_AFTER_MS))
             .collect();
         if due.is_empty() {
             continue;
