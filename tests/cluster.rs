@@ -237,3 +237,62 @@ async fn a_failed_log_dir_moves_only_its_own_leaderships() {
         cluster.stop_node(i).await;
     }
 }
+
+/// A dir that cannot be loaded when a cluster member restarts (KIP-858): the broker starts on
+/// its other dir and rejoins the ISRs of that dir's partitions, while the replicas of the
+/// failed dir stay out of their ISRs and are not recreated elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dir_failing_at_start_up_keeps_only_its_replicas_out() {
+    let mut cluster = Cluster::start_with_log_dirs(2).await;
+    cluster.wait_brokers(0, 3).await;
+    let mut c = Client::connect(cluster.addr(0)).await;
+    for t in ["s0", "s1"] {
+        assert_eq!(
+            create_topic_rf(&mut c, t, 1, 3, &[("min.insync.replicas", "2")]).await,
+            0
+        );
+        let leader = cluster.wait_leader(0, t, None, 3).await;
+        let mut pc = Client::connect(cluster.addr(cluster.index_of(leader))).await;
+        assert_eq!(produce_retrying(&mut pc, t, &[b"v"]).await.0, 0);
+    }
+    // Node index 2's replicas of s0 and s1 are in different dirs (least-loaded placement).
+    let dir_of = |cluster: &Cluster, t: &str| {
+        cluster.nodes[2]
+            .running
+            .as_ref()
+            .expect("running")
+            .broker
+            .replicas
+            .get(t, 0)
+            .expect("replica")
+            .log
+            .dir()
+            .parent()
+            .expect("log dir")
+            .to_path_buf()
+    };
+    let (d0, d1) = (dir_of(&cluster, "s0"), dir_of(&cluster, "s1"));
+    assert_ne!(d0, d1);
+    let id = cluster.nodes[2].id;
+    cluster.stop_node(2).await;
+    // s0's dir cannot be loaded: its recovery-point checkpoint is unreadable (EISDIR).
+    let checkpoint = d0.join("recovery-point-offset-checkpoint");
+    let _ = std::fs::remove_file(&checkpoint);
+    std::fs::create_dir(&checkpoint).expect("mkdir");
+    cluster.start_node(2).await;
+    // The healthy dir's replica catches up and is back in its ISR.
+    cluster.wait_leader(0, "s1", None, 3).await;
+    let running = cluster.nodes[2].running.as_ref().expect("node runs");
+    assert!(!running.shutdown_token().is_cancelled());
+    assert!(running.broker.replicas.get("s0", 0).is_none());
+    assert!(running.broker.replicas.get("s1", 0).is_some());
+    // The failed dir's replica stays out of the ISR, and s0 keeps a leader elsewhere.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    let m = cluster.metadata(0, "s0").await;
+    let p = &m.topics[0].partitions[0];
+    assert!(p.leader_id >= 0 && p.leader_id != id, "{p:?}");
+    assert!(!p.isr_nodes.contains(&id), "{p:?}");
+    for i in 0..3 {
+        cluster.stop_node(i).await;
+    }
+}
