@@ -145,7 +145,8 @@ async fn a_failed_log_dir_moves_only_its_own_leaderships() {
             let li = cluster.index_of(*l);
             let da = dir_of(&cluster, li, &topics[a]);
             leaders.iter().enumerate().find_map(|(b, m)| {
-                (m == l && dir_of(&cluster, li, &topics[b]).path() != da.path()).then(|| (*l, a, b))
+                (m == l && dir_of(&cluster, li, &topics[b]).path() != da.path())
+                    .then_some((*l, a, b))
             })
         })
         .expect("a leader with led partitions in both dirs");
