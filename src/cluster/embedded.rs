@@ -129,6 +129,8 @@ pub async fn import_legacy_metadata(
                 partition_epoch: 0,
                 adding_replicas: Vec::new(),
                 removing_replicas: Vec::new(),
+                // The broker tells the controller where the log is (KIP-858).
+                directories: Vec::new(),
             });
         }
         for (name, value) in &t.configs {

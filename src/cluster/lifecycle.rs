@@ -60,13 +60,16 @@ async fn register(
         incarnation_id,
         listeners,
         rack: None,
-        // KIP-858: the controller learns our log dirs by `directory_id`.
+        // KIP-858: the controller learns our log dirs by `directory_id`; those offline now
+        // are in the first heartbeat's `offline_log_dirs`, which takes their replicas out.
+        // A dir whose id could not be read is left out.
         log_dirs: broker
             .replicas
             .logs()
             .log_dir_states()
             .iter()
             .map(|d| d.directory_id())
+            .filter(|id| *id != Uuid::ZERO)
             .collect(),
         previous_broker_epoch: -1,
         ..Default::default()
@@ -123,6 +126,18 @@ async fn heartbeat(
         .map_err(|e| e.to_string())
 }
 
+/// Resolves once the broker has more offline log dirs than `reported`: a failed dir is
+/// reported at once rather than at the next heartbeat (Kafka's
+/// `BrokerLifecycleManager.propagateDirectoryFailure`), so its leaderships move quickly.
+async fn offline_dirs_changed(broker: &Broker, reported: usize) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if broker.replicas.offline_directory_ids().len() > reported {
+            return;
+        }
+    }
+}
+
 /// Registers, then heartbeats every `broker.heartbeat.interval.ms` until shutdown, then
 /// asks for a controlled shutdown.
 pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: CancellationToken) {
@@ -175,9 +190,11 @@ pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: Ca
                 Err(e) => tracing::debug!(error = %e, "heartbeat failed"),
             },
         }
+        let reported_offline = broker.replicas.offline_directory_ids().len();
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = tokio::time::sleep(next) => {}
+            _ = offline_dirs_changed(&broker, reported_offline) => {}
         }
     }
     // Controlled shutdown: leaderships move before the listeners close.

@@ -9,6 +9,7 @@
 //! own quorum ([`embedded`]).
 pub mod admin;
 pub mod channel;
+pub mod dir_assignments;
 pub mod embedded;
 pub mod lifecycle;
 pub mod markers;

@@ -94,11 +94,21 @@ impl Publisher {
                     }
                     continue;
                 }
-                let change = reg.to_partition_change(&t.name, p, t.topic_id);
-                match broker
+                // KIP-858: a replica assigned to a dir that is offline here stays offline.
+                let assigned_dir = Uuid(reg.directory_of(local));
+                if broker
                     .replicas
-                    .apply_partition_change(&change, pc.clone(), now)
+                    .hold_offline_if_dir_unavailable(&t.name, p, assigned_dir)
                 {
+                    continue;
+                }
+                let change = reg.to_partition_change(&t.name, p, t.topic_id);
+                match broker.replicas.apply_partition_change_in(
+                    &change,
+                    pc.clone(),
+                    now,
+                    Some(assigned_dir),
+                ) {
                     Ok(_) => {
                         self.applied.insert(key, epochs);
                     }

@@ -301,6 +301,11 @@ fn spawn_broker_tasks(
         cluster.clone(),
         stop_workers.clone(),
     )));
+    tasks.push(tokio::spawn(super::dir_assignments::run(
+        broker.clone(),
+        cluster.clone(),
+        stop_workers.clone(),
+    )));
     let resolver_cluster = cluster.clone();
     let resolver: BrokerAddressResolver =
         Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::controller_config::ControllerConfig;
+use super::directories::{handle_directories_offline, is_reserved};
 use super::election::{elect_leaderless, leads_any, remove_broker_from_partitions, Batch};
 use super::image::MetadataImage;
 use super::records::{BrokerEndpoint, MetadataRecord};
@@ -68,6 +69,8 @@ pub struct RegisterBrokerRequest {
     pub incarnation_id: String,
     pub endpoints: Vec<BrokerEndpoint>,
     pub rack: Option<String>,
+    /// The broker's online log dirs by `directory.id` (KIP-858).
+    pub log_dirs: Vec<[u8; 16]>,
 }
 
 /// Registers a broker, fenced, under a broker epoch above every one the image has seen; a
@@ -80,6 +83,14 @@ pub fn register_broker(
     now_ms: i64,
 ) -> (Vec<MetadataRecord>, Result<i64, ErrorCode>) {
     if request.broker_id < 0 {
+        return (Vec::new(), Err(ErrorCode::INVALID_REGISTRATION));
+    }
+    // A reserved id or the same dir twice is a broken registration (Kafka's
+    // `ClusterControlManager.registerBroker` refuses both).
+    let mut dirs = request.log_dirs.clone();
+    dirs.sort_unstable();
+    dirs.dedup();
+    if dirs.len() != request.log_dirs.len() || dirs.iter().any(is_reserved) {
         return (Vec::new(), Err(ErrorCode::INVALID_REGISTRATION));
     }
     if let Some(existing) = image.broker(request.broker_id) {
@@ -101,6 +112,7 @@ pub fn register_broker(
         endpoints: request.endpoints.clone(),
         rack: request.rack.clone(),
         fenced: true,
+        log_dirs: request.log_dirs.clone(),
     });
     // The previous incarnation may still lead partitions: the new one registers fenced, so
     // they move on now, as when a session expires.
@@ -116,7 +128,7 @@ pub fn register_broker(
 }
 
 /// A BrokerHeartbeat request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerHeartbeatRequest {
     pub broker_id: i32,
     pub broker_epoch: i64,
@@ -124,6 +136,8 @@ pub struct BrokerHeartbeatRequest {
     pub current_metadata_offset: i64,
     pub want_fence: bool,
     pub want_shutdown: bool,
+    /// The `directory.id`s of the broker's offline log dirs (v1+, KIP-858).
+    pub offline_log_dirs: Vec<[u8; 16]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +151,8 @@ pub struct BrokerHeartbeatReply {
 /// Answers one heartbeat (Kafka's `BrokerHeartbeatManager.calculateNextBrokerState`): a fenced
 /// broker is unfenced once caught up, an active one fenced if it asks, and one that wants to
 /// shut down is moved out of its leaderships and ISRs and told to shut down once it leads
-/// nothing in the committed image.
+/// nothing in the committed image. Log dirs it reports offline are handled as Kafka's
+/// `handleDirectoriesOffline` ([`handle_directories_offline`]).
 pub fn broker_heartbeat(
     image: &MetadataImage,
     config: &ControllerConfig,
@@ -202,6 +217,7 @@ pub fn broker_heartbeat(
         });
         remove_broker_from_partitions(&mut batch, config, id, true);
     }
+    handle_directories_offline(&mut batch, config, id, epoch, &request.offline_log_dirs);
     let is_fenced = batch.image.broker(id).map_or(true, |b| b.fenced);
     (
         batch.records,

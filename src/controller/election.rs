@@ -1,6 +1,6 @@
 //! Leader election and ISR shrinking shared by every controller operation (Kafka's
 //! `PartitionChangeBuilder`): a leader is the first replica, in replica order, that is in the
-//! ISR and eligible (unfenced, not shutting down); an unclean election, only where the topic
+//! ISR and acceptable (unfenced, not shutting down, its replica's log dir online); an unclean election, only where the topic
 //! allows it, takes any eligible replica and makes it the whole ISR.
 //!
 //! Decisions that emit several records build them in a [`Batch`]: each record is applied to a
@@ -31,9 +31,19 @@ impl Batch {
     }
 }
 
-/// The first replica, in replica order, that is in `isr`, eligible and not `exclude`.
+/// Whether `broker` may lead `p` (Kafka's `LeaderAcceptor`): eligible, and its replica's
+/// log dir is not one it reported offline (KIP-858).
+pub fn is_acceptable_leader(image: &MetadataImage, p: &PartitionRegistration, broker: i32) -> bool {
+    image
+        .broker(broker)
+        .is_some_and(|b| b.is_eligible() && b.has_online_dir(&p.directory_of(broker)))
+}
+
+/// The first replica, in replica order, that is in `isr`, acceptable as leader of `p` and
+/// not `exclude`.
 pub fn choose_leader(
     image: &MetadataImage,
+    p: &PartitionRegistration,
     replicas: &[i32],
     isr: &[i32],
     exclude: Option<i32>,
@@ -41,16 +51,21 @@ pub fn choose_leader(
     replicas
         .iter()
         .copied()
-        .find(|r| isr.contains(r) && Some(*r) != exclude && image.is_eligible(*r))
+        .find(|r| isr.contains(r) && Some(*r) != exclude && is_acceptable_leader(image, p, *r))
         .unwrap_or(NO_LEADER)
 }
 
-/// The first eligible replica regardless of the ISR, for an unclean election.
-pub fn choose_unclean_leader(image: &MetadataImage, replicas: &[i32], exclude: Option<i32>) -> i32 {
+/// The first acceptable replica regardless of the ISR, for an unclean election.
+pub fn choose_unclean_leader(
+    image: &MetadataImage,
+    p: &PartitionRegistration,
+    replicas: &[i32],
+    exclude: Option<i32>,
+) -> i32 {
     replicas
         .iter()
         .copied()
-        .find(|r| Some(*r) != exclude && image.is_eligible(*r))
+        .find(|r| Some(*r) != exclude && is_acceptable_leader(image, p, *r))
         .unwrap_or(NO_LEADER)
 }
 
@@ -97,6 +112,7 @@ pub fn leader_isr_change(
         replicas: None,
         adding_replicas: None,
         removing_replicas: None,
+        directories: None,
     })
 }
 
@@ -110,8 +126,20 @@ pub fn remove_broker_from_partitions(
     broker: i32,
     allow_unclean: bool,
 ) {
+    remove_replica_where(batch, config, broker, allow_unclean, |_, _, _| true)
+}
+
+/// [`remove_broker_from_partitions`] for the partitions `select` picks only (those whose
+/// replica on `broker` sits in an offline log dir, KIP-858).
+pub fn remove_replica_where(
+    batch: &mut Batch,
+    config: &ControllerConfig,
+    broker: i32,
+    allow_unclean: bool,
+    select: impl Fn(&[u8; 16], i32, &PartitionRegistration) -> bool,
+) {
     for (topic, topic_id, partition, p) in all_partitions(&batch.image) {
-        if !p.isr.contains(&broker) && p.leader != broker {
+        if (!p.isr.contains(&broker) && p.leader != broker) || !select(&topic_id, partition, &p) {
             continue;
         }
         let mut isr = p.isr.clone();
@@ -120,10 +148,10 @@ pub fn remove_broker_from_partitions(
         }
         let mut leader = p.leader;
         if leader == broker {
-            leader = choose_leader(&batch.image, &p.replicas, &isr, Some(broker));
+            leader = choose_leader(&batch.image, &p, &p.replicas, &isr, Some(broker));
             if leader == NO_LEADER && allow_unclean && unclean_allowed(&batch.image, config, &topic)
             {
-                leader = choose_unclean_leader(&batch.image, &p.replicas, Some(broker));
+                leader = choose_unclean_leader(&batch.image, &p, &p.replicas, Some(broker));
                 if leader != NO_LEADER {
                     isr = vec![leader];
                 }
@@ -143,9 +171,9 @@ pub fn elect_leaderless(batch: &mut Batch, config: &ControllerConfig) {
             continue;
         }
         let mut isr = p.isr.clone();
-        let mut leader = choose_leader(&batch.image, &p.replicas, &isr, None);
+        let mut leader = choose_leader(&batch.image, &p, &p.replicas, &isr, None);
         if leader == NO_LEADER && unclean_allowed(&batch.image, config, &topic) {
-            leader = choose_unclean_leader(&batch.image, &p.replicas, None);
+            leader = choose_unclean_leader(&batch.image, &p, &p.replicas, None);
             if leader != NO_LEADER {
                 isr = vec![leader];
             }

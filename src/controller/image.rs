@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::directories;
 use super::records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_TOPIC};
 use crate::protocol::codec::Uuid;
 use crate::replica::{BrokerId, LeaderEpoch, PartitionChange, PartitionEpoch};
@@ -24,12 +25,29 @@ pub struct BrokerRegistration {
     pub rack: Option<String>,
     pub fenced: bool,
     pub in_controlled_shutdown: bool,
+    /// Online log dirs by `directory.id`, sorted (KIP-858); dirs the broker reported
+    /// offline are gone from it.
+    #[serde(default)]
+    pub log_dirs: Vec<[u8; 16]>,
 }
 
 impl BrokerRegistration {
     /// May lead a partition or join an ISR: unfenced and not shutting down.
     pub fn is_eligible(&self) -> bool {
         !self.fenced && !self.in_controlled_shutdown
+    }
+
+    /// Whether a replica assigned to `dir` on this broker is online (Kafka's
+    /// `DirectoryId.isOnline`): unassigned and migrating replicas count as online, lost ones
+    /// do not, and a broker that registered no dirs (before KIP-858) is trusted.
+    pub fn has_online_dir(&self, dir: &[u8; 16]) -> bool {
+        if *dir == directories::UNASSIGNED || *dir == directories::MIGRATING {
+            return true;
+        }
+        if *dir == directories::LOST {
+            return false;
+        }
+        self.log_dirs.is_empty() || self.log_dirs.contains(dir)
     }
 }
 
@@ -48,9 +66,27 @@ pub struct PartitionRegistration {
     pub adding_replicas: Vec<i32>,
     /// Replicas a reassignment removes (old minus target).
     pub removing_replicas: Vec<i32>,
+    /// The log dir of each replica, by position in `replicas` (KIP-858).
+    #[serde(default)]
+    pub directories: Vec<[u8; 16]>,
 }
 
 impl PartitionRegistration {
+    /// The log dir `broker`'s replica is assigned to; UNASSIGNED if unknown.
+    pub fn directory_of(&self, broker: i32) -> [u8; 16] {
+        self.replicas
+            .iter()
+            .position(|r| *r == broker)
+            .and_then(|i| self.directories.get(i).copied())
+            .unwrap_or(directories::UNASSIGNED)
+    }
+
+    /// The dirs of `new_replicas`: a replica kept keeps its dir, a new one is unassigned
+    /// (Kafka's `PartitionChangeBuilder` with no default-dir hint).
+    pub fn directories_for(&self, new_replicas: &[i32]) -> Vec<[u8; 16]> {
+        new_replicas.iter().map(|r| self.directory_of(*r)).collect()
+    }
+
     pub fn has_leader(&self) -> bool {
         self.leader != NO_LEADER
     }
@@ -148,7 +184,11 @@ impl MetadataImage {
                 endpoints,
                 rack,
                 fenced,
+                log_dirs,
             } => {
+                let mut log_dirs = log_dirs.clone();
+                log_dirs.sort_unstable();
+                log_dirs.dedup();
                 self.brokers.insert(
                     *broker_id,
                     BrokerRegistration {
@@ -159,9 +199,24 @@ impl MetadataImage {
                         rack: rack.clone(),
                         fenced: *fenced,
                         in_controlled_shutdown: false,
+                        log_dirs,
                     },
                 );
                 self.last_broker_epoch = self.last_broker_epoch.max(*broker_epoch);
+            }
+            MetadataRecord::BrokerRegistrationChange {
+                broker_id,
+                broker_epoch,
+                log_dirs,
+            } => {
+                if let Some(b) =
+                    self.broker_with_epoch(*broker_id, *broker_epoch, "registration change")
+                {
+                    let mut log_dirs = log_dirs.clone();
+                    log_dirs.sort_unstable();
+                    log_dirs.dedup();
+                    b.log_dirs = log_dirs;
+                }
             }
             MetadataRecord::UnregisterBroker {
                 broker_id,
@@ -239,6 +294,7 @@ impl MetadataImage {
                 partition_epoch,
                 adding_replicas,
                 removing_replicas,
+                directories,
             } => {
                 let Some(topic) = self.topic_by_id_mut(topic_id) else {
                     tracing::warn!(topic_id = %Uuid(*topic_id), partition, "metadata: partition of an unknown topic skipped");
@@ -254,6 +310,12 @@ impl MetadataImage {
                         partition_epoch: *partition_epoch,
                         adding_replicas: adding_replicas.clone(),
                         removing_replicas: removing_replicas.clone(),
+                        // Records from before KIP-858 carry none: every replica unassigned.
+                        directories: if directories.len() == replicas.len() {
+                            directories.clone()
+                        } else {
+                            vec![directories::UNASSIGNED; replicas.len()]
+                        },
                     },
                 );
             }
@@ -265,6 +327,7 @@ impl MetadataImage {
                 replicas,
                 adding_replicas,
                 removing_replicas,
+                directories,
             } => {
                 let Some(p) = self
                     .topic_by_id_mut(topic_id)
@@ -282,7 +345,15 @@ impl MetadataImage {
                     p.isr = v.clone();
                 }
                 if let Some(v) = replicas {
+                    p.directories = p.directories_for(v);
                     p.replicas = v.clone();
+                }
+                match directories {
+                    Some(d) if d.len() == p.replicas.len() => p.directories = d.clone(),
+                    Some(_) => {
+                        tracing::warn!(topic_id = %Uuid(*topic_id), partition, "metadata: directories not matching the replicas skipped")
+                    }
+                    None => {}
                 }
                 if let Some(v) = adding_replicas {
                     p.adding_replicas = v.clone();

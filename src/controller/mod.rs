@@ -8,11 +8,13 @@
 //! - The controller's decisions, sans-io: each takes the image and returns the records to
 //!   propose plus the reply; the caller commits the records through the quorum and applies
 //!   them. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
-//!   (AlterPartition, elections, reassignments), [`producer_ids`], [`configs`], with the
+//!   (AlterPartition, elections, reassignments), [`directories`] (KIP-858 log dirs of
+//!   replicas), [`producer_ids`], [`configs`], with the
 //!   shared election rules in [`election`] and replica placement in [`placement`].
 pub mod cluster;
 pub mod configs;
 pub mod controller_config;
+pub mod directories;
 pub mod election;
 pub mod image;
 pub mod metadata;
@@ -31,6 +33,9 @@ pub use cluster::{
 };
 pub use configs::{incremental_alter_configs, AlterConfigOp, AlterConfigsResource};
 pub use controller_config::ControllerConfig;
+pub use directories::{
+    assign_replicas_to_dirs, AssignReplicasToDirsRequest, AssignReplicasToDirsResult, DirAssignment,
+};
 pub use image::{BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage};
 pub use metadata::{MetadataError, MetadataStore, TopicMeta};
 pub use partitions::{

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::controller_config::ControllerConfig;
-use super::election::{choose_leader, choose_unclean_leader, Batch};
+use super::election::{choose_leader, choose_unclean_leader, is_acceptable_leader, Batch};
 use super::image::{MetadataImage, PartitionRegistration};
 use super::records::{MetadataRecord, NO_LEADER};
 use crate::error::ErrorCode;
@@ -16,6 +16,7 @@ use crate::replica::{AlterPartition, AlterPartitionError, BrokerEpoch};
 /// .maybeCompleteReassignment`), or None if it is not complete yet.
 fn complete_reassignment(
     image: &MetadataImage,
+    p: &PartitionRegistration,
     replicas: &[i32],
     isr: &[i32],
     leader: i32,
@@ -34,10 +35,10 @@ fn complete_reassignment(
     if target_isr.is_empty() || !target.iter().all(|r| target_isr.contains(r)) {
         return None;
     }
-    let leader = if target_isr.contains(&leader) && image.is_eligible(leader) {
+    let leader = if target_isr.contains(&leader) && is_acceptable_leader(image, p, leader) {
         leader
     } else {
-        choose_leader(image, &target, &target_isr, None)
+        choose_leader(image, p, &target, &target_isr, None)
     };
     Some((target, target_isr, leader))
 }
@@ -52,6 +53,7 @@ fn full_change(topic_id: [u8; 16], partition: i32, p: &PartitionRegistration) ->
         replicas: Some(p.replicas.clone()),
         adding_replicas: Some(p.adding_replicas.clone()),
         removing_replicas: Some(p.removing_replicas.clone()),
+        directories: Some(p.directories.clone()),
     }
 }
 
@@ -63,11 +65,13 @@ fn finish_reassignment_if_complete(image: &MetadataImage, next: &mut PartitionRe
     }
     if let Some((replicas, isr, leader)) = complete_reassignment(
         image,
+        next,
         &next.replicas,
         &next.isr,
         next.leader,
         &next.removing_replicas,
     ) {
+        next.directories = next.directories_for(&replicas);
         next.replicas = replicas;
         next.isr = isr;
         next.leader = leader;
@@ -135,10 +139,12 @@ fn alter_one(
         return Err(AlterPartitionError::InvalidRequest);
     }
     // KIP-903: every member must be registered, unfenced, not shutting down, and the
-    // incarnation the leader saw fetching.
+    // incarnation the leader saw fetching; KIP-858: its replica not in a dir it reported
+    // offline.
     for m in &request.new_isr {
         let eligible = image.broker(m.broker.0).is_some_and(|r| {
             r.is_eligible()
+                && r.has_online_dir(&p.directory_of(m.broker.0))
                 && (m.broker_epoch == BrokerEpoch::UNKNOWN || m.broker_epoch.0 == r.broker_epoch)
         });
         if !eligible {
@@ -197,7 +203,9 @@ pub fn elect_leaders(
                 let preferred = p.replicas.first().copied().unwrap_or(NO_LEADER);
                 if p.leader == preferred {
                     ErrorCode::ELECTION_NOT_NEEDED
-                } else if p.isr.contains(&preferred) && batch.image.is_eligible(preferred) {
+                } else if p.isr.contains(&preferred)
+                    && is_acceptable_leader(&batch.image, p, preferred)
+                {
                     next.leader = preferred;
                     ErrorCode::NONE
                 } else {
@@ -208,8 +216,8 @@ pub fn elect_leaders(
                 if p.has_leader() {
                     ErrorCode::ELECTION_NOT_NEEDED
                 } else {
-                    let clean = choose_leader(&batch.image, &p.replicas, &p.isr, None);
-                    let unclean = choose_unclean_leader(&batch.image, &p.replicas, None);
+                    let clean = choose_leader(&batch.image, p, &p.replicas, &p.isr, None);
+                    let unclean = choose_unclean_leader(&batch.image, p, &p.replicas, None);
                     if clean != NO_LEADER {
                         next.leader = clean;
                         ErrorCode::NONE
@@ -334,6 +342,7 @@ fn reassign_one(
             "no replica of the resulting assignment is in the ISR".into(),
         ));
     }
+    let directories = p.directories_for(&replicas);
     let mut next = PartitionRegistration {
         replicas,
         isr,
@@ -342,9 +351,10 @@ fn reassign_one(
         partition_epoch: p.partition_epoch,
         adding_replicas: adding,
         removing_replicas: removing,
+        directories,
     };
     if !next.isr.contains(&next.leader) {
-        next.leader = choose_leader(image, &next.replicas, &next.isr, None);
+        next.leader = choose_leader(image, p, &next.replicas, &next.isr, None);
     }
     finish_reassignment_if_complete(image, &mut next);
     Ok(full_change(topic.topic_id, request.partition, &next))

@@ -37,6 +37,17 @@ pub enum MetadataRecord {
         endpoints: Vec<BrokerEndpoint>,
         rack: Option<String>,
         fenced: bool,
+        /// The broker's online log dirs by `directory.id` (KIP-858; registration `LogDirs`,
+        /// v2+). Empty in records written before JBOD support.
+        #[serde(default)]
+        log_dirs: Vec<[u8; 16]>,
+    },
+    /// A registered broker's online log dirs changed: some went offline (Kafka's
+    /// `BrokerRegistrationChangeRecord` with `LogDirs`, KIP-858).
+    BrokerRegistrationChange {
+        broker_id: i32,
+        broker_epoch: i64,
+        log_dirs: Vec<[u8; 16]>,
     },
     UnregisterBroker {
         broker_id: i32,
@@ -77,6 +88,10 @@ pub enum MetadataRecord {
         partition_epoch: i32,
         adding_replicas: Vec<i32>,
         removing_replicas: Vec<i32>,
+        /// The log dir of each replica, by position in `replicas` (KIP-858); reserved ids
+        /// (`controller::directories`) for replicas not yet placed in a dir.
+        #[serde(default)]
+        directories: Vec<[u8; 16]>,
     },
     /// A delta to an existing partition (Kafka's `PartitionChangeRecord`). Applying it bumps
     /// the partition epoch always, and the leader epoch when the leader or the replica set
@@ -90,6 +105,10 @@ pub enum MetadataRecord {
         replicas: Option<Vec<i32>>,
         adding_replicas: Option<Vec<i32>>,
         removing_replicas: Option<Vec<i32>>,
+        /// The log dir of each replica of the resulting replica set (KIP-858). None with a
+        /// new replica set: replicas kept keep their dir and new ones are unassigned.
+        #[serde(default)]
+        directories: Option<Vec<[u8; 16]>>,
     },
     /// Sets (`Some`) or removes (`None`) one config override of a resource.
     Config {

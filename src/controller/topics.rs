@@ -126,6 +126,10 @@ fn partition_record(
         .filter(|b| image.is_eligible(*b))
         .collect();
     let leader = isr.first().copied().unwrap_or(super::records::NO_LEADER);
+    let directories = replicas
+        .iter()
+        .map(|b| super::directories::default_dir(image, *b))
+        .collect();
     MetadataRecord::Partition {
         topic_id,
         partition,
@@ -136,6 +140,7 @@ fn partition_record(
         partition_epoch: 0,
         adding_replicas: Vec::new(),
         removing_replicas: Vec::new(),
+        directories,
     }
 }
 

@@ -33,6 +33,7 @@ pub async fn on_controller(
         current_metadata_offset: request.current_metadata_offset,
         want_fence: request.want_fence,
         want_shutdown: request.want_shut_down,
+        offline_log_dirs: request.offline_log_dirs.iter().map(|d| d.0).collect(),
     };
     controller
         .run(move |image, heartbeats, ctx| {

@@ -38,6 +38,9 @@ pub async fn on_controller(
             })
             .collect(),
         rack: request.rack.clone(),
+        // Empty before v2: the controller then trusts every replica of the broker to be
+        // online (Kafka's MIGRATING).
+        log_dirs: request.log_dirs.iter().map(|d| d.0).collect(),
     };
     let broker_id = req.broker_id;
     controller

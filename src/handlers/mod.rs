@@ -26,6 +26,7 @@ pub mod alter_configs;
 pub mod alter_partition;
 pub mod alter_partition_reassignments;
 pub mod api_versions;
+pub mod assign_replicas_to_dirs;
 pub mod broker_heartbeat;
 pub mod broker_registration;
 pub mod consumer_group_describe;
@@ -149,6 +150,7 @@ api_table! {
     67 => allocate_producer_ids, allocate_producer_ids_request::AllocateProducerIdsRequest, 0..=0;
     68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
     69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;
+    73 => assign_replicas_to_dirs, assign_replicas_to_dirs_request::AssignReplicasToDirsRequest, 0..=0;
     80 => add_raft_voter, add_raft_voter_request::AddRaftVoterRequest, 0..=0;
     81 => remove_raft_voter, remove_raft_voter_request::RemoveRaftVoterRequest, 0..=0;
 }
@@ -188,6 +190,7 @@ pub const CONTROLLER_APIS: &[i16] = &[
     63, // BrokerHeartbeat
     64, // UnregisterBroker
     67, // AllocateProducerIds
+    73, // AssignReplicasToDirs
     80, // AddRaftVoter
     81, // RemoveRaftVoter
 ];

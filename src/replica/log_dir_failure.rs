@@ -95,6 +95,60 @@ impl ReplicaManager {
                 .is_some_and(|p| p.log.is_offline())
     }
 
+    /// Keeps a replica the controller assigned to `dir` offline instead of creating it, when
+    /// no log of it is open, `dir` is not an online dir here and some dir here is offline: its
+    /// data may be in that dir, and a fresh copy elsewhere would lose it (Kafka's
+    /// `Partition.createLogInAssignedDirectoryId`). An unassigned replica, or one assigned to a
+    /// dir this broker no longer has while all its dirs are healthy (a replaced disk), is
+    /// created. Returns whether it is held offline.
+    pub fn hold_offline_if_dir_unavailable(&self, topic: &str, partition: i32, dir: Uuid) -> bool {
+        if dir == Uuid::ZERO
+            || self.get(topic, partition).is_some()
+            || self.logs().get(topic, partition).is_some()
+        {
+            return false;
+        }
+        let states = self.logs().log_dir_states();
+        let online_here = states
+            .iter()
+            .any(|d| !d.is_offline() && d.directory_id() == dir);
+        if online_here || !states.iter().any(|d| d.is_offline()) {
+            return false;
+        }
+        let key = (topic.to_string(), partition);
+        if !self.offline_partitions.contains_key(&key) {
+            let path = states
+                .iter()
+                .find(|d| d.directory_id() == dir)
+                .map(|d| d.path().to_path_buf())
+                .unwrap_or_else(|| PathBuf::from(format!("<log dir {dir}>")));
+            tracing::error!(%topic, partition, log_dir = %path.display(), "replica assigned to an unavailable log dir stays offline");
+            self.offline_partitions.insert(key, path);
+        }
+        true
+    }
+
+    /// The `directory_id` of the log dir holding this broker's replica of a partition, open
+    /// or offline, if known (what AssignReplicasToDirs reports, KIP-858).
+    pub fn replica_directory(&self, topic: &str, partition: i32) -> Option<Uuid> {
+        let key = (topic.to_string(), partition);
+        let id = if let Some(p) = self.partitions.get(&key) {
+            p.log.log_dir().directory_id()
+        } else {
+            let path = match self.offline_partitions.get(&key) {
+                Some(p) => p.clone(),
+                None => self.logs().offline_partition_dir(topic, partition)?,
+            };
+            self.logs()
+                .log_dir_states()
+                .iter()
+                .find(|d| d.path() == path.as_path())?
+                .directory_id()
+        };
+        // A dir that failed before its meta.properties was read has no known id.
+        (id != Uuid::ZERO).then_some(id)
+    }
+
     /// The `directory_id`s of the offline log dirs (BrokerHeartbeat v1 `OfflineLogDirs`).
     pub fn offline_directory_ids(&self) -> Vec<Uuid> {
         self.logs()

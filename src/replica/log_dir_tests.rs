@@ -132,3 +132,49 @@ fn replicas_of_a_failed_dir_stop_and_the_other_dir_serves() {
     assert!(b.append_records(batch("x"), 0).is_err());
     assert!(m.handle_log_dir_failures().all_offline);
 }
+
+/// KIP-858 on the broker: a new replica goes to the dir the controller assigned; one assigned
+/// to a dir offline here stays offline rather than being created fresh in the other dir; and
+/// each replica's dir, open or offline, is what AssignReplicasToDirs reports.
+#[test]
+fn assigned_dirs_place_replicas_and_an_offline_one_is_never_recreated() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dirs = vec![root.path().join("d0"), root.path().join("d1")];
+    let m = broker(&dirs);
+    let states = m.logs().log_dir_states().to_vec();
+    let (d0, d1) = (states[0].directory_id(), states[1].directory_id());
+    // Least-loaded would pick d0 for the first replica: the assignment says d1.
+    m.apply_partition_change_in(&follow("x"), PartitionConfig::default(), 0, Some(d1))
+        .expect("x");
+    assert_eq!(m.replica_directory("x", 0), Some(d1));
+    assert!(!m.hold_offline_if_dir_unavailable("x", 0, d1));
+    m.apply_partition_change(&follow("y"), PartitionConfig::default(), 0)
+        .expect("y");
+    assert_eq!(m.replica_directory("y", 0), Some(d0));
+    // With every dir healthy, a dir this broker does not have (a replaced disk) is no reason
+    // to keep a replica offline.
+    assert!(!m.hold_offline_if_dir_unavailable("z", 0, Uuid([9; 16])));
+
+    states[0].inject_io_failure();
+    // The fault trips at the dir's next I/O.
+    let y = m.get("y", 0).expect("y");
+    assert!(y.log.flush().is_err());
+    m.handle_log_dir_failures();
+    // y's replica is in the failed dir: its assignment still names it.
+    assert_eq!(m.replica_directory("y", 0), Some(d0));
+    assert_eq!(m.replica_directory("x", 0), Some(d1));
+    // A replica assigned to the failed dir, or to an unknown one while a dir is offline, is
+    // held offline and answers KAFKA_STORAGE_ERROR; an unassigned one is created.
+    assert!(m.hold_offline_if_dir_unavailable("w", 0, d0));
+    assert!(m.hold_offline_if_dir_unavailable("v", 0, Uuid([9; 16])));
+    assert_eq!(
+        m.missing_partition_code("w", 0),
+        ErrorCode::KAFKA_STORAGE_ERROR
+    );
+    assert!(m.logs().get("w", 0).is_none());
+    assert!(!m.hold_offline_if_dir_unavailable("u", 0, Uuid::ZERO));
+    assert!(m
+        .apply_partition_change(&follow("w"), PartitionConfig::default(), 0)
+        .is_err());
+    assert_eq!(m.replica_directory("w", 0), Some(d0));
+}

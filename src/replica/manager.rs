@@ -178,14 +178,29 @@ impl ReplicaManager {
         config: PartitionConfig,
         now_ms: i64,
     ) -> Result<ChangeOutcome, PartitionError> {
+        self.apply_partition_change_in(change, config, now_ms, None)
+    }
+
+    /// [`Self::apply_partition_change`], a replica created here going to the log dir with
+    /// `directory_id` `assigned_dir` if it is online (KIP-858).
+    pub fn apply_partition_change_in(
+        &self,
+        change: &PartitionChange,
+        config: PartitionConfig,
+        now_ms: i64,
+        assigned_dir: Option<Uuid>,
+    ) -> Result<ChangeOutcome, PartitionError> {
         let key = (change.topic.clone(), change.partition);
         self.check_not_offline(&change.topic, change.partition)?;
         let partition = match self.get(&change.topic, change.partition) {
             Some(p) => p,
             None => {
-                let log =
-                    self.logs
-                        .get_or_create(&change.topic, change.partition, config.log.clone())?;
+                let log = self.logs.get_or_create_in(
+                    &change.topic,
+                    change.partition,
+                    config.log.clone(),
+                    assigned_dir,
+                )?;
                 if log.topic_id() != Some(change.topic_id) {
                     log.set_topic_id(change.topic_id)?;
                 }

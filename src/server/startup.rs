@@ -427,20 +427,14 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
             _ = group_tick.tick() => {
                 broker.groups.tick();
                 // Kafka halts when its last log dir fails: nothing could be served or written.
-                // A member of a cluster of several brokers stops at its first failed dir: our
-                // controller does not yet move the leaderships of one dir's replicas (KIP-858
-                // directory assignment), and a stopping broker's leaderships move to the rest
-                // of their ISRs, as in KRaft before JBOD support. A lone broker has nowhere to
-                // move them and keeps serving its other dirs.
-                // Any offline dir, not only a newly handled one: a dir offline from start-up is
-                // handled at the first tick, before the image knows the other brokers.
+                // With a dir left the broker keeps serving it: the heartbeat reports the
+                // offline dirs and the controller moves their replicas' leaderships and ISR
+                // memberships to other brokers (KIP-858).
                 let failures = broker.replicas.handle_log_dir_failures();
-                let in_cluster = broker.cluster.image().brokers.len() > 1;
-                let any_offline = !broker.replicas.logs().offline_log_dirs().is_empty();
-                if failures.all_offline || (in_cluster && any_offline) {
+                if failures.all_offline {
                     tracing::error!(
                         offline_log_dirs = ?broker.replicas.logs().offline_log_dirs(),
-                        "log dir failure; shutting down"
+                        "every log dir is offline; shutting down"
                     );
                     shutdown.cancel();
                     return;

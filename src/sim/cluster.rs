@@ -12,7 +12,8 @@
 //! power losses, which lose everything past each log's recovery point (the last fsync) and are
 //! only injected while every partition the broker is in the ISR of has another live ISR member
 //! — Kafka, which does not fsync by default, loses acknowledged data when the whole ISR loses
-//! power (KIP-966 territory); and restarts. The controller-side operations (controlled
+//! power (KIP-966 territory); a failed log dir on one of a broker's two dirs
+//! (`log_dirs.rs`, KIP-858); and restarts. The controller-side operations (controlled
 //! shutdown, reassignment, preferred election, controller failover) are in `admin.rs`; the
 //! answer to a committed AlterPartition is sometimes lost, and the leader's retry must be
 //! refused (`answer_alter_partitions`).
@@ -65,6 +66,8 @@ pub struct SimBroker {
     /// they are answered or a newer proposal for the partition replaces them, as
     /// `cluster::lifecycle::run_alter_partition_sender` does. Gone with the process.
     pub alter_unsent: Vec<crate::replica::AlterPartition>,
+    /// One of its log dirs failed: when its disk is replaced (the process restarts).
+    pub log_dir_repair_at_ms: Option<i64>,
 }
 
 /// How a broker process ends.
@@ -157,6 +160,7 @@ impl Sim {
                 shutdown_deadline_ms: None,
                 log_generation: 0,
                 alter_unsent: Vec::new(),
+                log_dir_repair_at_ms: None,
             })
             .collect();
         let net = Network::new(config.drop_probability, 1, 20);
@@ -219,7 +223,10 @@ impl Sim {
         let id = self.brokers[i].id;
         let logs = Arc::new(
             LogManager::open(
-                vec![self.brokers[i].dir.clone()],
+                vec![
+                    self.brokers[i].dir.join("d0"),
+                    self.brokers[i].dir.join("d1"),
+                ],
                 id.0,
                 log_config(),
                 self.now_ms,
@@ -247,6 +254,7 @@ impl Sim {
         b.incarnation += 1;
         b.epoch = None;
         b.shutdown_deadline_ms = None;
+        b.log_dir_repair_at_ms = None;
         b.log_generation = generation;
         // A new process reads the metadata log from its start.
         b.metadata = BrokerMetadata::new();
@@ -283,7 +291,7 @@ impl Sim {
         let (id, offset, incarnation, epoch) = (b.id, b.metadata.offset, b.incarnation, b.epoch);
         let want_shutdown = b.shutdown_deadline_ms.is_some();
         match epoch {
-            None => match self.controller.register(id, incarnation, now) {
+            None => match self.register_with_log_dirs(i, incarnation) {
                 Ok(epoch) => {
                     if let Some(node) = &self.brokers[i].node {
                         node.replicas.set_broker_epoch(epoch);
@@ -297,9 +305,7 @@ impl Sim {
                 }
             },
             Some(epoch) => {
-                let reply = self
-                    .controller
-                    .heartbeat(id, epoch, offset, want_shutdown, now);
+                let reply = self.heartbeat_with_log_dirs(i, epoch, offset, want_shutdown);
                 if reply.error != crate::error::ErrorCode::NONE {
                     trace!(self, "broker {id} heartbeat refused: {:?}", reply.error);
                 } else if want_shutdown && reply.should_shutdown {
@@ -405,6 +411,7 @@ impl Sim {
             b.node.is_some()
                 && b.shutdown_deadline_ms.is_none()
                 && self.controller.is_active(b.id, b.epoch)
+                && b.log_dir_repair_at_ms.is_none()
         }) && self.isolated_until.is_empty()
             && self.controller_available()
     }
@@ -464,8 +471,12 @@ impl Sim {
                 }
             }
             _ => {
-                self.net.heal();
-                trace!(self, "heal links");
+                if all_up && self.rng.chance(0.2) {
+                    self.fail_log_dir(i);
+                } else {
+                    self.net.heal();
+                    trace!(self, "heal links");
+                }
             }
         }
     }
@@ -594,6 +605,9 @@ impl Sim {
                 .is_some_and(|deadline| now >= deadline)
             {
                 self.stop(i, StopKind::ShutdownTimeout);
+                continue;
+            }
+            if !self.tick_log_dirs(i) {
                 continue;
             }
             if now >= self.brokers[i].next_heartbeat_ms && !self.isolated_until.contains_key(&id) {

@@ -92,6 +92,11 @@ pub struct SimStats {
     /// Partitions whose leadership moved back to the preferred replica.
     pub preferred_elections: usize,
     pub controller_failovers: usize,
+    /// Log dirs that failed on a running broker (KIP-858).
+    pub log_dir_failures: usize,
+    /// Of those, the ones the controller marked offline from a heartbeat (it then moved the
+    /// leaderships and ISR memberships of their replicas).
+    pub log_dirs_marked_offline: usize,
 }
 
 impl SimStats {
@@ -116,5 +121,7 @@ impl SimStats {
         self.replicas_removed += o.replicas_removed;
         self.preferred_elections += o.preferred_elections;
         self.controller_failovers += o.controller_failovers;
+        self.log_dir_failures += o.log_dir_failures;
+        self.log_dirs_marked_offline += o.log_dirs_marked_offline;
     }
 }

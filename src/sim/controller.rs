@@ -14,7 +14,9 @@ use crate::controller::{
     BrokerHeartbeats, ControllerConfig, CreateTopicSpec, ElectionType, MetadataImage,
     MetadataRecord, PartitionRegistration, ReassignmentRequest, RegisterBrokerRequest,
 };
+use crate::controller::{assign_replicas_to_dirs, AssignReplicasToDirsRequest, DirAssignment};
 use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
 use crate::replica::{
     AlterPartition, AlterPartitionError, BrokerEpoch, BrokerId, PartitionChange, PartitionConfig,
     ReplicaManager,
@@ -221,12 +223,14 @@ impl SimController {
         broker: BrokerId,
         incarnation: u32,
         now_ms: i64,
+        log_dirs: Vec<[u8; 16]>,
     ) -> Result<BrokerEpoch, ErrorCode> {
         let request = RegisterBrokerRequest {
             broker_id: broker.0,
             incarnation_id: format!("broker-{}-incarnation-{incarnation}", broker.0),
             endpoints: Vec::new(),
             rack: None,
+            log_dirs,
         };
         let (records, result) = register_broker(
             &self.image,
@@ -248,6 +252,7 @@ impl SimController {
         broker_epoch: BrokerEpoch,
         current_metadata_offset: i64,
         want_shutdown: bool,
+        offline_log_dirs: Vec<[u8; 16]>,
         now_ms: i64,
     ) -> BrokerHeartbeatReply {
         let request = BrokerHeartbeatRequest {
@@ -256,6 +261,7 @@ impl SimController {
             current_metadata_offset,
             want_fence: false,
             want_shutdown,
+            offline_log_dirs,
         };
         let committed = self.last_offset();
         let (records, reply) = broker_heartbeat(
@@ -268,6 +274,22 @@ impl SimController {
         );
         self.commit(records);
         reply
+    }
+
+    /// A broker's AssignReplicasToDirs (KIP-858), committed at once.
+    pub fn assign_replicas_to_dirs(
+        &mut self,
+        broker: BrokerId,
+        broker_epoch: BrokerEpoch,
+        directories: Vec<DirAssignment>,
+    ) {
+        let request = AssignReplicasToDirsRequest {
+            broker_id: broker.0,
+            broker_epoch: broker_epoch.0,
+            directories,
+        };
+        let (records, _) = assign_replicas_to_dirs(&self.image, &self.config, &request);
+        self.commit(records);
     }
 
     /// The periodic session check; the brokers it fenced.
@@ -388,9 +410,16 @@ impl BrokerMetadata {
                 if self.applied.get(&key) == Some(&epochs) {
                     continue;
                 }
+                // KIP-858: a replica in (or assigned to) a dir offline here stays offline.
+                let dir = Uuid(p.directory_of(local.0));
+                if replicas.hold_offline_if_dir_unavailable(&t.name, index, dir)
+                    || replicas.is_partition_offline(&t.name, index)
+                {
+                    continue;
+                }
                 let change = p.to_partition_change(&t.name, index, t.topic_id);
                 replicas
-                    .apply_partition_change(&change, config.clone(), now_ms)
+                    .apply_partition_change_in(&change, config.clone(), now_ms, Some(dir))
                     .map_err(|e| format!("broker {local} cannot apply {change:?}: {e:?}"))?;
                 self.applied.insert(key, epochs);
                 if trace {

@@ -456,7 +456,8 @@ fn check_removed_replicas_stopped(b: &SimBroker) -> Result<(), String> {
 fn isr_member_process(sim: &Sim, m: BrokerId) -> Option<&SimBroker> {
     let b = &sim.brokers[m.0 as usize];
     let registered = sim.controller.image.broker(m.0)?.broker_epoch;
-    if b.epoch != Some(BrokerEpoch(registered)) {
+    // A broker with a failed log dir is checked again once restarted on a repaired one.
+    if b.epoch != Some(BrokerEpoch(registered)) || b.log_dir_repair_at_ms.is_some() {
         return None;
     }
     b.node.as_ref().map(|_| b)

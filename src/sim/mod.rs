@@ -25,6 +25,7 @@ pub mod cluster;
 pub mod config;
 pub mod controller;
 pub mod invariants;
+pub mod log_dirs;
 pub mod network;
 pub mod rng;
 

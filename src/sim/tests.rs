@@ -128,7 +128,9 @@ fn replication_survives_faults_over_many_seeds() {
                 && total.reassignments_completed > 0
                 && total.replicas_removed > 0
                 && total.preferred_elections > 0
-                && total.controller_failovers > 0,
+                && total.controller_failovers > 0
+                && total.log_dir_failures > 0
+                && total.log_dirs_marked_offline > 0,
             "{total:?}"
         );
     }

@@ -264,6 +264,19 @@ impl LogManager {
         partition: i32,
         config: LogConfig,
     ) -> Result<Arc<PartitionLog>> {
+        self.get_or_create_in(topic, partition, config, None)
+    }
+
+    /// [`Self::get_or_create`], a new log going to the online dir with `directory_id`
+    /// `preferred` if there is one (the dir the controller assigned it to, KIP-858; Kafka's
+    /// `getOrCreateLog` with a target dir).
+    pub fn get_or_create_in(
+        &self,
+        topic: &str,
+        partition: i32,
+        config: LogConfig,
+        preferred: Option<Uuid>,
+    ) -> Result<Arc<PartitionLog>> {
         if topic.is_empty() || topic.contains('/') || topic == "." || topic == ".." || partition < 0
         {
             return Err(StorageError::InvalidArgument("invalid topic or partition"));
@@ -287,7 +300,14 @@ impl LogManager {
         }
         // One pass over the open logs, and none with a single log dir: creating thousands of
         // partitions must not be quadratic.
-        let state = if self.log_dir_states.len() == 1 {
+        let target = preferred.and_then(|id| {
+            self.log_dir_states
+                .iter()
+                .find(|d| !d.is_offline() && d.directory_id() == id)
+        });
+        let state = if let Some(target) = target {
+            target
+        } else if self.log_dir_states.len() == 1 {
             Some(&self.log_dir_states[0])
                 .filter(|d| !d.is_offline())
                 .ok_or(StorageError::NoOnlineLogDir)?

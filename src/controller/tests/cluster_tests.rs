@@ -65,6 +65,7 @@ fn heartbeat_unfences_once_caught_up_and_checks_the_epoch() {
             current_metadata_offset: 0,
             want_fence: false,
             want_shutdown: false,
+            offline_log_dirs: vec![],
         },
         &mut h.heartbeats,
         h.now_ms,
@@ -80,6 +81,7 @@ fn heartbeat_unfences_once_caught_up_and_checks_the_epoch() {
         current_metadata_offset: 0,
         want_fence: false,
         want_shutdown: false,
+        offline_log_dirs: vec![],
     };
     let (records, reply) =
         crate::controller::broker_heartbeat(&h.image, &h.config, &stale, &mut h.heartbeats, 0, 0);
@@ -87,7 +89,7 @@ fn heartbeat_unfences_once_caught_up_and_checks_the_epoch() {
     assert_eq!(reply.error, ErrorCode::STALE_BROKER_EPOCH);
     let unknown = crate::controller::BrokerHeartbeatRequest {
         broker_id: 9,
-        ..stale
+        ..stale.clone()
     };
     let (_, reply) =
         crate::controller::broker_heartbeat(&h.image, &h.config, &unknown, &mut h.heartbeats, 0, 0);

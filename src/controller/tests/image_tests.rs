@@ -17,6 +17,7 @@ fn register(id: i32, epoch: i64) -> MetadataRecord {
         }],
         rack: None,
         fenced: true,
+        log_dirs: vec![],
     }
 }
 
@@ -42,6 +43,7 @@ fn log() -> Vec<MetadataRecord> {
             partition_epoch: 0,
             adding_replicas: vec![],
             removing_replicas: vec![],
+            directories: vec![],
         },
         MetadataRecord::Config {
             resource_type: RESOURCE_TOPIC,
@@ -87,6 +89,7 @@ fn partition_change_bumps_partition_epoch_always_and_leader_epoch_on_leader_chan
         replicas: None,
         adding_replicas: None,
         removing_replicas: None,
+        directories: None,
     };
     image.apply(&change(None, Some(vec![1])));
     let p = image.partition("t", 0).expect("partition");
@@ -133,6 +136,7 @@ fn records_for_unknown_or_stale_targets_are_skipped() {
             replicas: None,
             adding_replicas: None,
             removing_replicas: None,
+            directories: None,
         },
         MetadataRecord::Topic {
             name: "t".into(),

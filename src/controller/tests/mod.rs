@@ -1,6 +1,7 @@
 //! Tests of the controller's records, image and decisions: every decision is checked by
 //! applying the records it returns to the image and looking at the image.
 mod cluster_tests;
+mod directories_tests;
 mod image_tests;
 mod partitions_tests;
 mod random_tests;
@@ -18,6 +19,10 @@ pub(super) struct Harness {
     pub config: ControllerConfig,
     pub now_ms: i64,
     next_topic_id: u8,
+    /// The log dirs each broker registers with (none: a broker from before KIP-858).
+    pub log_dirs: std::collections::BTreeMap<i32, Vec<[u8; 16]>>,
+    /// The dirs each broker's heartbeats report offline.
+    pub offline_dirs: std::collections::BTreeMap<i32, Vec<[u8; 16]>>,
 }
 
 impl Harness {
@@ -29,6 +34,8 @@ impl Harness {
             config: ControllerConfig::default(),
             now_ms: 0,
             next_topic_id: 0,
+            log_dirs: Default::default(),
+            offline_dirs: Default::default(),
         }
     }
 
@@ -72,6 +79,7 @@ impl Harness {
                 security_protocol: 0,
             }],
             rack: None,
+            log_dirs: self.log_dirs.get(&broker).cloned().unwrap_or_default(),
         };
         let (records, result) = register_broker(
             &self.image,
@@ -96,6 +104,7 @@ impl Harness {
             current_metadata_offset: self.offset(),
             want_fence,
             want_shutdown,
+            offline_log_dirs: self.offline_dirs.get(&broker).cloned().unwrap_or_default(),
         };
         let offset = self.offset();
         let (records, reply) = broker_heartbeat(
