@@ -13,6 +13,10 @@
 #   cluster.sh resume N       SIGCONT node N
 #   cluster.sh observer N     start node N (4..9) with process.roles=broker only: it follows
 #                             the voters' metadata log as a quorum observer
+#   cluster.sh controller N   start node N (4..9) with process.roles=controller and only
+#                             controller.quorum.bootstrap.servers (no voters): it follows the
+#                             quorum until `kafka-metadata-quorum add-controller` makes it a
+#                             voter (KIP-853; Strata only)
 #   cluster.sh stop-node N    stop node N (1..9)
 #   cluster.sh pid N          print node N's pid
 #   cluster.sh status         one line per node
@@ -82,6 +86,13 @@ launch() {
   for p in "$bp" "$cp"; do port_busy "$p" && die "port $p is busy (node $n); not starting"; done
   local listeners="PLAINTEXT://127.0.0.1:$bp,CONTROLLER://127.0.0.1:$cp"
   [ "$roles" = broker ] && listeners="PLAINTEXT://127.0.0.1:$bp"
+  # A joining controller knows the quorum only by its bootstrap servers (KIP-853).
+  local quorum="controller.quorum.voters=$voters"
+  if [ "$roles" = controller-join ]; then
+    roles=controller listeners="CONTROLLER://127.0.0.1:$cp"
+    quorum="controller.quorum.bootstrap.servers=$(for v in $NODES; do printf '127.0.0.1:%s,' "$(controller_port "$v")"; done)"
+    quorum=${quorum%,}
+  fi
   mkdir -p "$CLUSTER_DIR/n$n"
   local extra=() kv
   for kv in ${CLUSTER_EXTRA_OVERRIDES:-}; do extra+=(--override "$kv"); done
@@ -90,7 +101,7 @@ launch() {
   "$STRATA_BIN" --override "node.id=$n" --override "process.roles=$roles" \
     --override "listeners=$listeners" \
     --override controller.listener.names=CONTROLLER \
-    --override "controller.quorum.voters=$voters" \
+    --override "$quorum" \
     --override "log.dirs=$CLUSTER_DIR/n$n" --override default.replication.factor=3 \
     --override min.insync.replicas=2 --override offsets.topic.replication.factor=3 \
     --override transaction.state.log.replication.factor=3 \
@@ -145,15 +156,16 @@ launched_alive() {
   [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
 }
 
-# Wait until node N's broker port accepts (or it exits).
+# Wait until node N's broker port (with `controller`, its controller port) accepts (or it exits).
 wait_port() {
-  local n=$1 i
+  local n=$1 i port; port=$(broker_port "$n")
+  [ "${2:-}" = controller ] && port=$(controller_port "$n")
   for i in $(seq 600); do
-    port_busy "$(broker_port "$n")" && [ -n "$(live_pid "$n")" ] && return 0
+    port_busy "$port" && [ -n "$(live_pid "$n")" ] && return 0
     launched_alive "$n" || { tail -20 "$CLUSTER_DIR/n$n.log" >&2; die "node $n exited at start-up"; }
     sleep 0.1
   done
-  die "node $n: port $(broker_port "$n") not accepting after 60 s"
+  die "node $n: port $port not accepting after 60 s"
 }
 
 stop_node() {
@@ -234,6 +246,14 @@ case "$cmd" in
     [ -z "$(live_pid "$n")" ] || die "node $n already running"
     launch "$n" broker; wait_port "$n"
     echo "broker-only node $n started (pid $(live_pid "$n"))"
+    ;;
+  controller)
+    n=${1:-}; case "$n" in [4-9]) ;; *) die "a joining controller is node 4..9 (got '$n')" ;; esac
+    resolve_dir
+    [ "$IMPL" = strata ] || die "controller N is implemented for Strata clusters only"
+    [ -z "$(live_pid "$n")" ] || die "node $n already running"
+    launch "$n" controller-join; wait_port "$n" controller
+    echo "joining controller $n started (pid $(live_pid "$n"))"
     ;;
   stop-node)
     n=${1:-}; case "$n" in [1-9]) ;; *) die "node must be 1..9 (got '$n')" ;; esac

@@ -16,6 +16,10 @@
 #   cluster.tools.broker-only       a 4th process with process.roles=broker joins: it registers,
 #                                   kafka-metadata-quorum lists it as an Observer, it leads a
 #                                   partition that console tools write and read through it alone
+#   cluster.tools.add-controller    a 5th process, controller-only with just
+#                                   controller.quorum.bootstrap.servers, is made a voter by
+#                                   kafka-metadata-quorum add-controller (KIP-853), listed in
+#                                   CurrentVoters, then removed again by remove-controller
 source "$(dirname "$0")/../lib/harness.sh"
 CL="$HERE/cluster/cluster.sh"
 BROKERS=$(bash "$CL" bootstrap)
@@ -226,6 +230,57 @@ replica_assignment() {
   [ "$got" = "0:1,2 1:2,3 2:3,1" ] || fail "kafka-topics: placement '$got', want '0:1,2 1:2,3 2:3,1'"
 }
 
+# quorum_voter_ids: the ids in CurrentVoters of describe --status, as "1,2,3"
+quorum_voter_ids() {
+  local st; st=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BROKERS" describe --status 2>&1) \
+    || return 1
+  grep '^CurrentVoters:' <<<"$st" | grep -oE '"id": *[0-9]+' | grep -oE '[0-9]+' | sort -n | paste -sd,
+}
+
+add_controller() {
+  heal
+  local base=${CLUSTER_PORT_BASE:-19400} n=5
+  local cp=$(( base + 10 + n )) cp1=$(( base + 11 )) props="$OUT/controller-$n.properties"
+  bash "$CL" controller "$n" || fail "joining controller $n did not start"
+  local dir="$CLUSTER_DIR/n$n"
+  # What add-controller reads: node.id, process.roles, the controller listener, and the
+  # directory id from meta.properties in the first log dir.
+  cat >"$props" <<PROPS
+node.id=$n
+process.roles=controller
+controller.listener.names=CONTROLLER
+listeners=CONTROLLER://127.0.0.1:$cp
+log.dirs=$dir
+PROPS
+  local i out=""
+  for i in $(seq 40); do [ -f "$dir/meta.properties" ] && break; sleep 0.25; done
+  # The new controller must have caught up as an observer before the leader accepts it.
+  for i in $(seq 20); do
+    out=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "127.0.0.1:$cp1" \
+      --command-config "$props" add-controller 2>&1) && break
+    sleep 1
+  done
+  echo "$out" | grep -v '^\s*at '
+  grep -q "Added controller $n with directory id" <<<"$out" \
+    || { bash "$CL" stop-node "$n"; fail "add-controller did not add controller $n"; }
+  local ids=""
+  for i in $(seq 40); do ids=$(quorum_voter_ids) && [ "$ids" = "1,2,3,$n" ] && break; sleep 0.5; done
+  [ "$ids" = "1,2,3,$n" ] || { bash "$CL" stop-node "$n"; fail "CurrentVoters '$ids' after add-controller, want 1,2,3,$n"; }
+  # The grown quorum still commits metadata.
+  local t; t=$(topic fourvoters)
+  kafka_topics --create --topic "$t" --partitions 1 --replication-factor 3 \
+    || { bash "$CL" stop-node "$n"; fail "create a topic with 4 voters"; }
+  local dir_id; dir_id=$(sed -n 's/^directory.id=//p' "$dir/meta.properties")
+  out=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "127.0.0.1:$cp1" \
+    remove-controller --controller-id "$n" --controller-directory-id "$dir_id" 2>&1)
+  echo "$out" | grep -v '^\s*at '
+  grep -qE "Removed +KRaft controller $n " <<<"$out" \
+    || { bash "$CL" stop-node "$n"; fail "remove-controller did not remove controller $n"; }
+  for i in $(seq 40); do ids=$(quorum_voter_ids) && [ "$ids" = 1,2,3 ] && break; sleep 0.5; done
+  bash "$CL" stop-node "$n"
+  [ "$ids" = 1,2,3 ] || fail "CurrentVoters '$ids' after remove-controller, want 1,2,3"
+}
+
 broker_only() {
   heal
   local port4=$(( ${CLUSTER_PORT_BASE:-19400} + 4 ))
@@ -265,4 +320,5 @@ case_run cluster cluster.tools.metadata-quorum metadata_quorum
 case_run cluster cluster.tools.reassign reassign
 case_run cluster cluster.tools.leader-election leader_election
 case_run cluster cluster.tools.broker-only broker_only
+case_run cluster cluster.tools.add-controller add_controller
 case_summary
