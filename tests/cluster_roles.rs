@@ -7,35 +7,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::cluster::{produce_retrying, values, Cluster};
+use common::cluster::{describe_quorum, produce_retrying, values, Cluster};
 use common::{api_call, create_topic_rf, fetch_partition, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ROLES: [&str; 4] = ["controller", "broker", "broker", "broker"];
-
-async fn describe_quorum(
-    addr: std::net::SocketAddr,
-) -> strata::protocol::messages::describe_quorum_response::DescribeQuorumResponse {
-    use strata::protocol::messages::describe_quorum_request::*;
-    let mut c = Client::connect(addr).await;
-    api_call!(
-        c,
-        describe_quorum_request::DescribeQuorumRequest,
-        describe_quorum_response::DescribeQuorumResponse,
-        1,
-        DescribeQuorumRequest {
-            topics: vec![TopicData {
-                topic_name: "__cluster_metadata".into(),
-                partitions: vec![PartitionData {
-                    partition_index: 0,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    )
-}
 
 /// A Metadata v1 request (no topics) on a raw socket: true when the peer closes instead of
 /// answering.
@@ -110,7 +86,7 @@ async fn controller_only_and_broker_only_processes() {
 
     // DescribeQuorum, sent to a broker and forwarded: the controller leads, the three
     // brokers are observers that have fetched.
-    let q = describe_quorum(cluster.addr(1)).await;
+    let q = describe_quorum(cluster.addr(1), 1).await;
     assert_eq!(q.error_code, 0);
     let p = &q.topics[0].partitions[0];
     assert_eq!(p.leader_id, 1);

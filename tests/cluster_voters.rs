@@ -10,34 +10,12 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::cluster::{free_port, Cluster};
+use common::cluster::{describe_quorum, free_port, Cluster};
 use common::{api_call, create_topic_rf, Client};
 use strata::protocol::messages::describe_quorum_response::DescribeQuorumResponse;
 
 const ROLES: [&str; 4] = ["controller", "controller", "controller", "broker"];
 const BROKER: usize = 3;
-
-async fn describe_quorum(addr: std::net::SocketAddr) -> DescribeQuorumResponse {
-    use strata::protocol::messages::describe_quorum_request::*;
-    let mut c = Client::connect(addr).await;
-    api_call!(
-        c,
-        describe_quorum_request::DescribeQuorumRequest,
-        describe_quorum_response::DescribeQuorumResponse,
-        2,
-        DescribeQuorumRequest {
-            topics: vec![TopicData {
-                topic_name: "__cluster_metadata".into(),
-                partitions: vec![PartitionData {
-                    partition_index: 0,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    )
-}
 
 fn voters(q: &DescribeQuorumResponse) -> BTreeSet<i32> {
     q.topics[0].partitions[0]
@@ -112,7 +90,7 @@ async fn wait_for_quorum(
     cond: impl Fn(&DescribeQuorumResponse) -> bool,
 ) -> DescribeQuorumResponse {
     for _ in 0..200 {
-        let q = describe_quorum(addr).await;
+        let q = describe_quorum(addr, 2).await;
         if q.error_code == 0 && q.topics[0].partitions[0].leader_id >= 0 && cond(&q) {
             return q;
         }

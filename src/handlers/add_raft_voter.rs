@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Broker, ResponseFuture};
-use crate::controller::{Quorum, VoterChangeError};
+use crate::controller::{MetadataImage, Quorum, RaftQuorum, VoterChangeError};
 use crate::error::ErrorCode;
+use crate::protocol::codec::{Decode, Encode};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::add_raft_voter_request::AddRaftVoterRequest;
 use crate::protocol::messages::add_raft_voter_response::AddRaftVoterResponse;
@@ -21,7 +22,7 @@ pub const ADD_RAFT_VOTER_KEY: i16 = 80;
 const MIN_TIMEOUT_MS: i32 = 100;
 const MAX_TIMEOUT_MS: i32 = 300_000;
 /// Added to the timeout of a forwarded request, for the round trip to the controller.
-pub const FORWARD_MARGIN_MS: u64 = 2_000;
+const FORWARD_MARGIN_MS: u64 = 2_000;
 
 fn response(code: ErrorCode, message: Option<String>) -> AddRaftVoterResponse {
     AddRaftVoterResponse {
@@ -46,6 +47,37 @@ pub fn voter_change_code(e: &VoterChangeError) -> ErrorCode {
         }
         VoterChangeError::Shutdown => ErrorCode::NOT_LEADER_OR_FOLLOWER,
         VoterChangeError::Other(_) => ErrorCode::UNKNOWN_SERVER_ERROR,
+    }
+}
+
+/// The quorum when this process leads it. Otherwise the answer: a broker forwards the
+/// request to the active controller (with `timeout_ms` plus the round trip); a controller
+/// that does not lead answers NOT_LEADER_OR_FOLLOWER, and so does a failed forward.
+pub(super) async fn leader_or_forwarded<'a, Req: Encode, Resp: Decode>(
+    broker: &'a Broker,
+    api_key: i16,
+    version: i16,
+    request: &Req,
+    timeout_ms: u64,
+    error: impl Fn(ErrorCode) -> Resp,
+) -> Result<&'a RaftQuorum<MetadataImage>, Resp> {
+    let cluster = &broker.cluster;
+    if let Some(quorum) = cluster.quorum.voter().filter(|q| q.is_leader()) {
+        return Ok(quorum);
+    }
+    if !cluster.is_broker {
+        return Err(error(ErrorCode::NOT_LEADER_OR_FOLLOWER));
+    }
+    match cluster
+        .channel
+        .call_with_timeout::<_, Resp>(api_key, version, request, timeout_ms + FORWARD_MARGIN_MS)
+        .await
+    {
+        Ok(r) => Err(r),
+        Err(e) => {
+            tracing::debug!(api_key, error = %e, "forwarding a voter change failed");
+            Err(error(ErrorCode::NOT_LEADER_OR_FOLLOWER))
+        }
     }
 }
 
@@ -77,28 +109,18 @@ pub async fn handle(
         return response(ErrorCode::INVALID_REQUEST, Some("negative voter id".into()));
     }
     let timeout_ms = request.timeout_ms.clamp(MIN_TIMEOUT_MS, MAX_TIMEOUT_MS) as u64;
-    let cluster = &broker.cluster;
-    let leader_here = cluster.quorum.voter().filter(|q| q.is_leader());
-    let Some(quorum) = leader_here else {
-        if !cluster.is_broker {
-            return response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None);
-        }
-        return match cluster
-            .channel
-            .call_with_timeout::<_, AddRaftVoterResponse>(
-                ADD_RAFT_VOTER_KEY,
-                version,
-                &request,
-                timeout_ms + FORWARD_MARGIN_MS,
-            )
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::debug!(error = %e, "forwarding AddRaftVoter failed");
-                response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None)
-            }
-        };
+    let quorum = match leader_or_forwarded(
+        broker,
+        ADD_RAFT_VOTER_KEY,
+        version,
+        &request,
+        timeout_ms,
+        |code| response(code, None),
+    )
+    .await
+    {
+        Ok(quorum) => quorum,
+        Err(answer) => return answer,
     };
     // The voter is reached on the listener the quorum uses, as Kafka's leader picks the
     // new voter's endpoint for its own controller listener.

@@ -8,9 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::add_raft_voter::{voter_change_code, FORWARD_MARGIN_MS};
+use super::add_raft_voter::{leader_or_forwarded, voter_change_code};
 use super::{Broker, ResponseFuture};
-use crate::controller::Quorum;
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::remove_raft_voter_request::RemoveRaftVoterRequest;
@@ -60,28 +59,18 @@ pub async fn handle(
     if request.voter_id < 0 {
         return response(ErrorCode::VOTER_NOT_FOUND, None);
     }
-    let cluster = &broker.cluster;
-    let leader_here = cluster.quorum.voter().filter(|q| q.is_leader());
-    let Some(quorum) = leader_here else {
-        if !cluster.is_broker {
-            return response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None);
-        }
-        return match cluster
-            .channel
-            .call_with_timeout::<_, RemoveRaftVoterResponse>(
-                REMOVE_RAFT_VOTER_KEY,
-                version,
-                &request,
-                REMOVE_TIMEOUT_MS + FORWARD_MARGIN_MS,
-            )
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::debug!(error = %e, "forwarding RemoveRaftVoter failed");
-                response(ErrorCode::NOT_LEADER_OR_FOLLOWER, None)
-            }
-        };
+    let quorum = match leader_or_forwarded(
+        broker,
+        REMOVE_RAFT_VOTER_KEY,
+        version,
+        &request,
+        REMOVE_TIMEOUT_MS,
+        |code| response(code, None),
+    )
+    .await
+    {
+        Ok(quorum) => quorum,
+        Err(answer) => return answer,
     };
     match quorum
         .remove_voter(

@@ -283,3 +283,29 @@ pub async fn produce_batch_retrying(c: &mut Client, topic: &str, records: Bytes)
     }
     last
 }
+
+/// DescribeQuorum of the metadata partition at `version`, sent to `addr`.
+pub async fn describe_quorum(
+    addr: std::net::SocketAddr,
+    version: i16,
+) -> describe_quorum_response::DescribeQuorumResponse {
+    use describe_quorum_request::*;
+    let mut c = Client::connect(addr).await;
+    api_call!(
+        c,
+        describe_quorum_request::DescribeQuorumRequest,
+        describe_quorum_response::DescribeQuorumResponse,
+        version,
+        DescribeQuorumRequest {
+            topics: vec![TopicData {
+                topic_name: "__cluster_metadata".into(),
+                partitions: vec![PartitionData {
+                    partition_index: 0,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    )
+}
