@@ -1,21 +1,29 @@
 //! Strata: a Kafka-wire-compatible streaming broker.
 //!
 //! # Layout
-//! - [`protocol`]: sans-io wire layer (primitives, headers, generated messages, record batches).
+//! - [`protocol`]: sans-io wire layer (primitives, headers, response framing, generated
+//!   messages, record batches).
 //! - [`storage`]: Kafka's on-disk log (segments, indexes, recovery, retention); knows no network.
 //! - [`replica`]: partition replicas over the log (leader epoch, high watermark, ISR, producer
 //!   state), the follower fetcher (sans-io) and the controller interface (`PartitionChange`).
 //! - `sim` (tests only): deterministic simulation of replication with faults and invariants.
-//! - [`coordinator`]: the group coordinator on `__consumer_offsets` (records, replay).
-//! - [`controller`]: cluster metadata (topics, configs, producer ids) built by replaying records.
+//! - [`coordinator`]: the group and transaction coordinators (records, replay) and their
+//!   internal topics as logs (`offsets_topic`).
+//! - [`controller`]: cluster metadata (records, the image, the Raft quorum, decisions).
+//! - [`net`]: outbound connections to other members (the peer client).
 //! - [`cluster`]: a broker's membership of a cluster: registration and heartbeats, the channel
-//!   to the active controller, and the publisher that applies each metadata image.
+//!   to the active controller, forwarding, replica fetcher tasks, and the publisher that
+//!   applies each metadata image. Its tasks get the broker's parts (`BrokerParts`), never the
+//!   `Broker`.
+//! - [`broker`]: the `Broker`, the subsystems a handler sees.
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
-//! - [`server`]: listener, connections with ordered pipelining, start-up and shutdown.
+//! - [`server`]: listeners, connections with ordered pipelining, start-up (the one place that
+//!   builds everything) and shutdown.
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
 //!
-//! Dependencies point downwards only: server -> handlers -> replica/controller -> storage ->
-//! protocol.
+//! Dependencies point downwards only: server -> handlers -> broker -> cluster ->
+//! {coordinator, controller, replica, net} -> storage -> protocol.
+pub mod broker;
 pub mod clock;
 pub mod cluster;
 pub mod config;
@@ -23,6 +31,7 @@ pub mod controller;
 pub mod coordinator;
 pub mod error;
 pub mod handlers;
+pub mod net;
 pub mod protocol;
 pub mod replica;
 pub mod server;

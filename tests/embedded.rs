@@ -21,7 +21,7 @@ async fn legacy_single_node_metadata_is_imported_once() {
 
     let broker = TestBroker::start_in(dir, &[]).await;
     let running = broker.running.as_ref().unwrap();
-    let topic = running.broker.metadata.topic("old").expect("imported");
+    let topic = running.broker.cluster.topic("old").expect("imported");
     assert_eq!(topic.id, legacy_id, "the topic keeps its id");
     assert_eq!(topic.partitions, 3);
     assert_eq!(
@@ -57,7 +57,7 @@ async fn legacy_single_node_metadata_is_imported_once() {
         .as_ref()
         .unwrap()
         .broker
-        .metadata
+        .cluster
         .topic("old")
         .expect("still there");
     assert_eq!(topic.id, legacy_id);

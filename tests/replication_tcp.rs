@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::{api_call, batch, TestBroker};
+use strata::cluster::replica_fetcher::BrokerAddressResolver;
 use strata::protocol::codec::Uuid;
 use strata::protocol::messages::produce_request::ProduceRequest;
 use strata::replica::change::PartitionChange;
 use strata::replica::ids::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionEpoch};
 use strata::replica::partition::{Partition, PartitionConfig};
 use strata::replica::ReplicaManager;
-use strata::server::replica_fetcher::BrokerAddressResolver;
 
 const TOPIC: &str = "replicated";
 /// Long enough that the follower, started 500 ms late, is not proposed out early.

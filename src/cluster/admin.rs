@@ -125,7 +125,7 @@ impl ClusterContext {
                 CREATE_TOPICS_KEY,
                 version,
                 request,
-                |c, r| crate::handlers::create_topics::on_controller(c, r),
+                |c, r| super::create_topics::on_controller(c, r),
                 failed,
             )
             .await;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::controller::Quorum;
+use crate::net::peer::PeerClient;
 use crate::protocol::codec::{Decode, Encode};
-use crate::server::peer::PeerClient;
 
 use super::MetadataQuorum;
 

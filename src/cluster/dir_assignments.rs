@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::BrokerParts;
 use super::ClusterContext;
 use crate::error::ErrorCode;
-use crate::handlers::Broker;
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::assign_replicas_to_dirs_request::{
     AssignReplicasToDirsRequest, DirectoryData, PartitionData, TopicData,
@@ -31,7 +31,7 @@ const RESEND_AFTER_MS: i64 = 1_000;
 const MAX_ASSIGNMENTS_PER_REQUEST: usize = 2_250;
 
 /// (topic id, partition) -> dir, of the replicas whose image dir is not where their log is.
-fn pending_assignments(broker: &Broker, cluster: &ClusterContext) -> Vec<(Uuid, i32, Uuid)> {
+fn pending_assignments(broker: &BrokerParts, cluster: &ClusterContext) -> Vec<(Uuid, i32, Uuid)> {
     let image = cluster.image();
     let local = broker.node_id;
     let mut out = Vec::new();
@@ -97,7 +97,11 @@ fn to_request(
 }
 
 /// Sends the assignments the image lacks until shutdown.
-pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: CancellationToken) {
+pub async fn run(
+    broker: Arc<BrokerParts>,
+    cluster: Arc<ClusterContext>,
+    shutdown: CancellationToken,
+) {
     let mut sent_at: HashMap<(Uuid, i32, Uuid), i64> = HashMap::new();
     loop {
         tokio::select! {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::BrokerParts;
 use crate::error::ErrorCode;
-use crate::handlers::Broker;
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::alter_partition_request::{
     AlterPartitionRequest, BrokerState, PartitionData, TopicData,
@@ -38,7 +38,7 @@ const STARTING_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5);
 const CONTROLLED_SHUTDOWN_MAX_MS: u64 = 5_000;
 
 async fn register(
-    broker: &Broker,
+    broker: &BrokerParts,
     cluster: &ClusterContext,
     incarnation_id: Uuid,
 ) -> Result<i64, String> {
@@ -93,12 +93,12 @@ async fn register(
 
 /// A registration or heartbeat must fail fast enough to be retried within one session
 /// (`broker.session.timeout.ms`), or a healthy broker stuck on a dead controller is fenced.
-fn session_call_timeout_ms(broker: &Broker) -> u64 {
+fn session_call_timeout_ms(broker: &BrokerParts) -> u64 {
     (broker.config.broker_session_timeout_ms as u64 / 3).max(100)
 }
 
 async fn heartbeat(
-    broker: &Broker,
+    broker: &BrokerParts,
     cluster: &ClusterContext,
     broker_id: i32,
     broker_epoch: i64,
@@ -129,7 +129,7 @@ async fn heartbeat(
 /// Resolves once the broker has more offline log dirs than `reported`: a failed dir is
 /// reported at once rather than at the next heartbeat (Kafka's
 /// `BrokerLifecycleManager.propagateDirectoryFailure`), so its leaderships move quickly.
-async fn offline_dirs_changed(broker: &Broker, reported: usize) {
+async fn offline_dirs_changed(broker: &BrokerParts, reported: usize) {
     loop {
         tokio::time::sleep(Duration::from_millis(20)).await;
         if broker.replicas.offline_directory_ids().len() > reported {
@@ -140,7 +140,11 @@ async fn offline_dirs_changed(broker: &Broker, reported: usize) {
 
 /// Registers, then heartbeats every `broker.heartbeat.interval.ms` until shutdown, then
 /// asks for a controlled shutdown.
-pub async fn run(broker: Arc<Broker>, cluster: Arc<ClusterContext>, shutdown: CancellationToken) {
+pub async fn run(
+    broker: Arc<BrokerParts>,
+    cluster: Arc<ClusterContext>,
+    shutdown: CancellationToken,
+) {
     let interval = Duration::from_millis(broker.config.broker_heartbeat_interval_ms.max(10) as u64);
     let incarnation_id = Uuid::random();
     let mut broker_epoch: Option<i64> = None;
@@ -271,7 +275,7 @@ fn alter_partition_error(code: ErrorCode) -> Option<AlterPartitionError> {
 /// Sends the leaders' ISR proposals to the controller. A proposal whose request failed on
 /// the network is sent again; one the controller refused is dropped by its partition.
 pub async fn run_alter_partition_sender(
-    broker: Arc<Broker>,
+    broker: Arc<BrokerParts>,
     cluster: Arc<ClusterContext>,
     shutdown: CancellationToken,
 ) {

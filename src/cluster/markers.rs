@@ -11,14 +11,16 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use crate::coordinator::offsets_topic::{
+    write_marker_to_partition, LocalMarkerWriter, MarkerToWrite,
+};
 use crate::coordinator::txn::{MarkerError, TxnMarkerWriter};
 use crate::error::ErrorCode;
-use crate::handlers::offsets_topic::{write_marker_to_partition, LocalMarkerWriter, MarkerToWrite};
+use crate::net::peer::PeerClient;
 use crate::protocol::messages::write_txn_markers_request::{
     WritableTxnMarker, WritableTxnMarkerTopic, WriteTxnMarkersRequest,
 };
 use crate::protocol::messages::write_txn_markers_response::WriteTxnMarkersResponse;
-use crate::server::peer::PeerClient;
 
 use super::ClusterContext;
 

@@ -9,6 +9,7 @@
 //! own quorum ([`embedded`]).
 pub mod admin;
 pub mod channel;
+pub mod create_topics;
 pub mod dir_assignments;
 pub mod embedded;
 pub mod lifecycle;
@@ -16,6 +17,7 @@ pub mod markers;
 pub mod member_quorum;
 pub mod producer_ids;
 pub mod publisher;
+pub mod replica_fetcher;
 pub mod startup;
 
 use std::collections::BTreeMap;
@@ -27,6 +29,43 @@ use crate::controller::Quorum;
 
 pub use channel::{ChannelError, ControllerChannel};
 pub use member_quorum::MetadataQuorum;
+
+/// An advertised listener: where clients should connect.
+#[derive(Debug, Clone)]
+pub struct AdvertisedEndpoint {
+    pub name: String,
+    pub host: String,
+    pub port: i32,
+}
+
+/// The parts of a broker its cluster tasks (registration, heartbeats, the publisher, ISR and
+/// directory reports) act on. The `Broker` sits above `cluster` and holds its
+/// [`ClusterContext`]; the tasks get these instead, so no dependency runs upward.
+#[derive(Clone)]
+pub struct BrokerParts {
+    pub node_id: i32,
+    pub cluster_id: String,
+    pub config: crate::config::BrokerConfig,
+    pub clock: crate::clock::SharedClock,
+    pub replicas: Arc<crate::replica::ReplicaManager>,
+    pub groups: Arc<crate::coordinator::GroupCoordinator>,
+    pub txns: Arc<crate::coordinator::txn::TransactionCoordinator>,
+    pub endpoints: Vec<AdvertisedEndpoint>,
+}
+
+impl BrokerParts {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// A topic's partition settings from its overrides and the broker defaults.
+    pub fn partition_config(
+        &self,
+        topic: &crate::controller::TopicMeta,
+    ) -> crate::replica::PartitionConfig {
+        crate::replica::PartitionConfig::for_topic(&topic.name, &topic.configs, &self.config)
+    }
+}
 
 pub struct ClusterContext {
     pub node_id: i32,
@@ -58,6 +97,21 @@ pub struct ClusterContext {
 }
 
 impl ClusterContext {
+    /// A topic of the image last published to this broker: handlers see a topic once its
+    /// local replicas are open and its coordinators loaded (the publisher's order).
+    pub fn topic(&self, name: &str) -> Option<crate::controller::TopicMeta> {
+        self.published.borrow().topic_meta(name)
+    }
+
+    /// Every topic of the published image.
+    pub fn topics(&self) -> Vec<crate::controller::TopicMeta> {
+        self.published.borrow().topic_metas()
+    }
+
+    pub fn topic_name_by_id(&self, id: &crate::protocol::codec::Uuid) -> Option<String> {
+        self.published.borrow().topic_name_by_id(id)
+    }
+
     pub fn quorum_state(&self) -> tokio::sync::watch::Receiver<(u64, Arc<MetadataImage>)> {
         self.quorum.state()
     }

@@ -7,13 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::BrokerParts;
 use crate::controller::image::MetadataImage;
 use crate::controller::TopicMeta;
-use crate::handlers::context::is_known_internal;
-use crate::handlers::offsets_topic::{
+use crate::coordinator::offsets_topic::{
     plain_records, read_partition, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
-use crate::handlers::Broker;
 use crate::protocol::codec::Uuid;
 use crate::replica::{BrokerEpoch, BrokerId};
 
@@ -29,33 +28,15 @@ pub struct Publisher {
     strays_removed: bool,
 }
 
-/// The topic list the handlers read, from the image.
-pub fn topic_metas(image: &MetadataImage) -> Vec<TopicMeta> {
-    image
-        .topics
-        .values()
-        .map(|t| TopicMeta {
-            name: t.name.clone(),
-            id: Uuid(t.topic_id),
-            partitions: t.partitions.len() as i32,
-            configs: image
-                .resource_configs(crate::controller::records::RESOURCE_TOPIC, &t.name)
-                .cloned()
-                .unwrap_or_default(),
-            is_internal: is_known_internal(&t.name),
-        })
-        .collect()
-}
-
 impl Publisher {
-    pub fn publish(&mut self, broker: &Broker, image: &MetadataImage) {
+    pub fn publish(&mut self, broker: &BrokerParts, image: &MetadataImage) {
         let local = broker.node_id;
         let now = broker.now_ms();
         if !self.strays_removed {
             self.strays_removed = true;
             remove_stray_logs(broker, image, local);
         }
-        let all_metas = topic_metas(image);
+        let all_metas = image.topic_metas();
         let metas: BTreeMap<&str, &TopicMeta> =
             all_metas.iter().map(|m| (m.name.as_str(), m)).collect();
 
@@ -132,12 +113,15 @@ impl Publisher {
             .retain(|name, _| metas.contains_key(name.as_str()));
 
         self.publish_coordinators(broker, image, BrokerId(local));
-        // Handlers see a new topic once its local replicas are open and coordinators loaded.
-        broker.metadata.replace_topics(all_metas);
     }
 
     /// Loads the coordinator partitions led here, unloads the others.
-    fn publish_coordinators(&mut self, broker: &Broker, image: &MetadataImage, local: BrokerId) {
+    fn publish_coordinators(
+        &mut self,
+        broker: &BrokerParts,
+        image: &MetadataImage,
+        local: BrokerId,
+    ) {
         let led = |topic: &str| -> BTreeSet<i32> {
             image
                 .topics
@@ -193,7 +177,7 @@ impl Publisher {
 /// replicas reassigned away, while this broker was down, and a log whose topic id is not the
 /// one of the topic of that name now (deleted and created again), as Kafka's stray-replica
 /// check at start-up. Runs before any replica is opened from the image.
-fn remove_stray_logs(broker: &Broker, image: &MetadataImage, local: i32) {
+fn remove_stray_logs(broker: &BrokerParts, image: &MetadataImage, local: i32) {
     let hosted: BTreeSet<(&str, i32)> = image
         .topics
         .values()
@@ -228,7 +212,7 @@ fn remove_stray_logs(broker: &Broker, image: &MetadataImage, local: i32) {
 
 /// Runs the publisher on every image the local quorum member applies, until shutdown.
 pub async fn run(
-    broker: Arc<Broker>,
+    broker: Arc<BrokerParts>,
     cluster: Arc<super::ClusterContext>,
     shutdown: tokio_util::sync::CancellationToken,
 ) {

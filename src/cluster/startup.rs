@@ -7,16 +7,14 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SharedClock;
+use crate::cluster::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
 use crate::config::{BrokerConfig, ProcessRole};
 use crate::controller::image::MetadataImage;
 use crate::controller::service::ControllerService;
 use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
-use crate::handlers::context::AdvertisedEndpoint;
-use crate::handlers::Broker;
-use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
 use crate::storage::LogManager;
 
-use super::{ClusterContext, ControllerChannel, MetadataQuorum};
+use super::{AdvertisedEndpoint, BrokerParts, ClusterContext, ControllerChannel, MetadataQuorum};
 use crate::controller::raft::observer::ObserverQuorum;
 
 /// Timeout of one Raft message to a peer (several heartbeat intervals).
@@ -249,7 +247,7 @@ async fn caught_up(cluster: &ClusterContext, shutdown: &CancellationToken) -> bo
 /// Spawns the member's tasks; the returned handle ends once they have all stopped, after the
 /// controlled shutdown, and `serving` is cancelled when the listeners may close.
 pub fn spawn_tasks(
-    broker: Arc<Broker>,
+    broker: Arc<BrokerParts>,
     cluster: Arc<ClusterContext>,
     shutdown: CancellationToken,
     serving: CancellationToken,
@@ -283,7 +281,7 @@ pub fn spawn_tasks(
 /// The broker role's tasks: the publisher once caught up, ISR changes to the controller, and
 /// the replica fetchers.
 fn spawn_broker_tasks(
-    broker: &Arc<Broker>,
+    broker: &Arc<BrokerParts>,
     cluster: &Arc<ClusterContext>,
     stop_workers: &CancellationToken,
     tasks: &mut Vec<tokio::task::JoinHandle<()>>,

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::directories;
+use super::metadata::TopicMeta;
 use super::records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_TOPIC};
 use crate::protocol::codec::Uuid;
 use crate::replica::{BrokerId, LeaderEpoch, PartitionChange, PartitionEpoch};
@@ -138,6 +139,40 @@ pub struct MetadataImage {
     /// The highest broker epoch ever registered, so that the next registration gets a higher
     /// one even after its broker was unregistered (KIP-903 needs them never reused).
     pub last_broker_epoch: i64,
+}
+
+/// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
+pub fn is_internal_topic(name: &str) -> bool {
+    name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+impl MetadataImage {
+    /// A topic as the handlers read it: id, partition count and config overrides.
+    pub fn topic_meta(&self, name: &str) -> Option<TopicMeta> {
+        self.topics.get(name).map(|t| self.meta_of(t))
+    }
+
+    /// Every topic, in name order.
+    pub fn topic_metas(&self) -> Vec<TopicMeta> {
+        self.topics.values().map(|t| self.meta_of(t)).collect()
+    }
+
+    pub fn topic_name_by_id(&self, id: &Uuid) -> Option<String> {
+        self.topic_names_by_id.get(&id.0).cloned()
+    }
+
+    fn meta_of(&self, t: &TopicImage) -> TopicMeta {
+        TopicMeta {
+            name: t.name.clone(),
+            id: Uuid(t.topic_id),
+            partitions: t.partitions.len() as i32,
+            configs: self
+                .resource_configs(RESOURCE_TOPIC, &t.name)
+                .cloned()
+                .unwrap_or_default(),
+            is_internal: is_internal_topic(&t.name),
+        }
+    }
 }
 
 /// JSON map keys must be strings: maps keyed by arrays or tuples go as a list of pairs.

@@ -191,25 +191,6 @@ impl MetadataStore {
         })
     }
 
-    /// A store without a file, kept equal to the controller quorum's image by
-    /// [`MetadataStore::replace_topics`] on a cluster member, so the handlers that read topics
-    /// serve single-node and cluster alike.
-    pub fn mirror() -> MetadataStore {
-        MetadataStore {
-            path: PathBuf::new(),
-            file: Mutex::new(None),
-            image: RwLock::new(Image::default()),
-            next_producer_id: Mutex::new(0),
-        }
-    }
-
-    /// Replaces every topic of a mirror at once (readers see the old set or the new one).
-    pub fn replace_topics(&self, topics: Vec<TopicMeta>) {
-        let mut image = self.image.write();
-        image.by_id = topics.iter().map(|t| (t.id, t.name.clone())).collect();
-        image.topics = topics.into_iter().map(|t| (t.name.clone(), t)).collect();
-    }
-
     /// Every producer id below this one may have been handed out.
     pub fn producer_id_limit(&self) -> i64 {
         self.image.read().producer_id_limit

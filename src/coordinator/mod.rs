@@ -24,6 +24,7 @@ pub mod consumer;
 pub mod error;
 pub mod group;
 pub mod offsets;
+pub mod offsets_topic;
 pub mod records;
 pub mod runtime;
 pub mod service;

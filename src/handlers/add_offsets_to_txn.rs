@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::TRANSACTION_TOPIC;
 use super::{group_context, later, ready, Broker, ResponseFuture};
+use crate::coordinator::offsets_topic::TRANSACTION_TOPIC;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::add_offsets_to_txn_request::AddOffsetsToTxnRequest;
 

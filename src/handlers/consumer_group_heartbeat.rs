@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::OFFSETS_TOPIC;
 use super::{group_context, later, ready, Broker, ResponseFuture};
+use crate::coordinator::offsets_topic::OFFSETS_TOPIC;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest;
 use crate::protocol::messages::consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse;

@@ -69,7 +69,7 @@ pub fn topic_override_changes(
             ))
         }
     }
-    let meta = broker.metadata.topic(resource_name).ok_or((
+    let meta = broker.cluster.topic(resource_name).ok_or((
         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
         format!("Topic {resource_name} does not exist."),
     ))?;
@@ -121,7 +121,7 @@ fn describe_one(
         ..Default::default()
     };
     let entries = match r.resource_type {
-        RESOURCE_TOPIC => match broker.metadata.topic(&r.resource_name) {
+        RESOURCE_TOPIC => match broker.cluster.topic(&r.resource_name) {
             Some(meta) => topic_entries(broker, &meta.configs),
             None => {
                 result.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();

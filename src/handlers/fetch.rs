@@ -44,7 +44,7 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
     let mut responses = Vec::with_capacity(request.topics.len());
     for topic in &request.topics {
         let name = if version >= 13 {
-            broker.metadata.topic_name_by_id(&topic.topic_id)
+            broker.cluster.topic_name_by_id(&topic.topic_id)
         } else {
             Some(topic.topic.clone())
         };
@@ -192,7 +192,7 @@ pub async fn start(
                     // The controller may make us leader of a partition before our metadata
                     // store lists its topic; the replica itself knows its topic id.
                     broker
-                        .metadata
+                        .cluster
                         .topic_name_by_id(&t.topic_id)
                         .or_else(|| broker.replicas.topic_name_by_id(&t.topic_id))
                 } else {

@@ -73,7 +73,7 @@ struct InternalTopic {
 
 /// The internal topic of a key type.
 fn internal_topic(broker: &Broker, key_type: i8) -> Option<InternalTopic> {
-    use super::offsets_topic::{OFFSETS_TOPIC, TRANSACTION_TOPIC};
+    use crate::coordinator::offsets_topic::{OFFSETS_TOPIC, TRANSACTION_TOPIC};
     let c = &broker.config;
     match key_type {
         KEY_TYPE_GROUP => Some(InternalTopic {
@@ -112,10 +112,11 @@ fn create_internal_topic(broker: &Broker, key_type: i8) -> bool {
     let Some(topic) = internal_topic(broker, key_type) else {
         return true;
     };
-    if broker.metadata.topic(topic.name).is_some() {
+    if broker.cluster.topic(topic.name).is_some() {
         return true;
     }
-    let mut configs = super::offsets_topic::internal_topic_configs(topic.segment_bytes);
+    let mut configs =
+        crate::coordinator::offsets_topic::internal_topic_configs(topic.segment_bytes);
     if let Some(min_isr) = topic.min_insync_replicas {
         configs.insert("min.insync.replicas".to_string(), min_isr.to_string());
     }
@@ -143,7 +144,7 @@ pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
     };
     let deadline =
         tokio::time::Instant::now() + std::time::Duration::from_millis(INTERNAL_TOPIC_WAIT_MS);
-    while broker.metadata.topic(topic).is_none() && tokio::time::Instant::now() < deadline {
+    while broker.cluster.topic(topic).is_none() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
 }

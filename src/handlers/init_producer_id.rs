@@ -6,8 +6,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::TRANSACTION_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
+use crate::coordinator::offsets_topic::TRANSACTION_TOPIC;
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;

@@ -6,8 +6,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::OFFSETS_TOPIC;
 use super::{group_context, later, Broker, ResponseFuture};
+use crate::coordinator::offsets_topic::OFFSETS_TOPIC;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::join_group_request::JoinGroupRequest;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;

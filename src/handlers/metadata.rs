@@ -92,7 +92,7 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
         && broker.config.auto_create_topics_enable;
     let topics = match requested {
         None => broker
-            .metadata
+            .cluster
             .topics()
             .iter()
             .map(|t| topic_response(broker, t))
@@ -102,7 +102,7 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
             .map(|t| {
                 let name = match (&t.name, t.topic_id.is_zero()) {
                     (Some(n), _) => n.clone(),
-                    (None, false) => match broker.metadata.topic_name_by_id(&t.topic_id) {
+                    (None, false) => match broker.cluster.topic_name_by_id(&t.topic_id) {
                         Some(n) => n,
                         None => return error_topic(None, t.topic_id, ErrorCode::UNKNOWN_TOPIC_ID),
                     },
@@ -110,7 +110,7 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
                         return error_topic(None, t.topic_id, ErrorCode::INVALID_REQUEST)
                     }
                 };
-                if let Some(meta) = broker.metadata.topic(&name) {
+                if let Some(meta) = broker.cluster.topic(&name) {
                     return topic_response(broker, &meta);
                 }
                 if let Err(e) = super::context::validate_topic_name(&name) {
@@ -190,7 +190,7 @@ fn auto_created(broker: &Broker, version: i16, request: &MetadataRequest) -> Vec
         .iter()
         .flatten()
         .filter_map(|t| t.name.clone())
-        .filter(|n| broker.metadata.topic(n).is_none())
+        .filter(|n| broker.cluster.topic(n).is_none())
         .filter(|n| super::context::validate_topic_name(n).is_ok())
         .collect()
 }

@@ -16,7 +16,9 @@ use crate::protocol::header::{
 };
 
 pub mod context;
-pub use context::{Broker, Limits};
+
+// Private: every handler names the Broker as `super::Broker`; nothing outside uses this path.
+use crate::broker::Broker;
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
@@ -61,7 +63,6 @@ pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
-pub mod offsets_topic;
 pub mod produce;
 pub mod remove_raft_voter;
 pub mod sync_group;
@@ -211,7 +212,7 @@ pub fn supported_range(api_key: i16) -> Option<(i16, i16)> {
 pub fn encode_response<R: Encode>(header: &RequestHeader, response: &R) -> Bytes {
     // KIP-511: ApiVersions responses always use header v0, so any client can read them.
     let header_version = response_header_version(header.api_key, header.api_version);
-    crate::server::connection::frame_response(|buf: &mut BytesMut| {
+    crate::protocol::frame_response(|buf: &mut BytesMut| {
         ResponseHeader::new(header.correlation_id).encode(buf, header_version);
         response.encode(buf, header.api_version);
     })
@@ -250,7 +251,7 @@ where
     later(header, async move {
         let partition = broker.groups.partition_for(&group_id);
         if let Err(code) = broker
-            .wait_replicated(offsets_topic::OFFSETS_TOPIC, partition)
+            .wait_replicated(crate::coordinator::offsets_topic::OFFSETS_TOPIC, partition)
             .await
         {
             fail(&mut response, code);
@@ -366,13 +367,11 @@ fn raft_rpc(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
     };
     Outcome::Respond(Box::pin(async move {
         let reply = cluster.quorum.handle_rpc(frame).await;
-        Some(crate::server::connection::frame_response(
-            |buf: &mut BytesMut| {
-                use bytes::BufMut;
-                buf.put_i32(header.correlation_id);
-                buf.put_slice(&reply);
-            },
-        ))
+        Some(crate::protocol::frame_response(|buf: &mut BytesMut| {
+            use bytes::BufMut;
+            buf.put_i32(header.correlation_id);
+            buf.put_slice(&reply);
+        }))
     }))
 }
 

@@ -5,14 +5,14 @@
 //! NOT_LEADER_OR_FOLLOWER for one this broker does not lead, INVALID_PRODUCER_EPOCH for a
 //! producer epoch older than the partition's, TRANSACTION_COORDINATOR_FENCED for a coordinator
 //! epoch older than the last marker's; markers go through the same partition path as the
-//! local coordinator's ([`super::offsets_topic::write_marker_to_partition`]), including the
+//! local coordinator's ([`crate::coordinator::offsets_topic::write_marker_to_partition`]), including the
 //! completion of transactional offsets on `__consumer_offsets`. In a cluster a partition's
 //! marker is confirmed once replicated to its ISR.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::offsets_topic::{write_marker_to_partition, MarkerToWrite};
 use super::{later, ready, Broker, ResponseFuture};
+use crate::coordinator::offsets_topic::{write_marker_to_partition, MarkerToWrite};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest;
@@ -49,7 +49,7 @@ fn write_one(
         now_ms,
     ) {
         Ok(Some(offset)) => (ErrorCode::NONE.code(), Some(offset)),
-        Ok(None) => match broker.metadata.topic(topic) {
+        Ok(None) => match broker.cluster.topic(topic) {
             // The partition exists in the cluster but is not led here.
             Some(meta) if index >= 0 && index < meta.partitions => {
                 (ErrorCode::NOT_LEADER_OR_FOLLOWER.code(), None)

@@ -16,6 +16,7 @@ mod load;
 mod log_dir_failure;
 pub mod manager;
 pub mod partition;
+mod partition_config;
 pub mod producer_state;
 
 pub use change::{AlterPartition, AlterPartitionError, IsrMember, PartitionChange};

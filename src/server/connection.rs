@@ -14,14 +14,15 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::handlers::{self, Broker, Outcome};
+use crate::broker::Broker;
+use crate::handlers::{self, Outcome};
 
 /// Read buffer per connection. Small on purpose: it is allocated (and zeroed) for every
 /// connection, idle or not, and a frame larger than it is read straight into its own buffer
@@ -182,14 +183,4 @@ async fn write_loop(
         }
     }
     let _ = wr.flush().await;
-}
-
-/// Frames a response: size prefix, header, body.
-pub fn frame_response(body: impl FnOnce(&mut BytesMut)) -> Bytes {
-    let mut buf = BytesMut::with_capacity(256);
-    buf.put_i32(0);
-    body(&mut buf);
-    let len = (buf.len() - 4) as i32;
-    buf[..4].copy_from_slice(&len.to_be_bytes());
-    buf.freeze()
 }

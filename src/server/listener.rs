@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connection::Connection;
-use crate::handlers::Broker;
+use crate::broker::Broker;
 
 /// Serves the given bound listeners until `shutdown` fires, then waits for open connections to
 /// finish the requests they already read.

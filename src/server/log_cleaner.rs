@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::broker::Broker;
 use crate::clock::{Pacer, ThreadPacer};
-use crate::handlers::Broker;
 use crate::storage::{CleanerConfig, PartitionLog, Throttler};
 
 /// Real time whose sleeps end early once shutdown starts, so a throttled pass cannot hold

@@ -7,8 +7,6 @@
 pub mod connection;
 pub mod listener;
 pub mod log_cleaner;
-pub mod peer;
-pub mod replica_fetcher;
 pub mod startup;
 
 pub use listener::serve;

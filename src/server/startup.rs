@@ -13,23 +13,20 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::broker::{group_config, txn_config, Broker, Limits};
 use crate::clock::SharedClock;
+use crate::cluster::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
+use crate::cluster::AdvertisedEndpoint;
 use crate::config::BrokerConfig;
-use crate::controller::MetadataStore;
-use crate::coordinator::txn::TransactionCoordinator;
-use crate::coordinator::GroupCoordinator;
-use crate::handlers::context::{
-    group_config, partition_config_from, txn_config, AdvertisedEndpoint,
-};
-use crate::handlers::offsets_topic::{
+use crate::coordinator::offsets_topic::{
     InternalTopicLog, LocalMarkerWriter, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
-use crate::handlers::{Broker, Limits};
+use crate::coordinator::txn::TransactionCoordinator;
+use crate::coordinator::GroupCoordinator;
 use crate::replica::fetcher::FetcherConfig;
 use crate::replica::ids::BrokerId;
 use crate::replica::manager::ReplicationConfig;
 use crate::replica::ReplicaManager;
-use crate::server::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManager};
 use crate::storage::LogManager;
 
 #[derive(Debug)]
@@ -144,7 +141,7 @@ pub async fn start(
     let log_dirs: Vec<PathBuf> = config.log_dirs.clone();
     let default_tc = crate::config::TopicConfig::resolve(&Default::default(), &config)
         .map_err(|e| StartupError::Config(e.to_string()))?;
-    let default_log = partition_config_from(&default_tc).log;
+    let default_log = crate::replica::PartitionConfig::from_topic_config(&default_tc).log;
     let logs = LogManager::open(
         log_dirs.clone(),
         config.node_id,
@@ -153,8 +150,6 @@ pub async fn start(
     )
     .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
     let logs = Arc::new(logs);
-    // The topics the handlers read, kept equal to the quorum's image by the publisher.
-    let metadata = MetadataStore::mirror();
 
     let mut listeners = Vec::new();
     let mut local_addrs = Vec::new();
@@ -212,7 +207,6 @@ pub async fn start(
             },
         },
     ));
-    let metadata = Arc::new(metadata);
     let producer_ids =
         crate::cluster::producer_ids::ControllerProducerIds::new(config.node_id, replicas.clone());
     // A lone voter keeps the id its log dirs were formatted with; members derive theirs from
@@ -253,7 +247,7 @@ pub async fn start(
     let markers = Arc::new(crate::cluster::markers::ClusterMarkerWriter::new(
         local_markers,
     ));
-    let txns = TransactionCoordinator::new(
+    let txns = Arc::new(TransactionCoordinator::new(
         txn_config(&config),
         clock.clone(),
         Arc::new(InternalTopicLog {
@@ -264,7 +258,7 @@ pub async fn start(
         }),
         producer_ids.clone(),
         markers.clone(),
-    );
+    ));
     let broker = Arc::new(Broker {
         node_id: config.node_id,
         cluster_id,
@@ -277,7 +271,6 @@ pub async fn start(
         replicas: replicas.clone(),
         groups,
         txns,
-        metadata,
         endpoints,
         clock,
         config,
@@ -307,7 +300,7 @@ pub async fn start(
     // (and its quorum peers hear it) before the listeners close.
     let serving = CancellationToken::new();
     let cluster_tasks = crate::cluster::startup::spawn_tasks(
-        broker.clone(),
+        Arc::new(broker.parts()),
         cluster.clone(),
         shutdown.clone(),
         serving.clone(),

@@ -22,12 +22,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SharedClock;
+use crate::net::peer::{decode_body, PeerClient, PeerError};
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::FetchResponse;
 use crate::replica::ids::BrokerId;
 use crate::replica::ReplicaManager;
-use crate::server::peer::{decode_body, PeerClient, PeerError};
 
 /// Fetch version brokers speak to each other: DivergingEpoch (v12+), topic ids (v13+) and
 /// ReplicaState with the broker epoch (v15+, KIP-903).

@@ -7,10 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::clock::SharedClock;
-use crate::controller::MetadataStore;
-use crate::coordinator::txn::{
-    MarkerError, ProducerIdAllocError, ProducerIdAllocator, TxnMarkerWriter,
-};
+use crate::coordinator::txn::{MarkerError, TxnMarkerWriter};
 use crate::coordinator::txn_offsets::LoadItem;
 use crate::coordinator::{
     CoordinatorLog, CoordinatorLogError, CoordinatorRecord, GroupCoordinator,
@@ -22,6 +19,8 @@ use crate::replica::{PartitionError, ReplicaManager};
 
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 pub const TRANSACTION_TOPIC: &str = "__transaction_state";
+
+pub use crate::controller::image::is_internal_topic;
 
 /// Largest decompressed batch read back while loading (coordinator batches are small).
 const MAX_LOAD_BATCH_BYTES: usize = 64 * 1024 * 1024;
@@ -201,17 +200,6 @@ pub fn internal_topic_configs(segment_bytes: i32) -> BTreeMap<String, String> {
     c.insert("compression.type".to_string(), "producer".to_string());
     c.insert("segment.bytes".to_string(), segment_bytes.to_string());
     c
-}
-
-/// Producer ids for the transaction coordinator, from blocks reserved in the metadata log.
-pub struct MetadataProducerIds(pub Arc<MetadataStore>);
-
-impl ProducerIdAllocator for MetadataProducerIds {
-    fn generate_producer_id(&self) -> Result<i64, ProducerIdAllocError> {
-        self.0
-            .allocate_producer_id()
-            .map_err(|e| ProducerIdAllocError(e.to_string()))
-    }
 }
 
 /// Writes transaction markers to local partitions (WriteTxnMarkers on a single node), and

@@ -1,0 +1,64 @@
+//! A partition's settings derived from its topic's configuration (Kafka's `LogConfig` from
+//! the topic overrides over the broker defaults).
+use std::collections::BTreeMap;
+
+use super::PartitionConfig;
+use crate::config::{BrokerConfig, TopicConfig};
+use crate::storage::LogConfig;
+
+impl PartitionConfig {
+    /// A partition's settings from its topic's resolved configuration.
+    pub fn from_topic_config(tc: &TopicConfig) -> PartitionConfig {
+        // A compacted-only topic is never trimmed by time or size (Kafka's cleanup.policy=compact).
+        let (retention_ms, retention_bytes) = if tc.cleanup_policy.delete {
+            (tc.retention_ms, tc.retention_bytes)
+        } else {
+            (-1, -1)
+        };
+        PartitionConfig {
+            log: LogConfig {
+                segment_bytes: tc.segment_bytes.max(1) as u64,
+                segment_ms: tc.segment_ms,
+                retention_ms,
+                retention_bytes,
+                index_interval_bytes: tc.index_interval_bytes as u32,
+                segment_index_bytes: tc.segment_index_bytes as u32,
+                flush_messages: if tc.flush_messages < 0 || tc.flush_messages == i64::MAX {
+                    u64::MAX
+                } else {
+                    tc.flush_messages as u64
+                },
+                flush_ms: tc.flush_ms,
+                file_delete_delay_ms: tc.file_delete_delay_ms,
+                compact: tc.cleanup_policy.compact,
+                delete: tc.cleanup_policy.delete,
+                delete_retention_ms: tc.delete_retention_ms,
+                min_compaction_lag_ms: tc.min_compaction_lag_ms,
+                min_cleanable_dirty_ratio: tc.min_cleanable_dirty_ratio,
+                max_compaction_lag_ms: tc.max_compaction_lag_ms,
+            },
+            max_message_bytes: tc.max_message_bytes.max(0) as usize,
+            log_append_time: tc.message_timestamp_type
+                == crate::config::TimestampType::LogAppendTime,
+            compacted: tc.cleanup_policy.compact,
+            min_insync_replicas: tc.min_insync_replicas,
+        }
+    }
+
+    /// A topic's partition settings from its overrides and the broker defaults; an invalid
+    /// stored override falls back to the defaults (a warning), as a restart must not fail on it.
+    pub fn for_topic(
+        topic: &str,
+        overrides: &BTreeMap<String, String>,
+        broker: &BrokerConfig,
+    ) -> PartitionConfig {
+        let tc = match TopicConfig::resolve(overrides, broker) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(%topic, error = %e, "invalid stored topic config, using defaults");
+                TopicConfig::resolve(&BTreeMap::new(), broker).expect("defaults are valid")
+            }
+        };
+        PartitionConfig::from_topic_config(&tc)
+    }
+}
