@@ -20,6 +20,7 @@ pub mod broker;
 pub mod describe;
 pub mod properties;
 pub mod registry;
+pub mod security;
 pub mod topic;
 
 pub use broker::{BrokerConfig, Listener, ProcessRole, QuorumVoter};
@@ -27,6 +28,7 @@ pub use describe::{
     describe_broker_configs, describe_topic_configs, ConfigEntry, ConfigSource, ConfigSynonym,
 };
 pub use registry::{ConfigDef, ConfigType, ConfigValue, Validator};
+pub use security::SecurityProtocol;
 pub use topic::{
     apply_incremental_op, validate_topic_override, AlterConfigOp, CleanupPolicy, CompressionType,
     TimestampType, TopicConfig,

@@ -1,7 +1,7 @@
 //! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the
 //! transaction (consume-transform-produce). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -13,9 +13,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AddOffsetsToTxnRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let mut response = {
         broker
             .txns

@@ -1,7 +1,7 @@
 //! AddPartitionsToTxn (key 24), versions 0-5: partitions join the producer's transaction (0-3
 //! from clients, 4-5 the verification form). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -14,9 +14,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AddPartitionsToTxnRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let mut response = broker
         .txns
         .add_partitions_to_txn(&ctx, &request, &|topic: &str, p: i32| {

@@ -4,7 +4,7 @@
 //! a broker forwards the request to the active controller as Kafka's `KafkaApis` does, and
 //! a controller that does not lead answers NOT_LEADER_OR_FOLLOWER as Kafka's raft client
 //! does, so the admin client looks for the leader again.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,7 +85,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AddRaftVoterRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     super::later(header, async move {

@@ -1,7 +1,7 @@
 //! AllocateProducerIds (key 67), version 0 (KIP-730): served by the active controller, which
 //! hands a broker the next block of producer ids as a committed record, so no id is ever
 //! given twice across brokers or restarts.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -47,7 +47,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AllocateProducerIdsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::controller_only(&broker, header, request, on_controller, error)
 }

@@ -1,8 +1,8 @@
 //! AlterConfigs (key 33), versions 0-2: the legacy whole-set replacement of a topic's
 //! overrides (keys not named are removed). Broker configs are static in Strata: altering them
 //! is refused with INVALID_REQUEST, naming the reason.
+use super::ConnectionContext;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
@@ -74,7 +74,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterConfigsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let mut changes = Vec::new();

@@ -2,7 +2,7 @@
 //! served by the active controller. A leader proposes a new ISR for partitions it leads;
 //! each is checked (leader epoch, partition epoch, eligibility of new members) and committed
 //! as a partition change, and the response carries the resulting state.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -141,7 +141,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterPartitionRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     super::controller_only(

@@ -2,7 +2,7 @@
 //! replica reassignments, run by the active controller (brokers forward it), for
 //! `kafka-reassign-partitions --execute/--cancel`. The new replicas join as followers and the
 //! reassignment completes when they are all in the ISR.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -76,7 +76,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterPartitionReassignmentsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::forwarded(
         &broker,

@@ -1,7 +1,7 @@
 //! ApiVersions (key 18), versions 0-4: the advertised ranges come from the API table, so they
 //! always match what dispatch serves. A request at a version we do not know gets a v0 answer
 //! with UNSUPPORTED_VERSION and our ranges, so the client retries at a version we know (KIP-511).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture, SUPPORTED_APIS};
@@ -60,7 +60,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ApiVersionsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&request, header.api_version, !broker.cluster.is_broker);
     ready(header, Some(response))

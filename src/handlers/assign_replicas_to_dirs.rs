@@ -2,7 +2,7 @@
 //! broker with several log dirs tells the controller which dir holds each of its replicas;
 //! the controller records it in the partitions' `directories`, and a replica placed in a dir
 //! the broker reported offline leaves its ISR and leadership.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -91,7 +91,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AssignReplicasToDirsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::controller_only(&broker, header, request, on_controller, error)
 }

@@ -2,7 +2,7 @@
 //! a broker's session alive, unfences it once it has caught up with the metadata log, and
 //! carries the controlled shutdown (`want_shut_down`): leaderships move away first, then
 //! `should_shut_down` is answered.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -63,7 +63,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: BrokerHeartbeatRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::controller_only(&broker, header, request, on_controller, error)
 }

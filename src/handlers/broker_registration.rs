@@ -1,7 +1,7 @@
 //! BrokerRegistration (key 62), versions 0-4 (KIP-631, KIP-903): served by the active
 //! controller. A broker registers fenced with its listeners and incarnation id and gets a
 //! new broker epoch; a retry of the same incarnation gets the same epoch.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -70,7 +70,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: BrokerRegistrationRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::controller_only(&broker, header, request, on_controller, error)
 }

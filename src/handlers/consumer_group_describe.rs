@@ -1,5 +1,5 @@
 //! ConsumerGroupDescribe (API 69) v0-1, KIP-848 (v1 adds the member type, KIP-1099).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -10,9 +10,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ConsumerGroupDescribeRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let topics = broker.topics_view();
     let response = broker
         .groups

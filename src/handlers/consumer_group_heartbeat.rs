@@ -1,7 +1,7 @@
 //! ConsumerGroupHeartbeat (API 68) v0-1, KIP-848: the consumer group protocol's only
 //! membership request (join, heartbeat, reconcile, leave). In a cluster the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -14,9 +14,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ConsumerGroupHeartbeatRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let topics = broker.topics_view();
     let response = broker
         .groups

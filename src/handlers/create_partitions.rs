@@ -1,7 +1,7 @@
 //! CreatePartitions (key 37), versions 0-3: grows a topic's partition count; shrinking or
 //! keeping the count is INVALID_PARTITIONS, as Kafka. The active controller
 //! places the new partitions ([`on_controller`]); brokers forward.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{later, Broker, ResponseFuture};
@@ -59,7 +59,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreatePartitionsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;

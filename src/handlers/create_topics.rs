@@ -3,8 +3,8 @@
 //! refused with INVALID_REQUEST as Kafka does. The active controller decides placement and
 //! commits the topic ([`crate::cluster::create_topics::on_controller`]); other brokers
 //! forward the request.
+use super::ConnectionContext;
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{later, Broker, ResponseFuture};
@@ -34,7 +34,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreateTopicsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;

@@ -1,6 +1,6 @@
 //! DeleteGroups (key 42): empty groups are removed by tombstones; each group's answer waits
 //! until its tombstones reached the ISR of its `__consumer_offsets` partition.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -12,9 +12,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteGroupsRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let mut response = broker.groups.delete_groups(&ctx, &request);
     later(header, async move {
         for r in response.results.iter_mut().filter(|r| r.error_code == 0) {

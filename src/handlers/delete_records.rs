@@ -1,6 +1,6 @@
 //! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
 //! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -51,7 +51,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteRecordsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, request);
     ready(header, Some(response))

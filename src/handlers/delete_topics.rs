@@ -1,7 +1,7 @@
 //! DeleteTopics (key 20), versions 1-6 (by id from 6): removes the topic from metadata and its
 //! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. The
 //! active controller removes the topic ([`on_controller`]); brokers forward.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{later, Broker, ResponseFuture};
@@ -83,7 +83,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteTopicsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;

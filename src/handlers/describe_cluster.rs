@@ -1,7 +1,7 @@
 //! DescribeCluster (key 60), versions 0-1: the cluster id, controller and brokers (used by the
 //! admin client and `kafka-cluster`). Endpoint type 2 (controllers) is answered with this node,
 //! which is a controller too.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -60,7 +60,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeClusterRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

@@ -1,8 +1,8 @@
 //! DescribeConfigs (key 32), versions 1-4: every config of a topic or of the broker with its
 //! value, source, read-only and sensitive flags, synonyms (v1+, in Kafka's precedence order)
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
+use super::ConnectionContext;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -203,7 +203,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeConfigsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, &request);
     ready(header, Some(response))

@@ -1,6 +1,6 @@
 //! DescribeGroups (key 15): the state, protocol and members of classic groups from the group
 //! coordinator, read-only.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -11,9 +11,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeGroupsRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.describe_groups(&ctx, &request);
     ready(header, Some(response))
 }

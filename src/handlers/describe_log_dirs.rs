@@ -1,8 +1,8 @@
 //! DescribeLogDirs (key 35), versions 1-4: each log dir with the partitions it holds, their
 //! sizes, and (v4) the file system's total and usable bytes. An offline log dir is listed with
 //! KAFKA_STORAGE_ERROR and nothing else, as Kafka's `ReplicaManager.describeLogDirs` does.
+use super::ConnectionContext;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -112,7 +112,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeLogDirsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

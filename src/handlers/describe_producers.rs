@@ -1,7 +1,7 @@
 //! DescribeProducers (key 61), version 0: the active idempotent and transactional producers of
 //! each partition, from the partition's producer state (used by `kafka-transactions
 //! describe-producers` to find hanging transactions).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -65,7 +65,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeProducersRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, &request);
     ready(header, Some(response))

@@ -2,7 +2,7 @@
 //! epoch, high watermark and each voter's log end offset and last fetch, for
 //! `kafka-metadata-quorum describe --status/--replication`. Brokers forward it to the active
 //! controller as Kafka does; only `__cluster_metadata-0` exists.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -90,7 +90,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeQuorumRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let local = broker.cluster.clone();
     super::forwarded(

@@ -1,5 +1,5 @@
 //! DescribeTransactions (key 65), version 0: the state of transactional ids (`kafka-transactions describe`).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -10,9 +10,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeTransactionsRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.txns.describe_transactions(&ctx, &request);
     ready(header, Some(response))
 }

@@ -3,7 +3,7 @@
 //! `kafka-leader-election`. A null partition list means every partition (preferred only, as
 //! Kafka). ELECTION_NOT_NEEDED for an all-partitions request is left out of the answer, as
 //! Kafka's controller does.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -90,7 +90,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ElectLeadersRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     super::forwarded(

@@ -4,7 +4,7 @@
 //! markers written (Kafka's `endTransaction` sends markers from the append's callback): a
 //! marker written for a prepare record a new coordinator may not have would let it abort a
 //! transaction that is already committed on some partitions.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -16,9 +16,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: EndTxnRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let mut response = broker.txns.end_txn(&ctx, &request);
     if response.error_code != 0 {
         return ready(header, Some(response));

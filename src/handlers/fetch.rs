@@ -11,7 +11,7 @@
 //! follower and is served by the replica manager: up to the log end offset, with the
 //! follower's position recorded and diverging epochs reported (v12+). Consumers get
 //! NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -170,7 +170,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: FetchRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     later(header, async move {

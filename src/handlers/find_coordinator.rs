@@ -2,7 +2,7 @@
 //! leader of the group's `__consumer_offsets` partition, which on a single node is this broker.
 //! The offsets topic (key type 0) and the transaction log (key type 1) are created on first
 //! use, as Kafka does.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -184,7 +184,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: FindCoordinatorRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let key_types: Vec<i8> = if header.api_version < 4 {
         vec![request.key_type]

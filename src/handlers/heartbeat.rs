@@ -1,6 +1,6 @@
 //! Heartbeat (key 12): a classic member's liveness within its session; REBALANCE_IN_PROGRESS
 //! tells it to rejoin, as Kafka's group coordinator answers.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -11,9 +11,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: HeartbeatRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.heartbeat(&ctx, &request);
     ready(header, Some(response))
 }

@@ -2,8 +2,8 @@
 //! on topic overrides, validated as a whole before anything is written. Broker configs are
 //! static in Strata and refused with INVALID_REQUEST. In a cluster the changes are checked
 //! here and committed by the active controller ([`forward_changes`], [`on_controller`]).
+use super::ConnectionContext;
 use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
@@ -103,7 +103,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: IncrementalAlterConfigsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let mut changes = Vec::new();

@@ -3,7 +3,7 @@
 //! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused. In a
 //! cluster a transactional answer waits until the coordinator's record reached the ISR of the
 //! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -17,7 +17,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: InitProducerIdRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let transactional = request
         .transactional_id
@@ -42,7 +42,7 @@ pub async fn start(
         }
         let response = broker
             .txns
-            .init_producer_id(&group_context(&header_ctx, peer), &request);
+            .init_producer_id(&group_context(&header_ctx, &conn), &request);
         let tid = match request.transactional_id.filter(|_| transactional) {
             Some(tid) if response.error_code == 0 => tid,
             _ => return Some(response),

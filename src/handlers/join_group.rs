@@ -3,7 +3,7 @@
 //! future the connection's writer awaits while later requests keep being read. In a cluster
 //! it is released only once the group's records reached the ISR of its `__consumer_offsets`
 //! partition (Kafka's coordinators append with acks=all).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -16,9 +16,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: JoinGroupRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     later(header, async move {
         // A client that skipped FindCoordinator still finds `__consumer_offsets` created.
         super::find_coordinator::await_internal_topic(

@@ -1,7 +1,7 @@
 //! LeaveGroup (key 13): members leave a classic group, which rebalances; the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition, as
 //! Kafka's coordinators append with acks=all.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -12,9 +12,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: LeaveGroupRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.leave_group(&ctx, &request);
     if response.error_code != 0 {
         return ready(header, Some(response));

@@ -1,6 +1,6 @@
 //! ListGroups (key 16): the groups whose `__consumer_offsets` partitions this broker
 //! coordinates, with their state and type filters (KIP-518, KIP-848).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -11,9 +11,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListGroupsRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.list_groups(&ctx, &request);
     ready(header, Some(response))
 }

@@ -2,7 +2,7 @@
 //! last stable offset for read_committed), max timestamp (-3, v7+), earliest local (-4, v8+:
 //! the log start offset, as there is no tiered storage), earliest pending upload (-5, v9+:
 //! none, so -1), and lookup by timestamp through the time index.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -121,7 +121,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListOffsetsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, header.api_version, request);
     ready(header, Some(response))

@@ -1,7 +1,7 @@
 //! ListPartitionReassignments (key 46), version 0 (KIP-455): the reassignments in progress
 //! (replicas, adding, removing), for `kafka-reassign-partitions --verify/--list`. Answered
 //! by the active controller (brokers forward it).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{Broker, ResponseFuture};
@@ -73,7 +73,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListPartitionReassignmentsRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     super::forwarded(
         &broker,

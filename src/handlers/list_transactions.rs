@@ -1,5 +1,5 @@
 //! ListTransactions (key 66), versions 0-1: transactional ids filtered by state, producer id and (v1) duration.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -10,9 +10,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListTransactionsRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.txns.list_transactions(&ctx, &request);
     ready(header, Some(response))
 }

@@ -1,7 +1,7 @@
 //! Metadata (key 3), versions 0-12: brokers, topics with ids and leader epochs, and topic
 //! auto-creation (`auto.create.topics.enable`, `num.partitions`) when the client allows it (v4+;
 //! always for older versions, as Kafka).
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -146,7 +146,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: MetadataRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     let missing = auto_created(&broker, version, &request);

@@ -4,7 +4,6 @@
 //! Each handler module exposes `handle(broker, header, request) -> Option<Response>` (None only
 //! for `acks=0` produce, which Kafka never answers).
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -15,10 +14,12 @@ use crate::protocol::header::{
     request_header_version, response_header_version, RequestHeader, ResponseHeader,
 };
 
+pub mod connection_context;
 pub mod context;
 
 // Private: every handler names the Broker as `super::Broker`; nothing outside uses this path.
 use crate::broker::Broker;
+pub use connection_context::{ConnectionContext, ListenerScope};
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
@@ -87,7 +88,7 @@ macro_rules! api_table {
         ];
 
 
-        async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes, peer: SocketAddr) -> Result<ResponseFuture, DecodeError> {
+        async fn dispatch(broker: Arc<Broker>, header: RequestHeader, mut body: Bytes, conn: Arc<ConnectionContext>) -> Result<ResponseFuture, DecodeError> {
             let version = header.api_version;
             match header.api_key {
                 $( $key => {
@@ -95,7 +96,7 @@ macro_rules! api_table {
                     // The request now holds the only references to the frame, so Produce can
                     // assign offsets in the received bytes instead of copying them.
                     drop(body);
-                    Ok($module::start(broker, header, request, peer).await)
+                    Ok($module::start(broker, header, request, conn).await)
                 } )*
                 other => Err(DecodeError::UnknownApiKey(other)),
             }
@@ -159,12 +160,12 @@ api_table! {
 /// The group coordinator's view of a request: version, client id and host.
 pub fn group_context(
     header: &RequestHeader,
-    peer: SocketAddr,
+    conn: &ConnectionContext,
 ) -> crate::coordinator::service::RequestContext {
     crate::coordinator::service::RequestContext::new(
         header.api_version,
         header.client_id.as_deref().unwrap_or(""),
-        &format!("/{}", peer.ip()),
+        &format!("/{}", conn.peer.ip()),
     )
 }
 
@@ -317,7 +318,11 @@ where
 /// Reads a frame's header and starts its handler. Unknown keys, unadvertised versions and
 /// malformed requests close the connection (as Kafka does), except ApiVersions at an unknown
 /// version, which gets a v0 answer so the client can downgrade (KIP-511).
-pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> Outcome {
+pub async fn start(
+    broker: &Arc<Broker>,
+    mut frame: Bytes,
+    conn: &Arc<ConnectionContext>,
+) -> Outcome {
     if frame.len() < 8 {
         return Outcome::Close("frame shorter than a request header".into());
     }
@@ -349,7 +354,7 @@ pub async fn start(broker: &Arc<Broker>, mut frame: Bytes, peer: SocketAddr) -> 
         Ok(h) => h,
         Err(e) => return Outcome::Close(format!("bad header: {e}")),
     };
-    match dispatch(broker.clone(), header, frame, peer).await {
+    match dispatch(broker.clone(), header, frame, conn.clone()).await {
         Ok(fut) => Outcome::Respond(fut),
         Err(e) => Outcome::Close(format!(
             "malformed request (api {api_key} v{api_version}): {e}"

@@ -1,7 +1,7 @@
 //! OffsetDelete (key 47): committed offsets of partitions a group no longer consumes are
 //! removed by tombstones; the answer waits until they reached the ISR, as Kafka's
 //! coordinators append with acks=all.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -12,9 +12,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: OffsetDeleteRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.offset_delete(&ctx, &request);
     if response.error_code != 0 {
         return ready(header, Some(response));

@@ -1,6 +1,6 @@
 //! OffsetFetch (key 9): committed offsets from the group coordinator; with `require_stable`
 //! (KIP-447) offsets pending in an open transaction answer UNSTABLE_OFFSET_COMMIT.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -11,9 +11,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: OffsetFetchRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.offset_fetch_stable(&ctx, &request);
     ready(header, Some(response))
 }

@@ -1,7 +1,7 @@
 //! OffsetForLeaderEpoch (key 23), versions 2-4: the end offset of the largest epoch at or below
 //! the requested one, from the leader-epoch cache (Kafka's LeaderEpochFileCache.endOffsetFor).
 //! Consumers use it to detect log truncation after a leader change.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -62,7 +62,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: OffsetForLeaderEpochRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let response = handle(&broker, request);
     ready(header, Some(response))

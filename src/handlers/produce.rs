@@ -6,7 +6,7 @@
 //! acks=all, until the high watermark passes each partition's batch (Kafka's DelayedProduce),
 //! or `timeout_ms` (REQUEST_TIMED_OUT). On a single node the high watermark is the log end
 //! offset, so nothing waits.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -181,7 +181,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ProduceRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let acks = request.acks;
     let timeout_ms = request.timeout_ms.max(0) as u64;

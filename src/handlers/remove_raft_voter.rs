@@ -4,7 +4,7 @@
 //! removes itself (it steps down once the change is committed); brokers forward the request
 //! to the active controller and other controllers answer NOT_LEADER_OR_FOLLOWER, as in
 //! Kafka. Directory ids are not recorded: the voter is named by its id alone.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: RemoveRaftVoterRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     super::later(header, async move {

@@ -1,7 +1,7 @@
 //! SyncGroup (key 14), versions 0-5: the leader hands out assignments; followers wait for them.
 //! Delayed like JoinGroup; in a cluster released only once the group's records (the leader's
 //! assignment) reached the ISR of its `__consumer_offsets` partition.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -14,9 +14,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: SyncGroupRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let pending = broker.groups.sync_group(&ctx, &request);
     later(header, async move {
         let mut response = pending.await;

@@ -2,7 +2,7 @@
 //! the group only when the transaction commits. In a cluster the answer waits until the
 //! transactional offsets reached the ISR of the group's `__consumer_offsets` partition, as
 //! Kafka appends them with acks=all.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{group_context, Broker, ResponseFuture};
@@ -13,9 +13,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: TxnOffsetCommitRequest,
-    peer: SocketAddr,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, peer);
+    let ctx = group_context(&header, &conn);
     let response = broker.groups.txn_offset_commit(&ctx, &request);
     // Not known to be durable: the client must not take it as committed.
     super::after_group_write(broker, header, request.group_id, response, |r, code| {

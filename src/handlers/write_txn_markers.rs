@@ -8,7 +8,7 @@
 //! local coordinator's ([`crate::coordinator::offsets_topic::write_marker_to_partition`]), including the
 //! completion of transactional offsets on `__consumer_offsets`. In a cluster a partition's
 //! marker is confirmed once replicated to its ISR.
-use std::net::SocketAddr;
+use super::ConnectionContext;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -138,7 +138,7 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: WriteTxnMarkersRequest,
-    _peer: SocketAddr,
+    _conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let (mut response, waits) = handle_with_waits(&broker, request);
     if waits.is_empty() {

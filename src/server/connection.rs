@@ -11,7 +11,6 @@
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
 //! them, as Kafka's SocketServer closes its connections at shutdown.
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -22,7 +21,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Broker;
-use crate::handlers::{self, Outcome};
+use crate::handlers::{self, ConnectionContext, Outcome};
 
 /// Read buffer per connection. Small on purpose: it is allocated (and zeroed) for every
 /// connection, idle or not, and a frame larger than it is read straight into its own buffer
@@ -36,7 +35,7 @@ pub const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3
 pub struct Connection {
     broker: Arc<Broker>,
     stream: TcpStream,
-    peer: SocketAddr,
+    context: Arc<ConnectionContext>,
     shutdown: CancellationToken,
 }
 
@@ -56,13 +55,13 @@ impl Connection {
     pub fn new(
         broker: Arc<Broker>,
         stream: TcpStream,
-        peer: SocketAddr,
+        context: Arc<ConnectionContext>,
         shutdown: CancellationToken,
     ) -> Self {
         Connection {
             broker,
             stream,
-            peer,
+            context,
             shutdown,
         }
     }
@@ -71,7 +70,7 @@ impl Connection {
         let Connection {
             broker,
             stream,
-            peer,
+            context,
             shutdown,
         } = self;
         let (rd, wr) = stream.into_split();
@@ -82,13 +81,15 @@ impl Connection {
             &broker,
             BufReader::with_capacity(READ_BUFFER_BYTES, rd),
             tx,
-            peer,
+            &context,
             &shutdown,
         )
         .await;
         match &reason {
             CloseReason::Eof | CloseReason::Shutdown => {}
-            other => tracing::debug!(%peer, reason = ?other, "closing connection"),
+            other => {
+                tracing::debug!(peer = %context.peer, listener = %context.listener_name, reason = ?other, "closing connection")
+            }
         }
         // The writer drains every response already started, then ends.
         let _ = writer.await;
@@ -99,7 +100,7 @@ async fn read_loop(
     broker: &Arc<Broker>,
     mut rd: BufReader<tokio::net::tcp::OwnedReadHalf>,
     tx: mpsc::Sender<JoinHandle<Option<Bytes>>>,
-    peer: SocketAddr,
+    context: &Arc<ConnectionContext>,
     shutdown: &CancellationToken,
 ) -> CloseReason {
     let max_frame = broker.limits.socket_request_max_bytes;
@@ -126,7 +127,7 @@ async fn read_loop(
                 CloseReason::Io(e)
             };
         }
-        match handlers::start(broker, frame.freeze(), peer).await {
+        match handlers::start(broker, frame.freeze(), context).await {
             Outcome::Respond(fut) => {
                 let handle = tokio::spawn(fut);
                 if tx.send(handle).await.is_err() {

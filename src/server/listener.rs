@@ -9,6 +9,16 @@ use tokio_util::task::TaskTracker;
 
 use super::connection::Connection;
 use crate::broker::Broker;
+use crate::config::SecurityProtocol;
+use crate::handlers::{ConnectionContext, ListenerScope};
+
+/// What a bound socket serves: its listener's name, security protocol and API scope.
+#[derive(Debug, Clone)]
+pub struct BoundListener {
+    pub name: String,
+    pub security_protocol: SecurityProtocol,
+    pub scope: ListenerScope,
+}
 
 /// Serves the given bound listeners until `shutdown` fires, then waits for open connections to
 /// finish the requests they already read.
@@ -17,12 +27,13 @@ use crate::broker::Broker;
 /// exempts the listeners its brokers and controllers talk on).
 pub async fn serve(
     broker: Arc<Broker>,
-    listeners: Vec<(TcpListener, bool)>,
+    listeners: Vec<(TcpListener, BoundListener)>,
     shutdown: CancellationToken,
 ) {
     let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
     let tracker = TaskTracker::new();
-    for (listener, unlimited) in listeners {
+    for (listener, bound) in listeners {
+        let unlimited = bound.scope == ListenerScope::Controller;
         let broker = broker.clone();
         let permits = permits.clone();
         let shutdown = shutdown.clone();
@@ -44,7 +55,13 @@ pub async fn serve(
                 match accepted {
                     Ok((stream, peer)) => {
                         let _ = stream.set_nodelay(true);
-                        let conn = Connection::new(broker.clone(), stream, peer, shutdown.clone());
+                        let context = Arc::new(ConnectionContext {
+                            listener_name: bound.name.clone(),
+                            security_protocol: bound.security_protocol,
+                            scope: bound.scope,
+                            peer,
+                        });
+                        let conn = Connection::new(broker.clone(), stream, context, shutdown.clone());
                         tracker2.spawn(async move {
                             conn.run().await;
                             drop(permit);

@@ -309,12 +309,21 @@ pub async fn start(
         .into_iter()
         .zip(&broker.config.listeners)
         .map(|(l, c)| {
-            let unlimited = broker
+            let controller = broker
                 .config
                 .controller_listener_names
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(&c.name));
-            (l, unlimited)
+            let bound = crate::server::listener::BoundListener {
+                name: c.name.clone(),
+                security_protocol: crate::config::SecurityProtocol::Plaintext,
+                scope: if controller {
+                    crate::handlers::ListenerScope::Controller
+                } else {
+                    crate::handlers::ListenerScope::Broker
+                },
+            };
+            (l, bound)
         })
         .collect();
     let server = tokio::spawn(crate::server::serve(broker.clone(), listeners, serving));
