@@ -536,7 +536,11 @@ async fn transactions_over_rf1_topics_led_apart_from_the_coordinator() {
     for topic in &apart {
         let mut c = coordinator(&cluster, tid, KEY_TXN).await;
         let codes = common::txn::add_partitions_once(&mut c, tid, pid, &[topic]).await;
-        assert_eq!(codes, vec![0], "AddPartitionsToTxn {topic} on coordinator {coord}");
+        assert_eq!(
+            codes,
+            vec![0],
+            "AddPartitionsToTxn {topic} on coordinator {coord}"
+        );
         produce_txn(&cluster, topic, &["one"], (pid.0, pid.1, 0)).await;
         assert_eq!(end_txn(&cluster, tid, pid, true).await, 0, "EndTxn {topic}");
         wait_committed(&cluster, topic, &["one"]).await;

@@ -11,6 +11,7 @@ pub mod admin;
 pub mod channel;
 pub mod dir_assignments;
 pub mod embedded;
+pub mod format;
 pub mod lifecycle;
 pub mod markers;
 pub mod member_quorum;
