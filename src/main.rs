@@ -31,6 +31,32 @@ enum Command {
     ApiTable,
     /// Print the supported configuration keys as Markdown (also generated into the README).
     ConfigKeys,
+    /// Prepare log dirs before a first start, as Kafka's `kafka-storage` tool does.
+    Storage {
+        #[command(subcommand)]
+        action: StorageCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum StorageCommand {
+    /// Print a new cluster id.
+    RandomUuid,
+    /// Write meta.properties (and the initial controller quorum) into the configured log dirs.
+    Format {
+        /// The cluster id (from `strata storage random-uuid`).
+        #[arg(short = 't', long = "cluster-id")]
+        cluster_id: String,
+        /// This controller is the only voter of a new quorum (KIP-853).
+        #[arg(short = 's', long, conflicts_with = "initial_controllers")]
+        standalone: bool,
+        /// The voters of a new quorum: `id@host:port:directory-id,...` (KIP-853).
+        #[arg(short = 'I', long = "initial-controllers")]
+        initial_controllers: Option<String>,
+        /// Skip log dirs that are formatted already instead of failing.
+        #[arg(short = 'g', long = "ignore-formatted")]
+        ignore_formatted: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -51,6 +77,9 @@ fn main() -> ExitCode {
         Some(Command::ConfigKeys) => {
             print!("{}", strata::handlers::config_table_markdown());
             return ExitCode::SUCCESS;
+        }
+        Some(Command::Storage { action }) => {
+            return storage(action, cli.config.as_deref(), &cli.overrides)
         }
         _ => {}
     }
@@ -101,6 +130,53 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// `strata storage ...`: prints, or formats the log dirs of `--config`.
+fn storage(
+    action: StorageCommand,
+    config: Option<&std::path::Path>,
+    overrides: &[String],
+) -> ExitCode {
+    let StorageCommand::Format {
+        cluster_id,
+        standalone,
+        initial_controllers,
+        ignore_formatted,
+    } = action
+    else {
+        println!("{}", strata::cluster::format::random_uuid());
+        return ExitCode::SUCCESS;
+    };
+    let Some(path) = config else {
+        eprintln!("error: strata storage format needs --config <server.properties>");
+        return ExitCode::from(2);
+    };
+    let config = match strata::config::BrokerConfig::load_file(Some(path), overrides) {
+        Ok((c, _)) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = strata::cluster::format::FormatOptions {
+        cluster_id,
+        standalone,
+        initial_controllers,
+        ignore_formatted,
+    };
+    match strata::cluster::format::format(&config, &options) {
+        Ok(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Every partition keeps its segment and index files open, so thousands of partitions need

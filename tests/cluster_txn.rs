@@ -491,3 +491,84 @@ async fn the_transaction_log_needs_transaction_state_log_min_isr_replicas() {
         cluster.stop_node(i).await;
     }
 }
+
+/// Issue 12, item 9: the transaction coordinator must accept partitions it hosts no replica
+/// of. With replication factor 1, each partition lives on one broker only; the coordinator
+/// used to check its own replicas and answered UNKNOWN_TOPIC_OR_PARTITION for every partition
+/// led elsewhere (replication factor 3 hid it: every broker hosts a replica).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transactions_over_rf1_topics_led_apart_from_the_coordinator() {
+    init_tracing();
+    let mut cluster = Cluster::start().await;
+    cluster.wait_brokers(0, 3).await;
+
+    // Single-replica topics until every broker leads one; `min.insync.replicas=1` as a
+    // single replica needs (the harness default is 2).
+    let mut c = Client::connect(cluster.addr(0)).await;
+    let mut rf1: Vec<(String, i32)> = Vec::new();
+    for n in 0..12 {
+        let topic = format!("rf1-{n}");
+        let code = create_topic_rf(&mut c, &topic, 1, 1, &[("min.insync.replicas", "1")]).await;
+        assert_eq!(code, 0, "create {topic}");
+        let leader = cluster.wait_leader(0, &topic, None, 1).await;
+        rf1.push((topic, leader));
+        let led: std::collections::BTreeSet<i32> = rf1.iter().map(|(_, l)| *l).collect();
+        if led.len() == 3 {
+            break;
+        }
+    }
+    let rf3 = "rf3-mixed";
+    assert_eq!(create_topic_rf(&mut c, rf3, 1, 3, &[]).await, 0);
+    cluster.wait_leader(0, rf3, None, 3).await;
+
+    let tid = "rf1-producer";
+    let coord = find_coordinator(&cluster, tid, KEY_TXN).await;
+    let pid = init_producer_id(&cluster, tid, 60_000).await;
+    let apart: Vec<&str> = rf1
+        .iter()
+        .filter(|(_, l)| *l != coord)
+        .map(|(t, _)| t.as_str())
+        .collect();
+    assert!(!apart.is_empty(), "an RF-1 topic led apart from {coord}");
+
+    // One transaction per topic, as the issue's producer did (one per partition).
+    let mut seq = std::collections::HashMap::new();
+    for topic in &apart {
+        let mut c = coordinator(&cluster, tid, KEY_TXN).await;
+        let codes = common::txn::add_partitions_once(&mut c, tid, pid, &[topic]).await;
+        assert_eq!(
+            codes,
+            vec![0],
+            "AddPartitionsToTxn {topic} on coordinator {coord}"
+        );
+        produce_txn(&cluster, topic, &["one"], (pid.0, pid.1, 0)).await;
+        assert_eq!(end_txn(&cluster, tid, pid, true).await, 0, "EndTxn {topic}");
+        wait_committed(&cluster, topic, &["one"]).await;
+        seq.insert(topic.to_string(), 1);
+    }
+
+    // One transaction over an RF-1 topic led elsewhere and an RF-3 topic, aborted, then one
+    // committed.
+    let a = apart[0];
+    add_partitions(&cluster, tid, pid, &[a, rf3]).await;
+    produce_txn(&cluster, a, &["gone"], (pid.0, pid.1, seq[a])).await;
+    produce_txn(&cluster, rf3, &["gone"], (pid.0, pid.1, 0)).await;
+    assert_eq!(end_txn(&cluster, tid, pid, false).await, 0, "EndTxn abort");
+    add_partitions(&cluster, tid, pid, &[a, rf3]).await;
+    produce_txn(&cluster, a, &["two"], (pid.0, pid.1, seq[a] + 1)).await;
+    produce_txn(&cluster, rf3, &["two"], (pid.0, pid.1, 1)).await;
+    assert_eq!(end_txn(&cluster, tid, pid, true).await, 0, "EndTxn commit");
+    wait_committed(&cluster, a, &["one", "two"]).await;
+    wait_committed(&cluster, rf3, &["two"]).await;
+
+    // A partition that exists nowhere is still refused.
+    let mut c = coordinator(&cluster, tid, KEY_TXN).await;
+    let codes = common::txn::add_partitions_once(&mut c, tid, pid, &["no-such-topic"]).await;
+    assert_eq!(
+        codes,
+        vec![strata::error::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()]
+    );
+    for i in 0..3 {
+        cluster.stop_node(i).await;
+    }
+}

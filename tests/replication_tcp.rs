@@ -1,6 +1,6 @@
 //! Replication between two in-process brokers over real TCP: a scripted controller applies the
 //! same `PartitionChange` to both replica managers, the follower's fetcher tasks
-//! (`server::replica_fetcher`) fetch from the leader through `server::peer`, acks=all waits
+//! (`cluster::replica_fetcher`) fetch from the leader through `net::peer`, acks=all waits
 //! for the follower, roles swap without losing records, and a stopped follower is proposed out
 //! of the ISR after `replica.lag.time.max.ms`.
 mod common;

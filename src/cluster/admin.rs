@@ -20,6 +20,10 @@ use super::ClusterContext;
 const ATTEMPTS: u32 = 5;
 /// How long an admin change may take to reach the local image.
 pub const PROPAGATION_TIMEOUT_MS: u64 = 10_000;
+/// How long one operation on the local active controller may take (as long as a forwarded
+/// one may: the controller channel's request timeout). A controller that cannot commit (no
+/// quorum yet, or lost) answers REQUEST_TIMED_OUT instead of holding the request forever.
+const LOCAL_OPERATION_TIMEOUT_MS: u64 = 5_000;
 
 pub const CREATE_TOPICS_KEY: i16 = 19;
 
@@ -46,9 +50,16 @@ impl ClusterContext {
                 tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
             }
             if let Some(controller) = self.local_controller() {
-                match local(controller, request.clone()).await {
-                    Ok(r) => return r,
-                    Err(e) => last = e.code(),
+                let op = local(controller, request.clone());
+                match tokio::time::timeout(Duration::from_millis(LOCAL_OPERATION_TIMEOUT_MS), op)
+                    .await
+                {
+                    Ok(Ok(r)) => return r,
+                    Ok(Err(e)) => last = e.code(),
+                    Err(_) => {
+                        tracing::warn!(api_key, "the controller did not finish in time");
+                        return on_error(ErrorCode::REQUEST_TIMED_OUT);
+                    }
                 }
                 continue;
             }
@@ -104,6 +115,7 @@ impl ClusterContext {
     ) -> CreateTopicsResponse {
         let names: Vec<String> = request.topics.iter().map(|t| t.name.clone()).collect();
         let validate_only = request.validate_only;
+        let timeout_ms = request.timeout_ms;
         let failed = |code: ErrorCode| {
             let mut r = CreateTopicsResponse::default();
             for n in &names {
@@ -120,15 +132,24 @@ impl ClusterContext {
             }
             r
         };
-        let response = self
-            .controller_op(
-                CREATE_TOPICS_KEY,
-                version,
-                request,
-                |c, r| super::create_topics::on_controller(c, r),
-                failed,
-            )
-            .await;
+        let op = self.controller_op(
+            CREATE_TOPICS_KEY,
+            version,
+            request,
+            |c, r| super::create_topics::on_controller(c, r),
+            failed,
+        );
+        // The request's own timeout bounds the controller's part, as Kafka's controller
+        // answers REQUEST_TIMED_OUT past it (a cluster still electing its controller must
+        // not leave the client waiting on its own timeout).
+        let response = if timeout_ms > 0 {
+            match tokio::time::timeout(Duration::from_millis(timeout_ms as u64), op).await {
+                Ok(r) => r,
+                Err(_) => return failed(ErrorCode::REQUEST_TIMED_OUT),
+            }
+        } else {
+            op.await
+        };
         if !validate_only {
             let created: Vec<String> = response
                 .topics

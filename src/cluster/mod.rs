@@ -12,6 +12,7 @@ pub mod channel;
 pub mod create_topics;
 pub mod dir_assignments;
 pub mod embedded;
+pub mod format;
 pub mod lifecycle;
 pub mod markers;
 pub mod member_quorum;

@@ -27,12 +27,7 @@ const CONTROLLER_REQUEST_TIMEOUT_MS: u64 = 5_000;
 /// at start before it gives up.
 const BOOTSTRAP_DISCOVERY_MAX_MS: u64 = 30_000;
 
-/// The file, in the metadata log dir, that keeps the cluster id of this member.
-const CLUSTER_ID_FILE: &str = "cluster.id";
-
-fn metadata_dir(config: &BrokerConfig) -> std::path::PathBuf {
-    config.log_dirs[0].join(format!("{}-0", crate::storage::manager::METADATA_TOPIC))
-}
+use super::format::{metadata_dir, CLUSTER_ID_FILE};
 
 /// The cluster id and the voters a cluster member starts with. The id is derived from
 /// `controller.quorum.voters` at the first start, or learnt from the quorum through

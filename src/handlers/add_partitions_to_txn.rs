@@ -1,6 +1,10 @@
 //! AddPartitionsToTxn (key 24), versions 0-5: partitions join the producer's transaction (0-3
 //! from clients, 4-5 the verification form). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
+//!
+//! A partition exists if the cluster's metadata image has it, wherever its replicas live:
+//! the coordinator hosts no replica of most partitions it adds (Kafka's coordinator checks
+//! its metadata cache, not its log manager).
 use super::ConnectionContext;
 use std::sync::Arc;
 
@@ -20,7 +24,7 @@ pub async fn start(
     let mut response = broker
         .txns
         .add_partitions_to_txn(&ctx, &request, &|topic: &str, p: i32| {
-            broker.replicas.get(topic, p).is_some()
+            broker.cluster.image().partition(topic, p).is_some()
         });
     let version = header.api_version;
     later(header, async move {

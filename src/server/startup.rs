@@ -134,6 +134,10 @@ pub async fn start(
     clock: SharedClock,
 ) -> Result<RunningBroker, StartupError> {
     let started = std::time::Instant::now();
+    // A node formatted with `strata storage format --standalone / --initial-controllers`
+    // starts its quorum with the voters it was formatted with.
+    crate::cluster::format::apply_formatted_voters(&mut config).map_err(StartupError::Config)?;
+    crate::cluster::format::require_formatted(&config).map_err(StartupError::Config)?;
     let embedded = crate::cluster::embedded::is_embedded(&config);
     if embedded {
         crate::cluster::embedded::prepare(&mut config).map_err(StartupError::Config)?;
@@ -177,9 +181,30 @@ pub async fn start(
     } else {
         &config.advertised_listeners
     };
+    // A controller listener that `advertised.listeners` leaves out is advertised as
+    // `listeners` has it, as Kafka falls back for controller listeners.
+    let controller_names: Vec<String> = config
+        .controller_listener_names
+        .iter()
+        .map(|n| n.to_ascii_uppercase())
+        .collect();
+    let fallback: Vec<(usize, &crate::config::Listener)> = if config.advertised_listeners.is_empty()
+    {
+        Vec::new()
+    } else {
+        config
+            .listeners
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                controller_names.contains(&l.name) && !advertised.iter().any(|a| a.name == l.name)
+            })
+            .collect()
+    };
     let endpoints: Vec<AdvertisedEndpoint> = advertised
         .iter()
         .enumerate()
+        .chain(fallback)
         .map(|(i, l)| AdvertisedEndpoint {
             name: l.name.clone(),
             host: if l.host.is_empty() || l.host == "0.0.0.0" {
