@@ -15,7 +15,7 @@ async fn produce_at(
     version: i16,
     topic: &str,
     records: Bytes,
-) -> produce_response::PartitionProduceResponse {
+) -> strata::protocol::messages::produce_response::PartitionProduceResponse {
     let req = common::txn::produce_req(topic, records);
     let r = api_call!(
         c,
