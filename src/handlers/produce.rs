@@ -138,7 +138,21 @@ pub fn handle_with_waits(
                         }
                         Err(e) => {
                             tracing::debug!(topic = %topic.name, partition = pd.index, error = ?e, "produce refused");
-                            partition_error(pd.index, e.code(), Some(e.message()))
+                            match e.record_errors() {
+                                // KIP-467: the client fails only the listed records.
+                                Some((message, records)) => PartitionProduceResponse {
+                                    record_errors: records
+                                        .iter()
+                                        .map(|r| BatchIndexAndErrorMessage {
+                                            batch_index: r.batch_index,
+                                            batch_index_error_message: Some(r.message.clone()),
+                                            ..Default::default()
+                                        })
+                                        .collect(),
+                                    ..partition_error(pd.index, e.code(), Some(message.to_string()))
+                                },
+                                None => partition_error(pd.index, e.code(), Some(e.message())),
+                            }
                         }
                     }
                 })

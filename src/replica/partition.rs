@@ -17,7 +17,10 @@ use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCh
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch;
+use crate::protocol::records::compression::Compression;
 use crate::protocol::records::control::build_end_txn_marker_batch;
+use crate::protocol::records::recompress::apply_topic_compression;
+use crate::protocol::records::validator::{validate_produce, RecordFailure, ValidationConfig};
 use crate::storage::{AbortedTxn, FetchDataInfo, LogConfig, PartitionLog, StorageError};
 
 /// The per-partition settings the replica layer needs, resolved from topic configs.
@@ -28,6 +31,11 @@ pub struct PartitionConfig {
     pub log_append_time: bool,
     pub compacted: bool,
     pub min_insync_replicas: i32,
+    /// `message.timestamp.before.max.ms` / `after.max.ms` (CreateTime topics).
+    pub timestamp_before_max_ms: i64,
+    pub timestamp_after_max_ms: i64,
+    /// `compression.type`: the codec batches are stored with, `None` for the producer's.
+    pub compression: Option<Compression>,
 }
 
 impl Default for PartitionConfig {
@@ -38,6 +46,9 @@ impl Default for PartitionConfig {
             log_append_time: false,
             compacted: false,
             min_insync_replicas: 1,
+            timestamp_before_max_ms: i64::MAX,
+            timestamp_after_max_ms: i64::MAX,
+            compression: None,
         }
     }
 }
@@ -111,6 +122,17 @@ impl PartitionError {
 
     pub fn message(&self) -> String {
         format!("{self:?}")
+    }
+
+    /// KIP-467: for a batch refused because of particular records, Kafka's message for the
+    /// partition and the refused records (`error_message` and `record_errors` of Produce v8+).
+    pub fn record_errors(&self) -> Option<(&str, &[RecordFailure])> {
+        match self {
+            PartitionError::Record(batch::BatchError::RecordErrors {
+                message, records, ..
+            }) => Some((message, records)),
+            _ => None,
+        }
     }
 }
 
@@ -400,41 +422,33 @@ impl Partition {
         now_ms: i64,
     ) -> Result<AppendOutcome, PartitionError> {
         let config = self.config();
-        let headers =
-            batch::validate_batches(&records, config.max_message_bytes).map_err(|e| match e {
-                batch::BatchError::MessageTooLarge { size, .. } => {
-                    PartitionError::MessageTooLarge {
-                        size,
-                        max: config.max_message_bytes,
-                    }
-                }
-                other => PartitionError::Record(other),
-            })?;
-        if config.compacted {
-            // Kafka refuses keyless records on compacted topics: the cleaner could never keep
-            // or remove them correctly. Only here does the produce path decode records.
-            let mut pos = 0;
-            for h in &headers {
-                let end = pos + h.total_size();
-                let keyed = crate::protocol::records::decode_records(
-                    &records[pos..end],
-                    config.max_message_bytes.max(1 << 20) * 4,
-                )
-                .map(|rs| rs.iter().all(|r| r.key.is_some()))
-                .unwrap_or(false);
-                if !keyed {
-                    return Err(PartitionError::Record(batch::BatchError::InvalidRecord(
-                        "Compacted topic cannot accept message without key",
-                    )));
-                }
-                pos = end;
-            }
-        }
-        if headers.iter().any(|h| h.is_control()) {
-            return Err(PartitionError::Record(batch::BatchError::InvalidRecord(
-                "control batches cannot be produced by clients",
-            )));
-        }
+        let too_large = |e| match e {
+            batch::BatchError::MessageTooLarge { size, .. } => PartitionError::MessageTooLarge {
+                size,
+                max: config.max_message_bytes,
+            },
+            other => PartitionError::Record(other),
+        };
+        // Kafka's LogValidator: every batch and record checked once, compressed ones through
+        // a streaming decompressor; the parsed headers travel down to the segment.
+        let validation = ValidationConfig {
+            max_message_bytes: config.max_message_bytes,
+            compacted: config.compacted,
+            log_append_time: config.log_append_time,
+            timestamp_before_max_ms: config.timestamp_before_max_ms,
+            timestamp_after_max_ms: config.timestamp_after_max_ms,
+            now_ms,
+            topic_partition: format!("{}-{}", self.topic, self.index),
+        };
+        let validated = validate_produce(&records, &validation).map_err(too_large)?;
+        let (records, batches) = apply_topic_compression(
+            records,
+            validated,
+            config.compression,
+            config.max_message_bytes,
+        )
+        .map_err(too_large)?;
+        let headers: Vec<batch::BatchHeader> = batches.iter().map(|(h, _)| *h).collect();
         let mut st = self.state.lock();
         let Some(leader) = st.leader_state() else {
             return Err(PartitionError::NotLeaderOrFollower);
@@ -488,9 +502,13 @@ impl Partition {
             .try_into_mut()
             .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
         let active_before = self.log.active_segment_base_offset();
-        let info = self
-            .log
-            .append_as_leader(data, st.leader_epoch, log_append_time, now_ms)?;
+        let info = self.log.append_validated_as_leader(
+            data,
+            batches,
+            st.leader_epoch,
+            log_append_time,
+            now_ms,
+        )?;
         self.snapshot_if_rolled(&st, active_before, info.first_offset);
         // Offsets were assigned consecutively, batch by batch, from first_offset.
         let mut next = info.first_offset;

@@ -42,6 +42,9 @@ impl PartitionConfig {
                 == crate::config::TimestampType::LogAppendTime,
             compacted: tc.cleanup_policy.compact,
             min_insync_replicas: tc.min_insync_replicas,
+            timestamp_before_max_ms: tc.message_timestamp_before_max_ms,
+            timestamp_after_max_ms: tc.message_timestamp_after_max_ms,
+            compression: tc.compression_type.codec(),
         }
     }
 

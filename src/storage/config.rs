@@ -71,9 +71,6 @@ pub struct LogAppendInfo {
     pub first_offset: i64,
     pub last_offset: i64,
     pub max_timestamp: i64,
-    /// Offset of the first record carrying `max_timestamp` (exact for uncompressed batches,
-    /// the batch's last offset for compressed ones).
-    pub offset_of_max_timestamp: i64,
     /// The LogAppendTime written into the batches, or -1 for CreateTime.
     pub log_append_time_ms: i64,
     pub log_start_offset: i64,

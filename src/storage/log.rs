@@ -17,7 +17,7 @@ use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{
     check_batch, parse_header, record_offsets_and_timestamps, set_base_offset, set_log_append_time,
     set_partition_leader_epoch, BatchError, BatchHeader, BatchIter, LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD,
+    RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK,
 };
 
 use super::checkpoint::{sync_file, write_partition_metadata, PARTITION_METADATA};
@@ -184,7 +184,8 @@ impl Inner {
                 self.epochs
                     .assign(h.partition_leader_epoch, h.base_offset)?;
             }
-            self.active_mut().append(&buf[range.clone()], interval)?;
+            self.active_mut()
+                .append_batch(&buf[range.clone()], h, interval)?;
             self.log_end_offset = h.last_offset() + 1;
             self.unflushed_messages += h.records_count.max(0) as u64;
         }
@@ -226,28 +227,22 @@ impl Inner {
 
     pub(super) fn append_info(
         &self,
-        buf: &[u8],
+        valid_bytes: usize,
         headers: &[(BatchHeader, std::ops::Range<usize>)],
         log_append_time_ms: i64,
     ) -> LogAppendInfo {
-        let mut max_timestamp = -1;
-        let mut offset_of_max_timestamp = -1;
-        for (h, range) in headers {
-            if h.max_timestamp > max_timestamp {
-                max_timestamp = h.max_timestamp;
-                offset_of_max_timestamp = record_offsets_and_timestamps(&buf[range.clone()])
-                    .and_then(|v| v.into_iter().find(|r| r.1 == h.max_timestamp).map(|r| r.0))
-                    .unwrap_or(h.last_offset());
-            }
-        }
+        let max_timestamp = headers
+            .iter()
+            .map(|(h, _)| h.max_timestamp)
+            .max()
+            .unwrap_or(-1);
         LogAppendInfo {
             first_offset: headers.first().map(|h| h.0.base_offset).unwrap_or(-1),
             last_offset: headers.last().map(|h| h.0.last_offset()).unwrap_or(-1),
             max_timestamp,
-            offset_of_max_timestamp,
             log_append_time_ms,
             log_start_offset: self.log_start_offset,
-            valid_bytes: buf.len(),
+            valid_bytes,
         }
     }
 
@@ -273,6 +268,23 @@ fn split_batches(buf: &[u8]) -> Result<Vec<(BatchHeader, std::ops::Range<usize>)
     }
     if it.position() != buf.len() {
         return Err(BatchError::CorruptMessage("partial batch at the end of the records").into());
+    }
+    Ok(out)
+}
+
+/// Headers and ranges of the batches in `buf`, each checked (CRC-32C included) as it is
+/// parsed: one parse per batch for replicated data, which is not trusted either.
+fn check_batches(buf: &[u8]) -> Result<Vec<(BatchHeader, std::ops::Range<usize>)>> {
+    if buf.is_empty() {
+        return Err(BatchError::Empty.into());
+    }
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < buf.len() {
+        let h = check_batch(&buf[pos..])?;
+        let end = pos + h.total_size();
+        out.push((h, pos..end));
+        pos = end;
     }
     Ok(out)
 }
@@ -315,37 +327,52 @@ impl PartitionLog {
 
     /// Appends one or more batches as leader: assigns consecutive offsets from the log end
     /// offset, writes `leader_epoch` as partition leader epoch, and LogAppendTime when given
-    /// (recomputing the CRC). The batches must have been validated by `validate_batches`.
+    /// (recomputing the CRC). The batches must have been validated (the produce path calls
+    /// [`PartitionLog::append_validated_as_leader`] with the headers it parsed).
     pub fn append_as_leader(
         &self,
+        batches: BytesMut,
+        leader_epoch: i32,
+        log_append_time_ms: Option<i64>,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo> {
+        let headers = split_batches(&batches)?;
+        self.append_validated_as_leader(batches, headers, leader_epoch, log_append_time_ms, now_ms)
+    }
+
+    /// [`PartitionLog::append_as_leader`] with each batch's header and byte range as the
+    /// validator parsed them: the headers are updated alongside the bytes, never parsed again.
+    pub fn append_validated_as_leader(
+        &self,
         mut batches: BytesMut,
+        mut headers: Vec<(BatchHeader, std::ops::Range<usize>)>,
         leader_epoch: i32,
         log_append_time_ms: Option<i64>,
         now_ms: i64,
     ) -> Result<LogAppendInfo> {
         self.log_dir.guard(|| {
             let mut inner = self.inner.write();
-            let ranges: Vec<_> = split_batches(&batches)?
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect();
+            if headers.is_empty() {
+                return Err(BatchError::Empty.into());
+            }
             let mut next = inner.log_end_offset;
-            let mut headers = Vec::with_capacity(ranges.len());
-            for range in ranges {
+            for (h, range) in headers.iter_mut() {
                 let b = &mut batches[range.clone()];
                 set_base_offset(b, next);
                 set_partition_leader_epoch(b, leader_epoch);
+                h.base_offset = next;
+                h.partition_leader_epoch = leader_epoch;
                 if let Some(ts) = log_append_time_ms {
-                    set_log_append_time(b, ts);
+                    h.crc = set_log_append_time(b, ts);
+                    h.attributes |= TIMESTAMP_TYPE_MASK;
+                    h.max_timestamp = ts;
                 }
-                let h = parse_header(b)?;
                 next = h.last_offset() + 1;
-                headers.push((h, range));
             }
             inner.check_batch_sizes(&headers)?;
             inner.write_batches(&batches, &headers, now_ms)?;
             inner.maybe_flush(now_ms)?;
-            Ok(inner.append_info(&batches, &headers, log_append_time_ms.unwrap_or(-1)))
+            Ok(inner.append_info(batches.len(), &headers, log_append_time_ms.unwrap_or(-1)))
         })
     }
 
@@ -354,10 +381,9 @@ impl PartitionLog {
     pub fn append_as_follower(&self, batches: Bytes, now_ms: i64) -> Result<LogAppendInfo> {
         self.log_dir.guard(|| {
             let mut inner = self.inner.write();
-            let headers = split_batches(&batches)?;
+            let headers = check_batches(&batches)?;
             let mut expected = inner.log_end_offset;
-            for (h, range) in &headers {
-                check_batch(&batches[range.clone()])?;
+            for (h, _) in &headers {
                 if h.base_offset < expected {
                     return Err(StorageError::OffsetOutOfOrder {
                         offset: h.base_offset,
@@ -369,7 +395,7 @@ impl PartitionLog {
             inner.check_batch_sizes(&headers)?;
             inner.write_batches(&batches, &headers, now_ms)?;
             inner.maybe_flush(now_ms)?;
-            Ok(inner.append_info(&batches, &headers, -1))
+            Ok(inner.append_info(batches.len(), &headers, -1))
         })
     }
 

@@ -62,7 +62,7 @@ impl PartitionLog {
                 inner.active_mut().txn_index_mut().append(txn)?;
             }
             inner.maybe_flush(now_ms)?;
-            Ok((inner.append_info(&batch, &headers, -1), aborted))
+            Ok((inner.append_info(batch.len(), &headers, -1), aborted))
         })
     }
 

@@ -302,6 +302,16 @@ impl LogSegment {
     /// Appends one whole batch (already carrying its offsets) at the end of the file.
     pub fn append(&mut self, batch: &[u8], index_interval_bytes: u32) -> Result<()> {
         let h = parse_header(batch)?;
+        self.append_batch(batch, &h, index_interval_bytes)
+    }
+
+    /// [`LogSegment::append`] with the batch's header as the caller already holds it.
+    pub fn append_batch(
+        &mut self,
+        batch: &[u8],
+        h: &BatchHeader,
+        index_interval_bytes: u32,
+    ) -> Result<()> {
         let pos = self.size;
         self.log
             .write_all_at(batch, pos)
@@ -310,8 +320,8 @@ impl LogSegment {
         if self.first_batch_timestamp.is_none() {
             self.first_batch_timestamp = Some(h.max_timestamp);
         }
-        self.note_batch(&h);
-        self.maybe_index(&h, pos, batch.len() as u64, index_interval_bytes);
+        self.note_batch(h);
+        self.maybe_index(h, pos, batch.len() as u64, index_interval_bytes);
         Ok(())
     }
 

@@ -1,10 +1,10 @@
 //! Record batch v2 header view, validation and in-place mutation.
 //!
 //! Owns the 61-byte header layout of Kafka's `DefaultRecordBatch` (magic 2): parsing it,
-//! validating a produce payload of one or more batches (lengths, magic, CRC-32C over bytes
-//! 21..end, record count, size limit, and for uncompressed batches the record framing), and the
-//! broker's in-place edits (base offset, partition leader epoch, LogAppendTime). Batches stay
-//! opaque bytes: records are only walked, never decoded into values. Knows nothing of storage.
+//! checking one batch's framing (lengths, magic, CRC-32C over bytes 21..end), and the broker's
+//! in-place edits (base offset, partition leader epoch, LogAppendTime). The record-level
+//! produce validation is [`super::validator`]'s. Batches stay opaque bytes: records are only
+//! walked, never decoded into values. Knows nothing of storage.
 
 use std::ops::Range;
 
@@ -52,8 +52,17 @@ pub enum BatchError {
     CorruptMessage(&'static str),
     /// A batch larger than the configured maximum (Kafka: MESSAGE_TOO_LARGE).
     MessageTooLarge { size: usize, max: usize },
-    /// Record framing inside an uncompressed batch is wrong (Kafka: INVALID_RECORD).
+    /// Record framing or a client-only rule is broken (Kafka: INVALID_RECORD).
     InvalidRecord(&'static str),
+    /// A compressed records section its codec cannot decode (Kafka: CORRUPT_MESSAGE).
+    Decompression(&'static str),
+    /// Particular records were refused (KIP-467): INVALID_RECORD or INVALID_TIMESTAMP, Kafka's
+    /// message for the batch, and each refused record's index and message.
+    RecordErrors {
+        code: crate::error::ErrorCode,
+        message: String,
+        records: Vec<super::validator::RecordFailure>,
+    },
     /// A produce payload with no batch at all.
     Empty,
 }
@@ -74,9 +83,11 @@ impl BatchError {
             BatchError::InvalidMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
             BatchError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
             BatchError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
-            BatchError::Truncated { .. } | BatchError::CorruptMessage(_) | BatchError::Empty => {
-                ErrorCode::CORRUPT_MESSAGE
-            }
+            BatchError::RecordErrors { code, .. } => *code,
+            BatchError::Truncated { .. }
+            | BatchError::CorruptMessage(_)
+            | BatchError::Decompression(_)
+            | BatchError::Empty => ErrorCode::CORRUPT_MESSAGE,
         }
     }
 }
@@ -218,44 +229,18 @@ pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, BatchError> {
     Ok(header)
 }
 
-/// Validates a produce payload holding one or more consecutive batches and returns their
-/// headers in order. Every byte of `buf` must belong to a complete batch.
+/// Validates a produce payload holding one or more consecutive batches with the rules of a
+/// topic with default settings and returns their headers in order (see
+/// [`super::validator::validate_produce`], which the produce path calls with the topic's).
 pub fn validate_batches(buf: &[u8], max_batch_size: usize) -> Result<Vec<BatchHeader>, BatchError> {
-    if buf.is_empty() {
-        return Err(BatchError::Empty);
-    }
-    let mut headers = Vec::new();
-    let mut pos = 0;
-    while pos < buf.len() {
-        let rest = &buf[pos..];
-        let header = check_batch(rest)?;
-        let total = header.total_size();
-        if total > max_batch_size {
-            return Err(BatchError::MessageTooLarge {
-                size: total,
-                max: max_batch_size,
-            });
-        }
-        // A producer batch always carries records; compaction may leave empty batches on disk
-        // but a client never sends one.
-        if header.records_count == 0 {
-            return Err(BatchError::CorruptMessage("batch without records"));
-        }
-        if header.records_count - 1 != header.last_offset_delta {
-            return Err(BatchError::CorruptMessage(
-                "last offset delta does not match record count",
-            ));
-        }
-        if header.compression() > 4 {
-            return Err(BatchError::CorruptMessage("unknown compression codec"));
-        }
-        if header.compression() == 0 {
-            check_uncompressed_records(&rest[RECORD_BATCH_OVERHEAD..total], header.records_count)?;
-        }
-        headers.push(header);
-        pos += total;
-    }
-    Ok(headers)
+    let config = super::validator::ValidationConfig {
+        max_message_bytes: max_batch_size,
+        ..Default::default()
+    };
+    Ok(super::validator::validate_produce(buf, &config)?
+        .into_iter()
+        .map(|b| b.header)
+        .collect())
 }
 
 /// Reads an unsigned LEB128 varint (32-bit) from `buf` at `pos`.
@@ -273,37 +258,6 @@ fn read_uvarint_at(buf: &[u8], pos: &mut usize) -> Option<u32> {
         }
     }
     None
-}
-
-/// Walks the length prefixes of the records in an uncompressed batch: there must be exactly
-/// `records_count` of them, and together they must fill the batch to the last byte.
-fn check_uncompressed_records(records: &[u8], records_count: i32) -> Result<(), BatchError> {
-    let mut pos = 0;
-    for _ in 0..records_count {
-        if pos >= records.len() {
-            return Err(BatchError::InvalidRecord(
-                "fewer records than the record count",
-            ));
-        }
-        let raw = read_uvarint_at(records, &mut pos)
-            .ok_or(BatchError::InvalidRecord("bad record length varint"))?;
-        // Zig-zag decode.
-        let len = ((raw >> 1) as i32) ^ -((raw & 1) as i32);
-        if len <= 0 {
-            return Err(BatchError::InvalidRecord("record length not positive"));
-        }
-        let len = len as usize;
-        if len > records.len() - pos {
-            return Err(BatchError::InvalidRecord("record overruns the batch"));
-        }
-        pos += len;
-    }
-    if pos != records.len() {
-        return Err(BatchError::InvalidRecord(
-            "bytes left after the last record",
-        ));
-    }
-    Ok(())
 }
 
 fn read_uvarlong_at(buf: &[u8], pos: &mut usize) -> Option<u64> {
@@ -371,15 +325,17 @@ pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
 
 /// Marks the batch as LogAppendTime with `ts` as its max timestamp and recomputes the CRC, as
 /// Kafka's `DefaultRecordBatch.setMaxTimestamp` does. `batch` must be exactly one batch.
-pub fn set_log_append_time(batch: &mut [u8], ts: i64) {
+/// Returns the new CRC.
+pub fn set_log_append_time(batch: &mut [u8], ts: i64) -> u32 {
     if batch.len() < RECORD_BATCH_OVERHEAD {
-        return;
+        return 0;
     }
     let attrs = be_i16(batch, ATTRIBUTES_OFFSET) | TIMESTAMP_TYPE_MASK;
     batch[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attrs.to_be_bytes());
     batch[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&ts.to_be_bytes());
     let crc = compute_crc(batch);
     batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    crc
 }
 
 /// Iterates over consecutive batches in a byte slice, yielding each header and its byte range.
@@ -515,7 +471,7 @@ mod tests {
         b[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
         assert!(matches!(
             validate_batches(&b, 1 << 20),
-            Err(BatchError::CorruptMessage(_))
+            Err(BatchError::InvalidRecord(_))
         ));
     }
 

@@ -5,14 +5,19 @@
 //! - [`record`]: the v2 record format and decoding every record of a batch.
 //! - [`builder`]: [`RecordBatchBuilder`] writes valid v2 batches.
 //! - [`control`]: control record keys and end-transaction markers.
+//! - [`validator`]: the produce path's validation of every batch and record (Kafka's
+//!   `LogValidator`), streaming through compressed batches.
+//! - [`recompress`]: rebuilding batches for the topic's `compression.type`.
 //! - [`error`]: [`RecordError`], shared by the record codecs.
 pub mod batch;
 pub mod builder;
 pub mod compression;
 pub mod control;
 pub mod error;
+pub mod recompress;
 pub mod record;
 pub mod testutil;
+pub mod validator;
 
 pub use batch::{BatchError, BatchHeader};
 pub use builder::{RecordBatchBuilder, TimestampType};
