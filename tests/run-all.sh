@@ -1,40 +1,65 @@
 #!/usr/bin/env bash
 # Runs every test Strata has: unit and integration tests (cargo test), then the compat-tests
-# with real Kafka clients against a freshly built release broker. Installs what it needs
-# (Rust toolchain components, Java tools from Maven Central, kcat, Python and Node clients,
-# franz-go) on first use and caches it under compat-tests/.cache.
+# with real Kafka clients against a freshly built release broker, then each fuzz target for a
+# bounded time. Installs what it needs (Rust toolchain components, Java tools from Maven
+# Central, kcat, Python and Node clients, franz-go, cargo-fuzz) on first use and caches it
+# under compat-tests/.cache.
 #
-# The compat-tests are two suites: the single-broker one (compat-tests/run.sh) and the
-# 3-process cluster one (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports
-# 19401-19413 or CLUSTER_PORT_BASE); the exit status is non-zero if either fails.
+# The compat-tests are two suites that share no port: the single-broker one
+# (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT) and the 3-process cluster one
+# (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19415 or
+# CLUSTER_PORT_BASE). They run side by side (STRATA_SERIAL_SUITES=1 runs them one after the
+# other); the exit status is non-zero if any step fails. The last line totals every step.
 #
 #   tests/run-all.sh            everything
 #   tests/run-all.sh --unit     only cargo test
 #   tests/run-all.sh --compat   only the compat-tests (both suites)
 #   tests/run-all.sh --cluster  only the cluster suite
+#   tests/run-all.sh --fuzz     only the bounded fuzz runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 mode=${1:-all}
+T0=$(date +%s)
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (%ss)\n' "$*" "$(( $(date +%s) - T0 ))"; }
+want() { [ "$mode" = all ] || [ "$mode" = "$1" ]; }
 
-if [ "$mode" = all ] || [ "$mode" = --unit ]; then
+status=0
+passed=0
+failed=0
+# Adds a suite's closing "N passed, M failed" line (from its log) to the totals.
+tally() {
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1 || true)
+  if [ -n "$line" ]; then
+    passed=$(( passed + $(echo "$line" | cut -d' ' -f1) ))
+    failed=$(( failed + $(echo "$line" | cut -d' ' -f3) ))
+  fi
+}
+
+if want --unit; then
   step "cargo test (unit and integration tests)"
-  cargo test --all-targets --no-fail-fast 2>&1 | tee /tmp/strata-cargo-test.log
+  cargo test --all-targets --no-fail-fast 2>&1 | tee /tmp/strata-cargo-test.log || status=1
+  passed=$(( passed + $(grep -oE 'test result: .* ([0-9]+) passed' /tmp/strata-cargo-test.log \
+    | grep -oE '[0-9]+ passed' | awk '{s+=$1} END {print s+0}') ))
+  failed=$(( failed + $(grep -oE '[0-9]+ failed;' /tmp/strata-cargo-test.log \
+    | awk '{s+=$1} END {print s+0}') ))
 fi
 
-if [ "$mode" = all ] || [ "$mode" = --compat ] || [ "$mode" = --cluster ]; then
+if want --compat || [ "$mode" = --cluster ]; then
   step "compat-tests: installing clients (cached in compat-tests/.cache)"
   bash compat-tests/setup.sh
   step "building the release broker"
   cargo build --release --bin strata
 fi
 
-status=0
-if [ "$mode" = all ] || [ "$mode" = --compat ]; then
+single_pid=""
+single_log=""
+if want --compat; then
   port=${STRATA_TEST_PORT:-19092}
   data=$(mktemp -d /tmp/strata-compat.XXXXXX)
+  single_log="$data.suite"
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
     echo "error: 127.0.0.1:$port is already in use; set STRATA_TEST_PORT to a free port" >&2
     exit 1
@@ -53,21 +78,53 @@ if [ "$mode" = all ] || [ "$mode" = --compat ]; then
     cat "$data.log" >&2
     exit 1
   fi
-  step "compat-tests against strata"
-  BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || status=$?
-  if [ $status -ne 0 ]; then
-    echo "--- broker log (last 50 lines) ---"
-    tail -50 "$data.log" || true
+  single_suite() {
+    local s=0
+    BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || s=$?
+    if [ $s -ne 0 ]; then
+      echo "--- broker log (last 50 lines) ---"
+      tail -50 "$data.log" || true
+    fi
+    kill $pid 2>/dev/null || true
+    return $s
+  }
+  if [ "${STRATA_SERIAL_SUITES:-0}" = 1 ]; then
+    step "compat-tests against strata (single broker)"
+    single_suite 2>&1 | tee "$single_log" || status=1
+  else
+    step "compat-tests against strata (single broker), beside the cluster suite; its output follows the cluster suite's"
+    single_suite >"$single_log" 2>&1 &
+    single_pid=$!
   fi
-  # The cluster suite needs the cores: stop the single broker first.
-  kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+fi
+
+if want --compat || [ "$mode" = --cluster ]; then
+  step "compat-tests: 3-process cluster (chaos, Kafka admin tools)"
+  cluster_log=$(mktemp /tmp/strata-cluster-suite.XXXXXX)
+  bash compat-tests/cluster/run.sh 2>&1 | tee "$cluster_log" || status=1
+  tally "$cluster_log"
+fi
+
+if [ -n "$single_pid" ]; then
+  single_status=0
+  wait "$single_pid" || single_status=$?
+  step "compat-tests against strata (single broker): output"
+  cat "$single_log"
+  [ $single_status -eq 0 ] || status=1
+fi
+if [ -n "$single_log" ]; then
+  tally "$single_log"
+  kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   trap - EXIT
 fi
 
-if [ "$mode" = all ] || [ "$mode" = --compat ] || [ "$mode" = --cluster ]; then
-  step "compat-tests: 3-process cluster (chaos, Kafka admin tools)"
-  cluster_status=0
-  bash compat-tests/cluster/run.sh || cluster_status=$?
-  [ $cluster_status -eq 0 ] || status=$cluster_status
+if want --fuzz && [ -x fuzz/run-bounded.sh ]; then
+  step "fuzz targets, each for a bounded time"
+  fuzz_log=$(mktemp /tmp/strata-fuzz.XXXXXX)
+  bash fuzz/run-bounded.sh 2>&1 | tee "$fuzz_log" || status=1
+  tally "$fuzz_log"
 fi
+
+step "done"
+echo "total: $passed passed, $failed failed"
 exit $status
