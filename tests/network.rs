@@ -197,7 +197,6 @@ fn encoded_request<Req: strata::protocol::codec::Encode>(
     version: i16,
     request: &Req,
 ) -> BytesMut {
-    use strata::protocol::codec::Encode;
     let header = strata::protocol::header::RequestHeader {
         api_key,
         api_version: version,
