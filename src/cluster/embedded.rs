@@ -52,6 +52,11 @@ pub fn prepare(config: &mut BrokerConfig) -> Result<(), String> {
         port: 0,
     };
     config.controller_listener_names = vec![listener.name.clone()];
+    // A private loopback listener between this process and itself.
+    config
+        .listener_security_protocol_map
+        .entry(listener.name.clone())
+        .or_insert(crate::config::SecurityProtocol::Plaintext);
     // Advertised endpoints are matched to bound ones by position.
     if config.advertised_listeners.len() == config.listeners.len() {
         config.advertised_listeners.push(listener.clone());

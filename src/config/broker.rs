@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use super::properties::parse_properties;
 use super::registry::{broker_def, ConfigValue, IGNORED_KAFKA_KEYS};
+use super::security::{check_listener_protocols, parse_protocol_map, refused_setting};
 use super::topic::{CleanupPolicy, CompressionType, TimestampType};
+use super::SecurityProtocol;
 use super::{ConfigError, ConfigWarning};
 
 const MS_PER_MINUTE: i64 = 60_000;
@@ -116,6 +118,17 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: i32,
     pub max_connections: i32,
     pub queued_max_requests: i32,
+    /// -1: unbounded (Kafka's default).
+    pub queued_max_request_bytes: i64,
+    /// Negative: connections are never closed for idleness.
+    pub connections_max_idle_ms: i64,
+    pub max_connections_per_ip: i32,
+    /// Host name or IP address to its own limit.
+    pub max_connections_per_ip_overrides: BTreeMap<String, i32>,
+    /// How long a request's bytes, once its size prefix is read, may take to arrive.
+    pub request_read_timeout_ms: i64,
+    /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
+    pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
     pub max_inflight_requests_per_connection: i32,
     pub log_segment_bytes: i32,
     pub log_roll_ms: i64,
@@ -335,6 +348,13 @@ impl BrokerConfig {
         let mut warnings = Vec::new();
         let mut static_configs = BTreeMap::new();
         for (k, v) in props {
+            if let Some(reason) = refused_setting(k, v) {
+                return Err(ConfigError::Unsupported {
+                    key: k.clone(),
+                    value: v.clone(),
+                    reason,
+                });
+            }
             if broker_def(k).is_some() {
                 static_configs.insert(k.clone(), v.clone());
             } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
@@ -393,6 +413,40 @@ impl BrokerConfig {
             .opt_string("controller.listener.names")?
             .map(|s| super::registry::split_list(&s))
             .unwrap_or_default();
+        let listener_names: Vec<String> = listeners.iter().map(|l| l.name.clone()).collect();
+        let listener_security_protocol_map = parse_protocol_map(
+            &p.string("listener.security.protocol.map")?,
+            static_configs.contains_key("listener.security.protocol.map"),
+            &listener_names,
+            &controller_listener_names,
+        )?;
+        check_listener_protocols(
+            &listener_security_protocol_map,
+            "listeners",
+            &listener_names,
+        )?;
+        let advertised_names: Vec<String> = advertised_listeners
+            .iter()
+            .map(|l| l.name.clone())
+            .collect();
+        check_listener_protocols(
+            &listener_security_protocol_map,
+            "advertised.listeners",
+            &advertised_names,
+        )?;
+        check_listener_protocols(
+            &listener_security_protocol_map,
+            "controller.listener.names",
+            &controller_listener_names,
+        )?;
+        let max_connections_per_ip_overrides =
+            super::network::parse_per_ip_overrides(&p.string("max.connections.per.ip.overrides")?)?;
+        super::network::check_network_settings(
+            p.int("max.connections.per.ip")?,
+            &max_connections_per_ip_overrides,
+            p.long("queued.max.request.bytes")?,
+            p.int("socket.request.max.bytes")?,
+        )?;
         let mut controller_quorum_voters = Vec::new();
         for v in p.opt_list("controller.quorum.voters")?.unwrap_or_default() {
             controller_quorum_voters.push(
@@ -483,6 +537,12 @@ impl BrokerConfig {
             socket_request_max_bytes: p.int("socket.request.max.bytes")?,
             max_connections: p.int("max.connections")?,
             queued_max_requests: p.int("queued.max.requests")?,
+            queued_max_request_bytes: p.long("queued.max.request.bytes")?,
+            connections_max_idle_ms: p.long("connections.max.idle.ms")?,
+            max_connections_per_ip: p.int("max.connections.per.ip")?,
+            max_connections_per_ip_overrides,
+            request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
+            listener_security_protocol_map,
             max_inflight_requests_per_connection: p
                 .int("strata.max.inflight.requests.per.connection")?,
             log_segment_bytes: p.int("log.segment.bytes")?,
@@ -658,6 +718,41 @@ mod tests {
     }
 
     #[test]
+    fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
+        let err = load("listeners=SSL://127.0.0.1:9093", &[]).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::Unsupported { key, .. } if key == "listener.security.protocol.map"),
+            "{err}"
+        );
+        let err = load(
+            "listeners=PLAINTEXT://:9092,SECURE://:9093\n\
+             listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("SECURE:SASL_SSL"), "{err}");
+        // A listener the map does not name is an error, as in Kafka.
+        let err = load("listeners=INTERNAL://:9093", &[]).unwrap_err();
+        assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
+        let err = load("authorizer.class.name=org.example.Authorizer", &[]).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name")
+        );
+        let err = load("", &["ssl.keystore.location=/k.jks"]).unwrap_err();
+        assert!(err.to_string().contains("ssl.keystore.location"), "{err}");
+        // Kafka's KRaft default maps the controller listener to PLAINTEXT.
+        let (c, _) = load(
+            "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.listener_security_protocol_map["CONTROLLER"],
+            SecurityProtocol::Plaintext
+        );
+    }
+
+    #[test]
     fn bad_values_name_key_and_value() {
         let err = load("message.max.bytes=lots", &[]).unwrap_err();
         assert!(
@@ -681,6 +776,7 @@ mod tests {
     fn listeners_and_voters() {
         let (c, _) = load(
             "listeners=plaintext://:9092, INTERNAL://[::1]:9093,EXTERNAL://0.0.0.0:0\n\
+             listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT\n\
              advertised.listeners=PLAINTEXT://example.com:19092\n\
              controller.quorum.voters=1@localhost:9093,2@[::1]:9094\nbroker.id=4",
             &[],

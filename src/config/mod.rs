@@ -18,6 +18,7 @@ use crate::error::ErrorCode;
 
 pub mod broker;
 pub mod describe;
+pub mod network;
 pub mod properties;
 pub mod registry;
 pub mod security;
@@ -55,6 +56,12 @@ pub enum ConfigError {
     Conflict { reason: String },
     /// The properties file could not be read.
     Io { path: PathBuf, reason: String },
+    /// A key Strata cannot honour, set to a value that would change security or durability.
+    Unsupported {
+        key: String,
+        value: String,
+        reason: String,
+    },
 }
 
 impl ConfigError {
@@ -91,6 +98,11 @@ impl fmt::Display for ConfigError {
             ConfigError::InvalidOverride(s) => write!(f, "override {s:?} is not key=value"),
             ConfigError::Conflict { reason } => write!(f, "{reason}"),
             ConfigError::Io { path, reason } => write!(f, "{}: {reason}", path.display()),
+            ConfigError::Unsupported { key, value, reason } => write!(
+                f,
+                "Strata cannot honour {key}={value}: {reason}. Refusing to start rather than \
+                 run without it"
+            ),
         }
     }
 }

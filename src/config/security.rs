@@ -1,5 +1,12 @@
-//! Listener security: Kafka's `SecurityProtocol` and `listener.security.protocol.map`.
+//! Listener security: Kafka's `SecurityProtocol`, `listener.security.protocol.map` with its
+//! KRaft defaults and validation, and the keys that secure a Kafka broker or its data which
+//! Strata cannot honour yet (TLS, SASL, authorization, flush checkpoints): set to anything but
+//! their defaults they stop start-up with an error naming the key, never a warning.
+use std::collections::BTreeMap;
 use std::fmt;
+
+use super::registry::split_list;
+use super::ConfigError;
 
 /// Kafka's `SecurityProtocol`: how a listener's connections are secured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,5 +52,275 @@ impl SecurityProtocol {
 impl fmt::Display for SecurityProtocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Kafka's default `listener.security.protocol.map`: each protocol's name maps to itself.
+pub const DEFAULT_PROTOCOL_MAP: &str =
+    "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL";
+
+const PROTOCOL_MAP_KEY: &str = "listener.security.protocol.map";
+
+/// Parses `listener.security.protocol.map` as Kafka's `KafkaConfig` does: `NAME:PROTOCOL`
+/// entries, listener names upper-cased, protocol names case-insensitive. `explicit` is whether
+/// the key was set: when it was not, a KRaft node maps its controller listener names to
+/// PLAINTEXT as well, unless a listener or controller listener is named after SSL or SASL_*
+/// (Kafka's `effectiveListenerSecurityProtocolMap`).
+pub fn parse_protocol_map(
+    raw: &str,
+    explicit: bool,
+    listener_names: &[String],
+    controller_listener_names: &[String],
+) -> Result<BTreeMap<String, SecurityProtocol>, ConfigError> {
+    let mut map = BTreeMap::new();
+    for entry in split_list(raw) {
+        let Some((name, protocol)) = entry.split_once(':') else {
+            return Err(ConfigError::invalid(
+                PROTOCOL_MAP_KEY,
+                raw,
+                format!("Map entry {entry:?} is not NAME:PROTOCOL"),
+            ));
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(ConfigError::invalid(
+                PROTOCOL_MAP_KEY,
+                raw,
+                format!("Map entry {entry:?} has an empty listener name"),
+            ));
+        }
+        let protocol = SecurityProtocol::from_name(protocol).ok_or_else(|| {
+            ConfigError::invalid(
+                PROTOCOL_MAP_KEY,
+                raw,
+                format!("Invalid security protocol `{}`", protocol.trim()),
+            )
+        })?;
+        map.insert(name.to_ascii_uppercase(), protocol);
+    }
+    if !explicit {
+        let secured = |n: &String| {
+            SecurityProtocol::from_name(n).is_some_and(|p| p != SecurityProtocol::Plaintext)
+        };
+        if !controller_listener_names.iter().any(secured) && !listener_names.iter().any(secured) {
+            for name in controller_listener_names {
+                map.entry(name.to_ascii_uppercase())
+                    .or_insert(SecurityProtocol::Plaintext);
+            }
+        }
+    }
+    Ok(map)
+}
+
+/// Checks that every listener has a security protocol (Kafka: "No security protocol defined
+/// for listener") and that Strata can serve it: until TLS and SASL exist (issue 13) a listener
+/// mapped to anything but PLAINTEXT stops start-up, rather than serving plaintext on a port
+/// its operator believes is secured.
+pub fn check_listener_protocols(
+    map: &BTreeMap<String, SecurityProtocol>,
+    key: &str,
+    names: &[String],
+) -> Result<(), ConfigError> {
+    for name in names {
+        match map.get(&name.to_ascii_uppercase()) {
+            None => {
+                return Err(ConfigError::invalid(
+                    key,
+                    name,
+                    format!(
+                        "No security protocol defined for listener {name} (add it to \
+                         {PROTOCOL_MAP_KEY})"
+                    ),
+                ))
+            }
+            Some(SecurityProtocol::Plaintext) => {}
+            Some(p) => {
+                return Err(ConfigError::Unsupported {
+                    key: PROTOCOL_MAP_KEY.into(),
+                    value: format!("{name}:{p}"),
+                    reason: format!(
+                        "listener {name} uses security protocol {p}, and Strata serves only \
+                         PLAINTEXT listeners (TLS and SASL are not implemented yet)"
+                    ),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's defaults for the TLS and SASL keys a `server.properties` commonly spells out; such
+/// a key set to its default asks for nothing Strata lacks.
+const SECURITY_KEY_DEFAULTS: &[(&str, &str)] = &[
+    ("ssl.client.auth", "none"),
+    ("ssl.protocol", "TLSv1.3"),
+    ("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"),
+    ("ssl.keystore.type", "JKS"),
+    ("ssl.truststore.type", "JKS"),
+    ("ssl.keymanager.algorithm", "SunX509"),
+    ("ssl.trustmanager.algorithm", "PKIX"),
+    ("ssl.endpoint.identification.algorithm", "https"),
+    ("ssl.principal.mapping.rules", "DEFAULT"),
+    ("ssl.allow.dn.changes", "false"),
+    ("ssl.allow.san.changes", "false"),
+    ("sasl.enabled.mechanisms", "GSSAPI"),
+    ("sasl.mechanism.inter.broker.protocol", "GSSAPI"),
+    ("sasl.mechanism.controller.protocol", "GSSAPI"),
+    ("sasl.kerberos.principal.to.local.rules", "DEFAULT"),
+    ("security.inter.broker.protocol", "PLAINTEXT"),
+    ("allow.everyone.if.no.acl.found", "false"),
+    ("connections.max.reauth.ms", "0"),
+    ("log.flush.offset.checkpoint.interval.ms", "60000"),
+    ("log.flush.start.offset.checkpoint.interval.ms", "60000"),
+];
+
+/// Why Strata refuses to start with `key=value`: keys that secure the broker (TLS, SASL,
+/// authorization, delegation tokens) or make its data durable in Kafka, which Strata does not
+/// implement, set to anything but their default or empty. Running without them would silently
+/// weaken what the operator configured, so start-up stops with an error naming the key.
+/// Per-listener forms (`listener.name.<name>.<key>`) are judged by their inner key.
+pub fn refused_setting(key: &str, value: &str) -> Option<String> {
+    let inner = match key.strip_prefix("listener.name.") {
+        Some(rest) => rest.split_once('.').map(|(_, k)| k).unwrap_or(rest),
+        None => key,
+    };
+    let value_norm: String = value.chars().filter(|c| !c.is_whitespace()).collect();
+    if value_norm.is_empty() {
+        return None;
+    }
+    if let Some((_, default)) = SECURITY_KEY_DEFAULTS.iter().find(|(k, _)| *k == inner) {
+        if value_norm.eq_ignore_ascii_case(default) {
+            return None;
+        }
+    }
+    let tls_or_sasl = inner.starts_with("ssl.")
+        || inner.starts_with("sasl.")
+        || inner.contains(".sasl.")
+        || inner == "security.inter.broker.protocol"
+        || inner == "connections.max.reauth.ms"
+        || inner == "principal.builder.class";
+    if tls_or_sasl {
+        return Some(
+            "TLS and SASL are not implemented yet; every listener serves PLAINTEXT".into(),
+        );
+    }
+    let authorization = matches!(
+        inner,
+        "authorizer.class.name"
+            | "super.users"
+            | "allow.everyone.if.no.acl.found"
+            | "delegation.token.secret.key"
+            | "delegation.token.master.key"
+    ) || inner.starts_with("delegation.token.");
+    if authorization {
+        return Some(
+            "Strata has no authorizer yet (ACLs, super users, delegation tokens): every client \
+             may use every API"
+                .into(),
+        );
+    }
+    if inner.starts_with("log.flush.") {
+        return Some(
+            "Strata does not implement this flush setting; it flushes on its own schedule".into(),
+        );
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_default_map_maps_protocols_to_themselves_and_controllers_to_plaintext() {
+        let m = parse_protocol_map(
+            DEFAULT_PROTOCOL_MAP,
+            false,
+            &names(&["PLAINTEXT", "CONTROLLER"]),
+            &names(&["CONTROLLER"]),
+        )
+        .unwrap();
+        assert_eq!(m["PLAINTEXT"], SecurityProtocol::Plaintext);
+        assert_eq!(m["SSL"], SecurityProtocol::Ssl);
+        assert_eq!(m["SASL_SSL"], SecurityProtocol::SaslSsl);
+        assert_eq!(m["CONTROLLER"], SecurityProtocol::Plaintext);
+        // Set explicitly, the map is taken as written (Kafka adds nothing).
+        let m =
+            parse_protocol_map("plaintext:plaintext", true, &[], &names(&["CONTROLLER"])).unwrap();
+        assert!(!m.contains_key("CONTROLLER"));
+        // With an SSL listener in sight Kafka adds no implicit controller mapping either.
+        let m = parse_protocol_map(
+            DEFAULT_PROTOCOL_MAP,
+            false,
+            &names(&["SSL"]),
+            &names(&["CONTROLLER"]),
+        )
+        .unwrap();
+        assert!(!m.contains_key("CONTROLLER"));
+    }
+
+    #[test]
+    fn bad_map_entries_name_the_key() {
+        for raw in ["PLAINTEXT", "A:TLS", ":PLAINTEXT"] {
+            let err = parse_protocol_map(raw, true, &[], &[]).unwrap_err();
+            assert!(
+                matches!(&err, ConfigError::InvalidValue { key, .. } if key == PROTOCOL_MAP_KEY),
+                "{raw}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn listeners_need_a_plaintext_protocol() {
+        let m = parse_protocol_map(DEFAULT_PROTOCOL_MAP, true, &[], &[]).unwrap();
+        assert!(check_listener_protocols(&m, "listeners", &names(&["PLAINTEXT"])).is_ok());
+        let err = check_listener_protocols(&m, "listeners", &names(&["INTERNAL"])).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("No security protocol defined for listener INTERNAL"));
+        let err = check_listener_protocols(&m, "listeners", &names(&["SSL"])).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::Unsupported { key, .. } if key == PROTOCOL_MAP_KEY),
+            "{err}"
+        );
+        assert!(err.to_string().contains("listener.security.protocol.map"));
+    }
+
+    #[test]
+    fn security_and_durability_keys_are_refused_unless_default() {
+        for (k, v) in [
+            ("ssl.keystore.location", "/etc/k.jks"),
+            ("ssl.client.auth", "required"),
+            ("sasl.enabled.mechanisms", "PLAIN"),
+            ("listener.name.sasl_ssl.plain.sasl.jaas.config", "x"),
+            ("listener.name.external.ssl.keystore.location", "/k"),
+            ("security.inter.broker.protocol", "SSL"),
+            (
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            ),
+            ("super.users", "User:admin"),
+            ("allow.everyone.if.no.acl.found", "true"),
+            ("delegation.token.secret.key", "s"),
+            ("log.flush.offset.checkpoint.interval.ms", "1000"),
+        ] {
+            assert!(refused_setting(k, v).is_some(), "{k}={v} accepted");
+        }
+        for (k, v) in [
+            ("ssl.client.auth", "none"),
+            ("ssl.enabled.protocols", "TLSv1.2, TLSv1.3"),
+            ("sasl.enabled.mechanisms", "GSSAPI"),
+            ("security.inter.broker.protocol", "plaintext"),
+            ("authorizer.class.name", ""),
+            ("super.users", " "),
+            ("num.io.threads", "8"),
+            ("log.flush.offset.checkpoint.interval.ms", "60000"),
+        ] {
+            assert!(refused_setting(k, v).is_none(), "{k}={v} refused");
+        }
     }
 }

@@ -4,17 +4,17 @@
 use super::ConnectionContext;
 use std::sync::Arc;
 
-use super::{ready, Broker, ResponseFuture, SUPPORTED_APIS};
+use super::{ready, Broker, ListenerScope, ResponseFuture, SUPPORTED_APIS};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::api_versions_request::ApiVersionsRequest;
 use crate::protocol::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
 
-/// The table's APIs, only the controller's on a controller-only process.
-fn api_keys(controller_only: bool) -> Vec<ApiVersion> {
+/// The table's APIs that a listener of `scope` serves (Kafka advertises per listener).
+fn api_keys(scope: ListenerScope) -> Vec<ApiVersion> {
     SUPPORTED_APIS
         .iter()
-        .filter(|(key, ..)| !controller_only || super::CONTROLLER_APIS.contains(key))
+        .filter(|(key, ..)| super::listener_serves(scope, *key))
         .map(|(key, _, min, max)| ApiVersion {
             api_key: *key,
             min_version: *min,
@@ -37,7 +37,7 @@ fn valid_software_field(s: &str) -> bool {
 pub fn handle(
     request: &ApiVersionsRequest,
     version: i16,
-    controller_only: bool,
+    scope: ListenerScope,
 ) -> ApiVersionsResponse {
     if version >= 3
         && (!valid_software_field(&request.client_software_name)
@@ -50,7 +50,7 @@ pub fn handle(
     }
     ApiVersionsResponse {
         error_code: 0,
-        api_keys: api_keys(controller_only),
+        api_keys: api_keys(scope),
         finalized_features_epoch: -1,
         ..Default::default()
     }
@@ -60,18 +60,19 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ApiVersionsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&request, header.api_version, !broker.cluster.is_broker);
+    let scope = super::connection_scope(&broker, &conn);
+    let response = handle(&request, header.api_version, scope);
     ready(header, Some(response))
 }
 
 /// The answer to an ApiVersions request at a version we do not support: encoded as v0.
-pub fn unsupported_version(mut header: RequestHeader, controller_only: bool) -> ResponseFuture {
+pub fn unsupported_version(mut header: RequestHeader, scope: ListenerScope) -> ResponseFuture {
     header.api_version = 0;
     let response = ApiVersionsResponse {
         error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-        api_keys: api_keys(controller_only),
+        api_keys: api_keys(scope),
         ..Default::default()
     };
     ready(header, Some(response))
@@ -91,18 +92,30 @@ mod tests {
     }
 
     #[test]
-    fn advertises_every_table_entry() {
-        let r = handle(&ApiVersionsRequest::default(), 0, false);
-        assert_eq!(r.api_keys.len(), SUPPORTED_APIS.len());
+    fn a_broker_listener_advertises_every_broker_scoped_entry() {
+        let r = handle(&ApiVersionsRequest::default(), 0, ListenerScope::Broker);
+        let keys: Vec<i16> = r.api_keys.iter().map(|k| k.api_key).collect();
+        assert_eq!(
+            keys.len(),
+            SUPPORTED_APIS.len() - super::super::CONTROLLER_ONLY_APIS.len()
+        );
         assert!(r
             .api_keys
             .iter()
             .any(|k| k.api_key == 0 && k.min_version == 0));
+        // Kafka scopes these to controller listeners: a broker listener neither serves nor
+        // advertises them.
+        for key in [56, 62, 63, 67, 73] {
+            assert!(!keys.contains(&key), "controller-only api {key} advertised");
+        }
+        for key in [19, 55, 80, 81] {
+            assert!(keys.contains(&key), "api {key} in both scopes missing");
+        }
     }
 
     #[test]
-    fn a_controller_only_process_advertises_the_controller_apis() {
-        let r = handle(&ApiVersionsRequest::default(), 0, true);
+    fn a_controller_listener_advertises_the_controller_apis() {
+        let r = handle(&ApiVersionsRequest::default(), 0, ListenerScope::Controller);
         let keys: Vec<i16> = r.api_keys.iter().map(|k| k.api_key).collect();
         assert!(keys
             .iter()

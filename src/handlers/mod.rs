@@ -169,8 +169,7 @@ pub fn group_context(
     )
 }
 
-/// The advertised range of an API, if Strata serves it.
-/// The APIs a controller-only process serves (Kafka's controller listener scope): the
+/// The APIs a controller listener serves (Kafka's controller listener scope): the
 /// quorum's, the brokers' RPCs, and the admin requests brokers forward (KIP-590) or admin
 /// clients send to controllers directly (KIP-919). Any other closes the connection, as Kafka
 /// closes one that uses an API its listener does not enable.
@@ -197,11 +196,35 @@ pub const CONTROLLER_APIS: &[i16] = &[
     81, // RemoveRaftVoter
 ];
 
-/// Whether this process answers `api_key` at all.
-pub fn serves_api(broker: &Broker, api_key: i16) -> bool {
-    broker.cluster.is_broker || CONTROLLER_APIS.contains(&api_key)
+/// The APIs Kafka scopes to controller listeners alone (`"listeners": ["controller"]` in their
+/// schemas): the brokers' own RPCs to the controller. A broker listener refuses them.
+pub const CONTROLLER_ONLY_APIS: &[i16] = &[
+    56, // AlterPartition
+    62, // BrokerRegistration
+    63, // BrokerHeartbeat
+    67, // AllocateProducerIds
+    73, // AssignReplicasToDirs
+];
+
+/// Whether a listener of `scope` serves `api_key` (Kafka's per-listener `ApiVersionManager`).
+pub fn listener_serves(scope: ListenerScope, api_key: i16) -> bool {
+    match scope {
+        ListenerScope::Controller => CONTROLLER_APIS.contains(&api_key),
+        ListenerScope::Broker => !CONTROLLER_ONLY_APIS.contains(&api_key),
+    }
 }
 
+/// The scope a connection's requests are served in: a controller-only process serves the
+/// controller's APIs on every listener it has.
+pub fn connection_scope(broker: &Broker, conn: &ConnectionContext) -> ListenerScope {
+    if broker.cluster.is_broker {
+        conn.scope
+    } else {
+        ListenerScope::Controller
+    }
+}
+
+/// The advertised range of an API, if Strata serves it.
 pub fn supported_range(api_key: i16) -> Option<(i16, i16)> {
     SUPPORTED_APIS
         .iter()
@@ -328,21 +351,36 @@ pub async fn start(
     }
     let api_key = i16::from_be_bytes([frame[0], frame[1]]);
     let api_version = i16::from_be_bytes([frame[2], frame[3]]);
+    let scope = connection_scope(broker, conn);
+    // The quorum's own RPC, like Kafka's Vote/BeginQuorumEpoch/Fetch of the metadata log, is
+    // served on controller listeners only: on a client listener an anonymous peer could join
+    // the quorum as a learner and read the metadata log.
     if api_key == crate::controller::raft::network::RAFT_API_KEY {
+        if scope != ListenerScope::Controller {
+            return Outcome::Close(format!(
+                "api key {api_key} is not enabled on listener {}",
+                conn.listener_name
+            ));
+        }
         return raft_rpc(broker, frame);
     }
-    let Some((min, max)) = supported_range(api_key).filter(|_| serves_api(broker, api_key)) else {
+    // Kafka's SocketServer closes a connection whose request uses an API its listener does
+    // not enable (an InvalidRequestException in the processor), as for an unknown key.
+    let Some((min, max)) = supported_range(api_key) else {
         return Outcome::Close(format!("unknown api key {api_key}"));
     };
+    if !listener_serves(scope, api_key) {
+        return Outcome::Close(format!(
+            "api key {api_key} is not enabled on listener {}",
+            conn.listener_name
+        ));
+    }
     if api_key == 18 && !(min..=max).contains(&api_version) {
         let header = match RequestHeader::decode(&mut frame, 1) {
             Ok(h) => h,
             Err(e) => return Outcome::Close(format!("bad header: {e}")),
         };
-        return Outcome::Respond(api_versions::unsupported_version(
-            header,
-            !broker.cluster.is_broker,
-        ));
+        return Outcome::Respond(api_versions::unsupported_version(header, scope));
     }
     if !(min..=max).contains(&api_version) {
         return Outcome::Close(format!(

@@ -7,19 +7,34 @@
 //! acknowledgement runs concurrently. A frame larger than `socket.request.max.bytes` or with a
 //! negative size closes the connection before anything is allocated, as Kafka does.
 //!
+//! Slow and silent clients cannot hold resources: a frame's bytes are read into a buffer that
+//! grows as they arrive, with memory reserved from the broker's [`MemoryPool`]
+//! (`queued.max.request.bytes`), never allocated on the size prefix alone; once its size is
+//! read a frame must arrive within `strata.request.read.timeout.ms` of socket time; a
+//! connection with no request in flight and no traffic for `connections.max.idle.ms` is
+//! closed (Kafka's idle expiry); and a frame waits for one of the broker's
+//! `queued.max.requests` slots before it is read, so when the handlers fall behind the
+//! connections stop reading, as Kafka's processors stop when its request queue is full.
+//!
 //! At shutdown the reader stops and the writer sends the responses already under way, but
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
 //! them, as Kafka's SocketServer closes its connections at shutdown.
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::listener::NetworkState;
+use super::memory_pool::{MemoryPool, Reservation};
 use crate::broker::Broker;
 use crate::handlers::{self, ConnectionContext, Outcome};
 
@@ -29,11 +44,15 @@ use crate::handlers::{self, ConnectionContext, Outcome};
 /// the produce path. 64 KiB cost ~45 KB of RSS per idle connection (BENCHMARKS.md).
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 
+/// The first allocation for a frame's bytes; the buffer then doubles as bytes arrive.
+const FIRST_CHUNK_BYTES: usize = 64 * 1024;
+
 /// How long, after shutdown starts, a connection still waits for responses in flight.
 pub const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub struct Connection {
     broker: Arc<Broker>,
+    network: Arc<NetworkState>,
     stream: TcpStream,
     context: Arc<ConnectionContext>,
     shutdown: CancellationToken,
@@ -47,6 +66,13 @@ enum CloseReason {
     Io(std::io::Error),
     FrameTooLarge(i32),
     NegativeFrameSize(i32),
+    /// No request in flight and no traffic for `connections.max.idle.ms`.
+    Idle,
+    /// A frame's bytes did not arrive within the request read timeout.
+    ReadTimeout {
+        size: i32,
+        received: usize,
+    },
     BadRequest(String),
     Shutdown,
 }
@@ -54,12 +80,14 @@ enum CloseReason {
 impl Connection {
     pub fn new(
         broker: Arc<Broker>,
+        network: Arc<NetworkState>,
         stream: TcpStream,
         context: Arc<ConnectionContext>,
         shutdown: CancellationToken,
     ) -> Self {
         Connection {
             broker,
+            network,
             stream,
             context,
             shutdown,
@@ -69,6 +97,7 @@ impl Connection {
     pub async fn run(self) {
         let Connection {
             broker,
+            network,
             stream,
             context,
             shutdown,
@@ -76,17 +105,23 @@ impl Connection {
         let (rd, wr) = stream.into_split();
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
         let (tx, rx) = mpsc::channel::<JoinHandle<Option<Bytes>>>(inflight);
-        let writer = tokio::spawn(write_loop(wr, rx, shutdown.clone()));
+        let activity = Arc::new(Activity::new());
+        let writer = tokio::spawn(write_loop(wr, rx, shutdown.clone(), activity.clone()));
         let reason = read_loop(
             &broker,
+            &network,
             BufReader::with_capacity(READ_BUFFER_BYTES, rd),
             tx,
             &context,
             &shutdown,
+            &activity,
         )
         .await;
         match &reason {
             CloseReason::Eof | CloseReason::Shutdown => {}
+            CloseReason::ReadTimeout { .. } => {
+                tracing::info!(peer = %context.peer, listener = %context.listener_name, reason = ?reason, "closing a connection that did not send its request in time")
+            }
             other => {
                 tracing::debug!(peer = %context.peer, listener = %context.listener_name, reason = ?other, "closing connection")
             }
@@ -96,22 +131,53 @@ impl Connection {
     }
 }
 
+/// What the idle check needs from both halves: requests whose responses are not yet written,
+/// and when the connection last moved bytes.
+struct Activity {
+    started: Instant,
+    in_flight: AtomicUsize,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            started: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        self.last_ms
+            .store(self.started.elapsed().as_millis() as u64, Ordering::Release);
+    }
+
+    /// How long the connection has been idle: zero while a response is owed.
+    fn idle_for(&self) -> Duration {
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            return Duration::ZERO;
+        }
+        let last = Duration::from_millis(self.last_ms.load(Ordering::Acquire));
+        self.started.elapsed().saturating_sub(last)
+    }
+}
+
 async fn read_loop(
     broker: &Arc<Broker>,
+    network: &NetworkState,
     mut rd: BufReader<tokio::net::tcp::OwnedReadHalf>,
     tx: mpsc::Sender<JoinHandle<Option<Bytes>>>,
     context: &Arc<ConnectionContext>,
     shutdown: &CancellationToken,
+    activity: &Activity,
 ) -> CloseReason {
     let max_frame = broker.limits.socket_request_max_bytes;
     loop {
-        let size = tokio::select! {
-            _ = shutdown.cancelled() => return CloseReason::Shutdown,
-            s = rd.read_i32() => match s {
-                Ok(s) => s,
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return CloseReason::Eof,
-                Err(e) => return CloseReason::Io(e),
-            },
+        let size = match read_size(&mut rd, network.connections_max_idle, shutdown, activity).await
+        {
+            Ok(size) => size,
+            Err(reason) => return reason,
         };
         if size < 0 {
             return CloseReason::NegativeFrameSize(size);
@@ -119,17 +185,37 @@ async fn read_loop(
         if size as usize > max_frame {
             return CloseReason::FrameTooLarge(size);
         }
-        let mut frame = BytesMut::zeroed(size as usize);
-        if let Err(e) = rd.read_exact(&mut frame).await {
-            return if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                CloseReason::Eof
-            } else {
-                CloseReason::Io(e)
-            };
-        }
-        match handlers::start(broker, frame.freeze(), context).await {
+        // One of the broker's `queued.max.requests` slots, held until the request is handed
+        // to its handler; while none is free this connection reads nothing more.
+        let queued = tokio::select! {
+            _ = shutdown.cancelled() => return CloseReason::Shutdown,
+            p = network.request_queue.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => return CloseReason::Shutdown,
+            },
+        };
+        let (frame, reservation) = match read_frame(
+            &mut rd,
+            size,
+            &network.memory_pool,
+            network.request_read_timeout,
+            shutdown,
+        )
+        .await
+        {
+            Ok(read) => read,
+            Err(reason) => return reason,
+        };
+        activity.touch();
+        let outcome = handlers::start(broker, frame, context).await;
+        // The request is decoded and its handler started: Kafka's request queue and memory
+        // pool let go of a request at this point too.
+        drop(reservation);
+        drop(queued);
+        match outcome {
             Outcome::Respond(fut) => {
                 let handle = tokio::spawn(fut);
+                activity.in_flight.fetch_add(1, Ordering::AcqRel);
                 if tx.send(handle).await.is_err() {
                     return CloseReason::Eof;
                 }
@@ -139,10 +225,95 @@ async fn read_loop(
     }
 }
 
+/// Waits for the next frame's size prefix; closes the connection once it has been idle for
+/// `max_idle` (None: never).
+async fn read_size(
+    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    max_idle: Option<Duration>,
+    shutdown: &CancellationToken,
+    activity: &Activity,
+) -> Result<i32, CloseReason> {
+    // Not cancel-safe, so it is polled to the end rather than restarted on each idle check.
+    let read = rd.read_i32();
+    tokio::pin!(read);
+    let mut check_in = max_idle.unwrap_or(Duration::MAX);
+    loop {
+        let check = async {
+            match max_idle {
+                Some(_) => tokio::time::sleep(check_in).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => return Err(CloseReason::Shutdown),
+            r = &mut read => return match r {
+                Ok(s) => Ok(s),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(CloseReason::Eof),
+                Err(e) => Err(CloseReason::Io(e)),
+            },
+            _ = check => {
+                let max_idle = max_idle.unwrap_or(Duration::MAX);
+                let idle_for = activity.idle_for();
+                if idle_for >= max_idle {
+                    return Err(CloseReason::Idle);
+                }
+                // Busy or recently active: look again when it could first be idle long enough.
+                check_in = (max_idle - idle_for).max(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
+/// Reads a frame of `size` bytes into a buffer that grows as they arrive, reserving its memory
+/// from `pool` first; gives up when the socket has made the frame wait `read_timeout` in all.
+async fn read_frame(
+    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    size: i32,
+    pool: &Arc<MemoryPool>,
+    read_timeout: Duration,
+    shutdown: &CancellationToken,
+) -> Result<(Bytes, Reservation), CloseReason> {
+    let size_bytes = size as usize;
+    let mut reservation = pool.reservation();
+    let mut frame: Vec<u8> = Vec::new();
+    let mut budget = read_timeout;
+    while frame.len() < size_bytes {
+        if frame.len() == frame.capacity() {
+            let target = size_bytes.min((frame.capacity() * 2).max(FIRST_CHUNK_BYTES));
+            let more = target - frame.capacity();
+            tokio::select! {
+                _ = shutdown.cancelled() => return Err(CloseReason::Shutdown),
+                _ = reservation.grow(more) => {}
+            }
+            frame.reserve_exact(more);
+        }
+        let room = frame.capacity() - frame.len();
+        let started = Instant::now();
+        let read = tokio::time::timeout(budget, rd.read_buf(&mut (&mut frame).limit(room))).await;
+        budget = budget.saturating_sub(started.elapsed());
+        match read {
+            Err(_) => {
+                return Err(CloseReason::ReadTimeout {
+                    size,
+                    received: frame.len(),
+                })
+            }
+            Ok(Ok(0)) => return Err(CloseReason::Eof),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(CloseReason::Eof)
+            }
+            Ok(Err(e)) => return Err(CloseReason::Io(e)),
+        }
+    }
+    Ok((Bytes::from(frame), reservation))
+}
+
 async fn write_loop(
     wr: tokio::net::tcp::OwnedWriteHalf,
     mut rx: mpsc::Receiver<JoinHandle<Option<Bytes>>>,
     shutdown: CancellationToken,
+    activity: Arc<Activity>,
 ) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     // Fires SHUTDOWN_DRAIN after shutdown starts; created once, so the grace is per
@@ -179,6 +350,8 @@ async fn write_loop(
                 return;
             }
         }
+        activity.touch();
+        activity.in_flight.fetch_sub(1, Ordering::AcqRel);
         if rx.is_empty() && wr.flush().await.is_err() {
             return;
         }

@@ -5,8 +5,10 @@
 //! task reads a connection and one writes it, with a bounded queue of in-flight requests
 //! between them.
 pub mod connection;
+pub mod connection_quotas;
 pub mod listener;
 pub mod log_cleaner;
+pub mod memory_pool;
 pub mod startup;
 
 pub use listener::serve;

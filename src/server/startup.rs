@@ -59,6 +59,8 @@ impl std::error::Error for StartupError {}
 pub struct RunningBroker {
     pub broker: Arc<Broker>,
     pub local_addrs: Vec<std::net::SocketAddr>,
+    /// The limits the connections share (request memory, request queue, per-IP counts).
+    pub network: Arc<crate::server::listener::NetworkState>,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<()>,
     background: tokio::task::JoinHandle<()>,
@@ -142,6 +144,8 @@ pub async fn start(
     if embedded {
         crate::cluster::embedded::prepare(&mut config).map_err(StartupError::Config)?;
     }
+    let network = crate::server::listener::NetworkState::from_config(&config)
+        .map_err(StartupError::Config)?;
     let log_dirs: Vec<PathBuf> = config.log_dirs.clone();
     let default_tc = crate::config::TopicConfig::resolve(&Default::default(), &config)
         .map_err(|e| StartupError::Config(e.to_string()))?;
@@ -341,7 +345,13 @@ pub async fn start(
                 .any(|n| n.eq_ignore_ascii_case(&c.name));
             let bound = crate::server::listener::BoundListener {
                 name: c.name.clone(),
-                security_protocol: crate::config::SecurityProtocol::Plaintext,
+                // Config loading refused every listener that is not PLAINTEXT.
+                security_protocol: broker
+                    .config
+                    .listener_security_protocol_map
+                    .get(&c.name)
+                    .copied()
+                    .unwrap_or(crate::config::SecurityProtocol::Plaintext),
                 scope: if controller {
                     crate::handlers::ListenerScope::Controller
                 } else {
@@ -351,7 +361,12 @@ pub async fn start(
             (l, bound)
         })
         .collect();
-    let server = tokio::spawn(crate::server::serve(broker.clone(), listeners, serving));
+    let server = tokio::spawn(crate::server::serve(
+        broker.clone(),
+        network.clone(),
+        listeners,
+        serving,
+    ));
     // A lone voter has everything it needs locally: it returns once it is unfenced with its
     // partitions open, as a single Kafka node starts serving after its first unfence.
     // Cluster members return at once: their quorum may still be forming.
@@ -375,6 +390,7 @@ pub async fn start(
     Ok(RunningBroker {
         broker,
         local_addrs,
+        network,
         shutdown,
         server,
         background,

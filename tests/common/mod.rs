@@ -72,6 +72,11 @@ pub struct Client {
 impl Client {
     pub async fn connect(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect(addr).await.expect("connect");
+        Client::from_stream(stream)
+    }
+
+    /// A client over an already connected socket (e.g. one bound to a chosen local address).
+    pub fn from_stream(stream: TcpStream) -> Client {
         Client {
             stream,
             correlation_id: 0,
