@@ -21,8 +21,6 @@ const ATTEMPTS: u32 = 5;
 /// How long an admin change may take to reach the local image.
 pub const PROPAGATION_TIMEOUT_MS: u64 = 10_000;
 
-pub const CREATE_TOPICS_KEY: i16 = 19;
-
 impl ClusterContext {
     /// Runs a controller operation locally or forwards `request` to the active controller;
     /// `on_error` builds the response for a failure of every attempt.
@@ -122,7 +120,7 @@ impl ClusterContext {
         };
         let response = self
             .controller_op(
-                CREATE_TOPICS_KEY,
+                crate::protocol::messages::create_topics_request::CreateTopicsRequest::API_KEY,
                 version,
                 request,
                 |c, r| crate::handlers::create_topics::on_controller(c, r),
