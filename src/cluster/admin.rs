@@ -25,8 +25,6 @@ pub const PROPAGATION_TIMEOUT_MS: u64 = 10_000;
 /// quorum yet, or lost) answers REQUEST_TIMED_OUT instead of holding the request forever.
 const LOCAL_OPERATION_TIMEOUT_MS: u64 = 5_000;
 
-pub const CREATE_TOPICS_KEY: i16 = 19;
-
 impl ClusterContext {
     /// Runs a controller operation locally or forwards `request` to the active controller;
     /// `on_error` builds the response for a failure of every attempt.
@@ -133,7 +131,7 @@ impl ClusterContext {
             r
         };
         let op = self.controller_op(
-            CREATE_TOPICS_KEY,
+            crate::protocol::messages::create_topics_request::CreateTopicsRequest::API_KEY,
             version,
             request,
             |c, r| super::create_topics::on_controller(c, r),

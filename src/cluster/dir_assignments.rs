@@ -18,8 +18,6 @@ use crate::protocol::messages::assign_replicas_to_dirs_request::{
 };
 use crate::protocol::messages::assign_replicas_to_dirs_response::AssignReplicasToDirsResponse;
 
-pub const ASSIGN_REPLICAS_TO_DIRS_KEY: i16 = 73;
-
 /// How often the image is compared with where the logs are.
 const CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -125,7 +123,7 @@ pub async fn run(
         let request = to_request(broker.node_id, epoch, &due);
         let response: AssignReplicasToDirsResponse = match cluster
             .channel
-            .call(ASSIGN_REPLICAS_TO_DIRS_KEY, 0, &request)
+            .call(crate::protocol::messages::assign_replicas_to_dirs_request::AssignReplicasToDirsRequest::API_KEY, 0, &request)
             .await
         {
             Ok(r) => r,

@@ -27,10 +27,6 @@ use crate::replica::{AlterPartition, AlterPartitionError, BrokerEpoch};
 
 use super::ClusterContext;
 
-pub const BROKER_REGISTRATION_KEY: i16 = 62;
-pub const BROKER_HEARTBEAT_KEY: i16 = 63;
-pub const ALTER_PARTITION_KEY: i16 = 56;
-
 /// Heartbeat interval of a broker that is not yet caught up and unfenced.
 const STARTING_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(5);
 
@@ -77,7 +73,7 @@ async fn register(
     let response: BrokerRegistrationResponse = cluster
         .channel
         .call_with_timeout(
-            BROKER_REGISTRATION_KEY,
+            crate::protocol::messages::broker_registration_request::BrokerRegistrationRequest::API_KEY,
             3,
             &request,
             session_call_timeout_ms(broker),
@@ -117,7 +113,7 @@ async fn heartbeat(
     cluster
         .channel
         .call_with_timeout(
-            BROKER_HEARTBEAT_KEY,
+            crate::protocol::messages::broker_heartbeat_request::BrokerHeartbeatRequest::API_KEY,
             1,
             &request,
             session_call_timeout_ms(broker),
@@ -301,15 +297,22 @@ pub async fn run_alter_partition_sender(
         }
         let epoch = broker.replicas.broker_epoch().0;
         let request = to_request(broker.node_id, epoch, &pending);
-        let response: AlterPartitionResponse =
-            match cluster.channel.call(ALTER_PARTITION_KEY, 3, &request).await {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::debug!(error = %e, "AlterPartition failed; will retry");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    continue;
-                }
-            };
+        let response: AlterPartitionResponse = match cluster
+            .channel
+            .call(
+                crate::protocol::messages::alter_partition_request::AlterPartitionRequest::API_KEY,
+                3,
+                &request,
+            )
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(error = %e, "AlterPartition failed; will retry");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
         if ErrorCode::from_code(response.error_code) != ErrorCode::NONE {
             tracing::debug!(
                 error = response.error_code,

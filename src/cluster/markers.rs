@@ -24,7 +24,6 @@ use crate::protocol::messages::write_txn_markers_response::WriteTxnMarkersRespon
 
 use super::ClusterContext;
 
-pub const WRITE_TXN_MARKERS_KEY: i16 = 27;
 const MARKER_REQUEST_TIMEOUT_MS: u64 = 10_000;
 /// How long a local marker may wait for the ISR before it is written again.
 const MARKER_REPLICATION_TIMEOUT_MS: u64 = 5_000;
@@ -145,7 +144,7 @@ impl ClusterMarkerWriter {
                 match PeerClient::connect(&addr, &client_id, MARKER_REQUEST_TIMEOUT_MS).await {
                     Ok(mut c) => {
                         let r: Result<WriteTxnMarkersResponse, _> =
-                            c.call_typed(WRITE_TXN_MARKERS_KEY, 1, &request).await;
+                            c.call_typed(crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest::API_KEY, 1, &request).await;
                         match r {
                             Ok(resp) => {
                                 for m in &resp.markers {

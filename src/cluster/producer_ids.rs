@@ -15,8 +15,6 @@ use crate::replica::ReplicaManager;
 
 use super::ClusterContext;
 
-pub const ALLOCATE_PRODUCER_IDS_KEY: i16 = 67;
-
 #[derive(Default)]
 struct Blocks {
     /// Next id to hand out and the end (exclusive) of the current block.
@@ -99,7 +97,7 @@ impl ControllerProducerIds {
                 };
                 let r: Result<AllocateProducerIdsResponse, _> = cluster
                     .channel
-                    .call(ALLOCATE_PRODUCER_IDS_KEY, 0, &request)
+                    .call(crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest::API_KEY, 0, &request)
                     .await;
                 match r {
                     Ok(r)

@@ -75,7 +75,7 @@ impl ConfigError {
 
     /// The Kafka error code for AlterConfigs/CreateTopics answers.
     pub fn error_code(&self) -> ErrorCode {
-        ErrorCode::INVALID_CONFIG
+        ErrorCode::from(self)
     }
 }
 

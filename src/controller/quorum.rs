@@ -87,9 +87,10 @@ pub enum QuorumError {
 impl std::fmt::Display for QuorumError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            QuorumError::NotLeader { leader } => {
-                write!(f, "not the quorum leader (leader: {leader:?})")
-            }
+            QuorumError::NotLeader { leader } => match leader {
+                Some(id) => write!(f, "not the quorum leader (the leader is node {id})"),
+                None => write!(f, "not the quorum leader (no leader is known)"),
+            },
             QuorumError::Shutdown => write!(f, "quorum is shut down"),
             QuorumError::Io(e) => write!(f, "quorum io error: {e}"),
             QuorumError::Other(e) => write!(f, "quorum error: {e}"),
@@ -122,9 +123,10 @@ pub enum VoterChangeError {
 impl std::fmt::Display for VoterChangeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            VoterChangeError::NotLeader { leader } => {
-                write!(f, "not the quorum leader (leader: {leader:?})")
-            }
+            VoterChangeError::NotLeader { leader } => match leader {
+                Some(id) => write!(f, "not the quorum leader (the leader is node {id})"),
+                None => write!(f, "not the quorum leader (no leader is known)"),
+            },
             VoterChangeError::DuplicateVoter => write!(f, "the node is already a voter"),
             VoterChangeError::VoterNotFound => {
                 write!(f, "the node is not a voter, or is the last voter")

@@ -32,8 +32,7 @@ pub enum ControllerError {
 
 impl ControllerError {
     pub fn code(&self) -> ErrorCode {
-        // Both are retriable for the sender: it finds the active controller and retries.
-        ErrorCode::NOT_CONTROLLER
+        ErrorCode::from(self)
     }
 }
 

@@ -40,38 +40,9 @@ pub enum CoordinatorError {
 }
 
 impl CoordinatorError {
-    /// The Kafka error code for group operations (`appendGroupMetadataErrorToResponseError`).
+    /// The Kafka error code for group operations (the mapping in `crate::error`).
     pub fn code(&self) -> ErrorCode {
-        use CoordinatorError::*;
-        match self {
-            InvalidGroupId => ErrorCode::INVALID_GROUP_ID,
-            UnknownMemberId => ErrorCode::UNKNOWN_MEMBER_ID,
-            IllegalGeneration => ErrorCode::ILLEGAL_GENERATION,
-            RebalanceInProgress => ErrorCode::REBALANCE_IN_PROGRESS,
-            InconsistentGroupProtocol => ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
-            InvalidSessionTimeout => ErrorCode::INVALID_SESSION_TIMEOUT,
-            MemberIdRequired => ErrorCode::MEMBER_ID_REQUIRED,
-            GroupMaxSizeReached => ErrorCode::GROUP_MAX_SIZE_REACHED,
-            FencedInstanceId => ErrorCode::FENCED_INSTANCE_ID,
-            CoordinatorNotAvailable => ErrorCode::COORDINATOR_NOT_AVAILABLE,
-            NotCoordinator => ErrorCode::NOT_COORDINATOR,
-            GroupIdNotFound => ErrorCode::GROUP_ID_NOT_FOUND,
-            NonEmptyGroup => ErrorCode::NON_EMPTY_GROUP,
-            GroupSubscribedToTopic => ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC,
-            OffsetMetadataTooLarge => ErrorCode::OFFSET_METADATA_TOO_LARGE,
-            FencedMemberEpoch => ErrorCode::FENCED_MEMBER_EPOCH,
-            StaleMemberEpoch => ErrorCode::STALE_MEMBER_EPOCH,
-            UnreleasedInstanceId => ErrorCode::UNRELEASED_INSTANCE_ID,
-            UnsupportedAssignor => ErrorCode::UNSUPPORTED_ASSIGNOR,
-            InvalidRegularExpression => ErrorCode::INVALID_REGULAR_EXPRESSION,
-            InvalidRequest(_) => ErrorCode::INVALID_REQUEST,
-            UnsupportedVersion => ErrorCode::UNSUPPORTED_VERSION,
-            Log(CoordinatorLogError::NotAvailable) => ErrorCode::COORDINATOR_NOT_AVAILABLE,
-            Log(CoordinatorLogError::NotLeader) | Log(CoordinatorLogError::Storage(_)) => {
-                ErrorCode::NOT_COORDINATOR
-            }
-            Log(CoordinatorLogError::RecordTooLarge) => ErrorCode::UNKNOWN_SERVER_ERROR,
-        }
+        ErrorCode::from(self)
     }
 
     /// The error message Kafka sends with the code, where it sends one.

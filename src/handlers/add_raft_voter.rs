@@ -16,7 +16,6 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::add_raft_voter_request::AddRaftVoterRequest;
 use crate::protocol::messages::add_raft_voter_response::AddRaftVoterResponse;
 
-pub const ADD_RAFT_VOTER_KEY: i16 = 80;
 /// The bounds put on the request's `timeout_ms`: a zero timeout could never see a voter
 /// catch up, and a huge one would hold the one change slot for ever.
 const MIN_TIMEOUT_MS: i32 = 100;
@@ -38,16 +37,7 @@ fn response(code: ErrorCode, message: Option<String>) -> AddRaftVoterResponse {
 
 /// The Kafka error of a refused voter change (`AddVoterHandler` / `RemoveVoterHandler`).
 pub fn voter_change_code(e: &VoterChangeError) -> ErrorCode {
-    match e {
-        VoterChangeError::NotLeader { .. } => ErrorCode::NOT_LEADER_OR_FOLLOWER,
-        VoterChangeError::DuplicateVoter => ErrorCode::DUPLICATE_VOTER,
-        VoterChangeError::VoterNotFound => ErrorCode::VOTER_NOT_FOUND,
-        VoterChangeError::ChangeInProgress | VoterChangeError::TimedOut => {
-            ErrorCode::REQUEST_TIMED_OUT
-        }
-        VoterChangeError::Shutdown => ErrorCode::NOT_LEADER_OR_FOLLOWER,
-        VoterChangeError::Other(_) => ErrorCode::UNKNOWN_SERVER_ERROR,
-    }
+    ErrorCode::from(e)
 }
 
 /// The quorum when this process leads it. Otherwise the answer: a broker forwards the
@@ -111,7 +101,7 @@ pub async fn handle(
     let timeout_ms = request.timeout_ms.clamp(MIN_TIMEOUT_MS, MAX_TIMEOUT_MS) as u64;
     let quorum = match leader_or_forwarded(
         broker,
-        ADD_RAFT_VOTER_KEY,
+        crate::protocol::messages::add_raft_voter_request::AddRaftVoterRequest::API_KEY,
         version,
         &request,
         timeout_ms,

@@ -13,8 +13,6 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::alter_partition_reassignments_request::AlterPartitionReassignmentsRequest;
 use crate::protocol::messages::alter_partition_reassignments_response::*;
 
-pub const ALTER_PARTITION_REASSIGNMENTS_KEY: i16 = 45;
-
 fn error(code: ErrorCode) -> AlterPartitionReassignmentsResponse {
     AlterPartitionReassignmentsResponse {
         error_code: code.code(),
@@ -82,7 +80,7 @@ pub async fn start(
         &broker,
         header,
         request,
-        ALTER_PARTITION_REASSIGNMENTS_KEY,
+        crate::protocol::messages::alter_partition_reassignments_request::AlterPartitionReassignmentsRequest::API_KEY,
         on_controller,
         error,
     )

@@ -1,10 +1,12 @@
 //! CreatePartitions (key 37), versions 0-3: grows a topic's partition count; shrinking or
 //! keeping the count is INVALID_PARTITIONS, as Kafka. The active controller
-//! places the new partitions ([`on_controller`]); brokers forward.
+//! places the new partitions ([`on_controller`]); brokers forward. Internal topics are
+//! refused on both sides (see [`super::internal_topics`]).
 use super::ConnectionContext;
 use std::sync::Arc;
 
-use super::{later, Broker, ResponseFuture};
+use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
+use super::{later, ready, Broker, ResponseFuture};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{create_partitions, CreatePartitionsSpec};
 use crate::error::ErrorCode;
@@ -12,13 +14,14 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::create_partitions_request::CreatePartitionsRequest;
 use crate::protocol::messages::create_partitions_response::*;
 
-pub const CREATE_PARTITIONS_KEY: i16 = 37;
-
 /// The active controller's side: new partitions placed like at creation.
 pub async fn on_controller(
     controller: Arc<ControllerService>,
     request: CreatePartitionsRequest,
 ) -> Result<CreatePartitionsResponse, ControllerError> {
+    // Also here, for whatever reaches the controller without a broker's check.
+    let mut request = request;
+    let refused = refuse_internal(&mut request);
     controller
         .run(move |image, _, _| {
             let specs: Vec<CreatePartitionsSpec> = request
@@ -42,6 +45,7 @@ pub async fn on_controller(
                     error_message: message,
                     ..Default::default()
                 })
+                .chain(refused.iter().cloned())
                 .collect();
             (
                 records,
@@ -55,6 +59,24 @@ pub async fn on_controller(
         .await
 }
 
+/// Takes the internal topics out of `request` and answers them.
+fn refuse_internal(request: &mut CreatePartitionsRequest) -> Vec<CreatePartitionsTopicResult> {
+    let mut refused = Vec::new();
+    request.topics.retain(|t| {
+        if !is_known_internal(&t.name) {
+            return true;
+        }
+        refused.push(CreatePartitionsTopicResult {
+            name: t.name.clone(),
+            error_code: REFUSED.code(),
+            error_message: Some(refusal_message("adding partitions", &t.name)),
+            ..Default::default()
+        });
+        false
+    });
+    refused
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -63,6 +85,15 @@ pub async fn start(
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;
+    let mut request = request;
+    let refused = refuse_internal(&mut request);
+    if !refused.is_empty() && request.topics.is_empty() {
+        let response = CreatePartitionsResponse {
+            results: refused,
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     {
         let names: Vec<String> = request.topics.iter().map(|t| t.name.clone()).collect();
         let counts: Vec<(String, i32)> = request
@@ -86,7 +117,7 @@ pub async fn start(
             };
             let response = cluster
                 .controller_op(
-                    CREATE_PARTITIONS_KEY,
+                    crate::protocol::messages::create_partitions_request::CreatePartitionsRequest::API_KEY,
                     version,
                     request,
                     on_controller,
@@ -114,6 +145,8 @@ pub async fn start(
                     })
                 })
                 .await;
+            let mut response = response;
+            response.results.extend(refused);
             Some(response)
         });
     }

@@ -1,8 +1,10 @@
 //! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
 //! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
+//! Internal topics are refused, as Kafka's `ReplicaManager` refuses them.
 use super::ConnectionContext;
 use std::sync::Arc;
 
+use super::internal_topics::{is_known_internal, REFUSED};
 use super::{ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_records_request::DeleteRecordsRequest;
@@ -22,6 +24,10 @@ pub fn handle(broker: &Broker, request: DeleteRecordsRequest) -> DeleteRecordsRe
                         low_watermark: -1,
                         ..Default::default()
                     };
+                    if is_known_internal(&t.name) {
+                        r.error_code = REFUSED.code();
+                        return r;
+                    }
                     match broker.replicas.get(&t.name, p.partition_index) {
                         None => {
                             r.error_code = broker

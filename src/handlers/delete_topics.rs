@@ -1,10 +1,12 @@
 //! DeleteTopics (key 20), versions 1-6 (by id from 6): removes the topic from metadata and its
 //! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. The
-//! active controller removes the topic ([`on_controller`]); brokers forward.
+//! active controller removes the topic ([`on_controller`]); brokers forward. Internal topics
+//! are refused on both sides (see [`super::internal_topics`]).
 use super::ConnectionContext;
 use std::sync::Arc;
 
-use super::{later, Broker, ResponseFuture};
+use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
+use super::{later, ready, Broker, ResponseFuture};
 use crate::controller::delete_topics;
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
@@ -12,8 +14,6 @@ use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_topics_request::DeleteTopicsRequest;
 use crate::protocol::messages::delete_topics_response::*;
-
-pub const DELETE_TOPICS_KEY: i16 = 20;
 
 /// The active controller's side: resolve names (or ids, v6+) against the image, remove the
 /// topics by records; every replica drops its data when its publisher sees the removal.
@@ -50,6 +50,8 @@ pub async fn on_controller(
                 };
                 match name {
                     None => r.error_code = ErrorCode::UNKNOWN_TOPIC_ID.code(),
+                    // Also here, for whatever reaches the controller without a broker's check.
+                    Some(n) if is_known_internal(&n) => refuse(&mut r, &n),
                     Some(_) if !enabled => r.error_code = ErrorCode::TOPIC_DELETION_DISABLED.code(),
                     Some(n) => names.push(n),
                 }
@@ -79,6 +81,58 @@ pub async fn on_controller(
         .await
 }
 
+fn refuse(r: &mut DeletableTopicResult, name: &str) {
+    r.error_code = REFUSED.code();
+    r.error_message = Some(refusal_message("deletion", name));
+}
+
+/// The broker's side of the guard: internal topics (by name, or by id for v6+) are answered
+/// here and never forwarded.
+fn refuse_internal(
+    broker: &Broker,
+    version: i16,
+    request: &mut DeleteTopicsRequest,
+) -> Vec<DeletableTopicResult> {
+    let mut refused = Vec::new();
+    if version >= 6 {
+        let image = broker.cluster.image();
+        request.topics.retain(|t| {
+            let name = t.name.clone().or_else(|| {
+                image
+                    .topic_by_id(t.topic_id.as_bytes())
+                    .map(|i| i.name.clone())
+            });
+            match name.filter(|n| is_known_internal(n)) {
+                Some(n) => {
+                    let mut r = DeletableTopicResult {
+                        name: Some(n.clone()),
+                        topic_id: t.topic_id,
+                        ..Default::default()
+                    };
+                    refuse(&mut r, &n);
+                    refused.push(r);
+                    false
+                }
+                None => true,
+            }
+        });
+    } else {
+        request.topic_names.retain(|n| {
+            if !is_known_internal(n) {
+                return true;
+            }
+            let mut r = DeletableTopicResult {
+                name: Some(n.clone()),
+                ..Default::default()
+            };
+            refuse(&mut r, n);
+            refused.push(r);
+            false
+        });
+    }
+    refused
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -87,6 +141,15 @@ pub async fn start(
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;
+    let mut request = request;
+    let refused = refuse_internal(&broker, version, &mut request);
+    if !refused.is_empty() && request.topics.is_empty() && request.topic_names.is_empty() {
+        let response = DeleteTopicsResponse {
+            responses: refused,
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     {
         return later(header, async move {
             let failed = |code: ErrorCode| DeleteTopicsResponse {
@@ -99,7 +162,7 @@ pub async fn start(
             };
             let response = cluster
                 .controller_op(
-                    DELETE_TOPICS_KEY,
+                    crate::protocol::messages::delete_topics_request::DeleteTopicsRequest::API_KEY,
                     version,
                     request,
                     move |c, r| on_controller(c, version, r),
@@ -113,6 +176,8 @@ pub async fn start(
                 .filter_map(|r| r.name.clone())
                 .collect();
             cluster.wait_for_topics(&deleted, false).await;
+            let mut response = response;
+            response.responses.extend(refused);
             Some(response)
         });
     }

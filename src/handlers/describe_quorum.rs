@@ -15,7 +15,6 @@ use crate::protocol::messages::describe_quorum_request::DescribeQuorumRequest;
 use crate::protocol::messages::describe_quorum_response::*;
 
 pub use crate::storage::manager::METADATA_TOPIC;
-pub const DESCRIBE_QUORUM_KEY: i16 = 55;
 
 fn error(code: ErrorCode) -> DescribeQuorumResponse {
     DescribeQuorumResponse {
@@ -97,7 +96,7 @@ pub async fn start(
         &broker,
         header,
         request,
-        DESCRIBE_QUORUM_KEY,
+        crate::protocol::messages::describe_quorum_request::DescribeQuorumRequest::API_KEY,
         // Here the local member is the quorum leader: its view is the leader's.
         move |_, r| {
             let local = local.clone();

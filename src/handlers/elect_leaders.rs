@@ -14,8 +14,6 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::elect_leaders_request::ElectLeadersRequest;
 use crate::protocol::messages::elect_leaders_response::*;
 
-pub const ELECT_LEADERS_KEY: i16 = 43;
-
 fn error(code: ErrorCode) -> ElectLeadersResponse {
     ElectLeadersResponse {
         error_code: code.code(),
@@ -97,7 +95,7 @@ pub async fn start(
         &broker,
         header,
         request,
-        ELECT_LEADERS_KEY,
+        crate::protocol::messages::elect_leaders_request::ElectLeadersRequest::API_KEY,
         move |c, r| on_controller(c, version, r),
         error,
     )

@@ -113,8 +113,6 @@ pub async fn start(
     })
 }
 
-pub const INCREMENTAL_ALTER_CONFIGS_KEY: i16 = 44;
-
 /// The active controller's side: the ops become config records (H2's rules per resource).
 pub async fn on_controller(
     controller: Arc<ControllerService>,
@@ -224,7 +222,7 @@ pub async fn forward_changes<R: ResourceResults>(
     };
     let verdict = cluster
         .controller_op(
-            INCREMENTAL_ALTER_CONFIGS_KEY,
+            crate::protocol::messages::incremental_alter_configs_request::IncrementalAlterConfigsRequest::API_KEY,
             1,
             request,
             on_controller,

@@ -12,8 +12,6 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::list_partition_reassignments_request::ListPartitionReassignmentsRequest;
 use crate::protocol::messages::list_partition_reassignments_response::*;
 
-pub const LIST_PARTITION_REASSIGNMENTS_KEY: i16 = 46;
-
 fn error(code: ErrorCode) -> ListPartitionReassignmentsResponse {
     ListPartitionReassignmentsResponse {
         error_code: code.code(),
@@ -79,7 +77,7 @@ pub async fn start(
         &broker,
         header,
         request,
-        LIST_PARTITION_REASSIGNMENTS_KEY,
+        crate::protocol::messages::list_partition_reassignments_request::ListPartitionReassignmentsRequest::API_KEY,
         on_controller,
         error,
     )

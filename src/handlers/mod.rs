@@ -53,6 +53,7 @@ pub mod find_coordinator;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
+pub mod internal_topics;
 pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
@@ -68,6 +69,7 @@ pub mod produce;
 pub mod remove_raft_voter;
 pub mod sync_group;
 pub mod txn_offset_commit;
+pub mod unknown_partitions;
 pub mod write_txn_markers;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
@@ -82,6 +84,9 @@ pub enum Outcome {
 /// Generates the supported-API table and the dispatch `match` from one list.
 macro_rules! api_table {
     ($( $key:literal => $module:ident, $req:ty, $min:literal ..= $max:literal; )*) => {
+        // The literal keys (match patterns) are the generated `API_KEY`s, checked at compile time.
+        $( const _: () = assert!($key == <$req>::API_KEY); )*
+
         /// Every API Strata serves: (api key, name, min version, max version).
         pub const SUPPORTED_APIS: &[(i16, &str, i16, i16)] = &[
             $( ($key, stringify!($module), $min, $max), )*
@@ -109,7 +114,7 @@ use crate::protocol::messages::*;
 api_table! {
     0 => produce, produce_request::ProduceRequest, 0..=11;
     1 => fetch, fetch_request::FetchRequest, 4..=17;
-    2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=7;
+    2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=10;
     3 => metadata, metadata_request::MetadataRequest, 0..=12;
     8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
     9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
@@ -174,26 +179,26 @@ pub fn group_context(
 /// clients send to controllers directly (KIP-919). Any other closes the connection, as Kafka
 /// closes one that uses an API its listener does not enable.
 pub const CONTROLLER_APIS: &[i16] = &[
-    18, // ApiVersions
-    19, // CreateTopics
-    20, // DeleteTopics
-    32, // DescribeConfigs
-    33, // AlterConfigs
-    37, // CreatePartitions
-    43, // ElectLeaders
-    44, // IncrementalAlterConfigs
-    45, // AlterPartitionReassignments
-    46, // ListPartitionReassignments
-    55, // DescribeQuorum
-    56, // AlterPartition
-    60, // DescribeCluster
-    62, // BrokerRegistration
-    63, // BrokerHeartbeat
-    64, // UnregisterBroker
-    67, // AllocateProducerIds
-    73, // AssignReplicasToDirs
-    80, // AddRaftVoter
-    81, // RemoveRaftVoter
+    api_versions_request::ApiVersionsRequest::API_KEY,
+    create_topics_request::CreateTopicsRequest::API_KEY,
+    delete_topics_request::DeleteTopicsRequest::API_KEY,
+    describe_configs_request::DescribeConfigsRequest::API_KEY,
+    alter_configs_request::AlterConfigsRequest::API_KEY,
+    create_partitions_request::CreatePartitionsRequest::API_KEY,
+    elect_leaders_request::ElectLeadersRequest::API_KEY,
+    incremental_alter_configs_request::IncrementalAlterConfigsRequest::API_KEY,
+    alter_partition_reassignments_request::AlterPartitionReassignmentsRequest::API_KEY,
+    list_partition_reassignments_request::ListPartitionReassignmentsRequest::API_KEY,
+    describe_quorum_request::DescribeQuorumRequest::API_KEY,
+    alter_partition_request::AlterPartitionRequest::API_KEY,
+    describe_cluster_request::DescribeClusterRequest::API_KEY,
+    broker_registration_request::BrokerRegistrationRequest::API_KEY,
+    broker_heartbeat_request::BrokerHeartbeatRequest::API_KEY,
+    unregister_broker_request::UnregisterBrokerRequest::API_KEY,
+    allocate_producer_ids_request::AllocateProducerIdsRequest::API_KEY,
+    assign_replicas_to_dirs_request::AssignReplicasToDirsRequest::API_KEY,
+    add_raft_voter_request::AddRaftVoterRequest::API_KEY,
+    remove_raft_voter_request::RemoveRaftVoterRequest::API_KEY,
 ];
 
 /// The APIs Kafka scopes to controller listeners alone (`"listeners": ["controller"]` in their

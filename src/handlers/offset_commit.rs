@@ -1,12 +1,19 @@
 //! OffsetCommit (key 8), versions 2-9: the group coordinator validates and appends the
 //! offsets; the answer waits until they are replicated to the ISR of the
 //! group's `__consumer_offsets` partition, so a committed offset survives a failover.
+//! Partitions that do not exist are answered UNKNOWN_TOPIC_OR_PARTITION before the
+//! coordinator sees the request, as Kafka's `KafkaApis` does (v10's topic ids, answered
+//! UNKNOWN_TOPIC_ID, are not served).
 use super::ConnectionContext;
 use std::sync::Arc;
 
-use super::{group_context, Broker, ResponseFuture};
+use super::unknown_partitions::{add_unknown, split_unknown};
+use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
+use crate::protocol::messages::offset_commit_response::{
+    OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -14,8 +21,39 @@ pub async fn start(
     request: OffsetCommitRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, &conn);
-    let response = broker.groups.offset_commit(&ctx, &request);
+    let mut request = request;
+    let unknown = split_unknown(
+        &broker.cluster.image(),
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+    );
+    let mut response = if request.topics.is_empty() {
+        // Nothing left to commit: Kafka answers without asking the coordinator.
+        OffsetCommitResponse::default()
+    } else {
+        let ctx = group_context(&header, &conn);
+        broker.groups.offset_commit(&ctx, &request)
+    };
+    let nothing_to_store = request.topics.is_empty();
+    add_unknown(
+        &mut response.topics,
+        unknown,
+        |t| t.name.as_str(),
+        |name| OffsetCommitResponseTopic {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| OffsetCommitResponsePartition {
+            partition_index,
+            error_code,
+            ..Default::default()
+        },
+    );
+    if nothing_to_store {
+        return ready(header, Some(response));
+    }
     // Not known to be durable: the client must not take it as committed.
     super::after_group_write(broker, header, request.group_id, response, |r, code| {
         for t in r.topics.iter_mut() {

@@ -1,12 +1,18 @@
 //! OffsetDelete (key 47): committed offsets of partitions a group no longer consumes are
 //! removed by tombstones; the answer waits until they reached the ISR, as Kafka's
-//! coordinators append with acks=all.
+//! coordinators append with acks=all. Partitions that do not exist are answered
+//! UNKNOWN_TOPIC_OR_PARTITION and not passed to the coordinator, as in Kafka (which still
+//! asks the coordinator, so group-level errors are answered whatever the partitions).
 use super::ConnectionContext;
 use std::sync::Arc;
 
+use super::unknown_partitions::{add_unknown, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_delete_request::OffsetDeleteRequest;
+use crate::protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -14,8 +20,32 @@ pub async fn start(
     request: OffsetDeleteRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    let mut request = request;
+    let unknown = split_unknown(
+        &broker.cluster.image(),
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+    );
     let ctx = group_context(&header, &conn);
-    let response = broker.groups.offset_delete(&ctx, &request);
+    let mut response = broker.groups.offset_delete(&ctx, &request);
+    if response.error_code == 0 {
+        add_unknown(
+            &mut response.topics,
+            unknown,
+            |t| t.name.as_str(),
+            |name| OffsetDeleteResponseTopic {
+                name,
+                ..Default::default()
+            },
+            |t| &mut t.partitions,
+            |partition_index, error_code| OffsetDeleteResponsePartition {
+                partition_index,
+                error_code,
+                ..Default::default()
+            },
+        );
+    }
     if response.error_code != 0 {
         return ready(header, Some(response));
     }

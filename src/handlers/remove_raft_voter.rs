@@ -15,7 +15,6 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::remove_raft_voter_request::RemoveRaftVoterRequest;
 use crate::protocol::messages::remove_raft_voter_response::RemoveRaftVoterResponse;
 
-pub const REMOVE_RAFT_VOTER_KEY: i16 = 81;
 /// How long the leader waits for the change to commit (Kafka's request timeout; the request
 /// carries none).
 const REMOVE_TIMEOUT_MS: u64 = 30_000;
@@ -61,7 +60,7 @@ pub async fn handle(
     }
     let quorum = match leader_or_forwarded(
         broker,
-        REMOVE_RAFT_VOTER_KEY,
+        crate::protocol::messages::remove_raft_voter_request::RemoveRaftVoterRequest::API_KEY,
         version,
         &request,
         REMOVE_TIMEOUT_MS,

@@ -1,13 +1,18 @@
 //! TxnOffsetCommit (key 28), versions 0-4: offsets committed inside a transaction, visible to
 //! the group only when the transaction commits. In a cluster the answer waits until the
 //! transactional offsets reached the ISR of the group's `__consumer_offsets` partition, as
-//! Kafka appends them with acks=all.
+//! Kafka appends them with acks=all. Partitions that do not exist are answered
+//! UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request, as in Kafka.
 use super::ConnectionContext;
 use std::sync::Arc;
 
-use super::{group_context, Broker, ResponseFuture};
+use super::unknown_partitions::{add_unknown, split_unknown};
+use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
+use crate::protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -15,8 +20,39 @@ pub async fn start(
     request: TxnOffsetCommitRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let ctx = group_context(&header, &conn);
-    let response = broker.groups.txn_offset_commit(&ctx, &request);
+    let mut request = request;
+    let unknown = split_unknown(
+        &broker.cluster.image(),
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+    );
+    let nothing_to_store = request.topics.is_empty();
+    let mut response = if nothing_to_store {
+        // Nothing left to commit: Kafka answers without asking the coordinator.
+        TxnOffsetCommitResponse::default()
+    } else {
+        let ctx = group_context(&header, &conn);
+        broker.groups.txn_offset_commit(&ctx, &request)
+    };
+    add_unknown(
+        &mut response.topics,
+        unknown,
+        |t| t.name.as_str(),
+        |name| TxnOffsetCommitResponseTopic {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| TxnOffsetCommitResponsePartition {
+            partition_index,
+            error_code,
+            ..Default::default()
+        },
+    );
+    if nothing_to_store {
+        return ready(header, Some(response));
+    }
     // Not known to be durable: the client must not take it as committed.
     super::after_group_write(broker, header, request.group_id, response, |r, code| {
         for t in r.topics.iter_mut() {

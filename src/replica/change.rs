@@ -68,15 +68,8 @@ pub enum AlterPartitionError {
 }
 
 impl AlterPartitionError {
-    /// The single mapping to Kafka error codes.
+    /// The Kafka error code (the single mapping lives in `crate::error`).
     pub fn code(self) -> ErrorCode {
-        match self {
-            AlterPartitionError::FencedLeaderEpoch => ErrorCode::FENCED_LEADER_EPOCH,
-            AlterPartitionError::InvalidUpdateVersion => ErrorCode::INVALID_UPDATE_VERSION,
-            AlterPartitionError::IneligibleReplica => ErrorCode::INELIGIBLE_REPLICA,
-            AlterPartitionError::UnknownTopicOrPartition => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
-            AlterPartitionError::NotLeaderOrFollower => ErrorCode::NOT_LEADER_OR_FOLLOWER,
-            AlterPartitionError::InvalidRequest => ErrorCode::INVALID_REQUEST,
-        }
+        ErrorCode::from(self)
     }
 }

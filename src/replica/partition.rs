@@ -91,37 +91,62 @@ pub enum PartitionError {
 }
 
 impl PartitionError {
-    /// The single mapping from partition errors to Kafka error codes.
+    /// The Kafka error code (the single mapping lives in `crate::error`).
     pub fn code(&self) -> ErrorCode {
-        match self {
-            PartitionError::Record(e) => e.code(),
-            PartitionError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
-            PartitionError::Producer(ProducerStateError::InvalidProducerEpoch { .. }) => {
-                ErrorCode::INVALID_PRODUCER_EPOCH
-            }
-            PartitionError::Producer(ProducerStateError::OutOfOrderSequence { .. }) => {
-                ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
-            }
-            PartitionError::Producer(ProducerStateError::CoordinatorFenced { .. }) => {
-                ErrorCode::TRANSACTION_COORDINATOR_FENCED
-            }
-            PartitionError::Storage(StorageError::OffsetOutOfRange { .. }) => {
-                ErrorCode::OFFSET_OUT_OF_RANGE
-            }
-            PartitionError::Storage(_) => ErrorCode::KAFKA_STORAGE_ERROR,
-            PartitionError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
-            PartitionError::FencedLeaderEpoch { .. } => ErrorCode::FENCED_LEADER_EPOCH,
-            PartitionError::UnknownLeaderEpoch { .. } => ErrorCode::UNKNOWN_LEADER_EPOCH,
-            PartitionError::NotLeaderOrFollower => ErrorCode::NOT_LEADER_OR_FOLLOWER,
-            PartitionError::NotEnoughReplicas { .. } => ErrorCode::NOT_ENOUGH_REPLICAS,
-            PartitionError::NotEnoughReplicasAfterAppend { .. } => {
-                ErrorCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND
-            }
-        }
+        ErrorCode::from(self)
     }
 
+    /// The `error_message` a client reads: what went wrong in words, never Rust debug text,
+    /// and for a failed log directory no server path.
     pub fn message(&self) -> String {
-        format!("{self:?}")
+        match self {
+            PartitionError::Record(e) => e.to_string(),
+            PartitionError::MessageTooLarge { size, max } => {
+                format!("record batch of {size} bytes is larger than max.message.bytes ({max})")
+            }
+            PartitionError::Producer(ProducerStateError::InvalidProducerEpoch { current, got }) => {
+                format!("producer epoch {got} is older than the current epoch {current}")
+            }
+            PartitionError::Producer(ProducerStateError::OutOfOrderSequence { expected, got }) => {
+                format!("out of order sequence number {got}, expected {expected}")
+            }
+            PartitionError::Producer(ProducerStateError::CoordinatorFenced { current, got }) => {
+                format!("transaction coordinator epoch {got} is older than {current}")
+            }
+            PartitionError::Storage(_) if self.code() == ErrorCode::KAFKA_STORAGE_ERROR => {
+                "the partition's log directory failed".to_string()
+            }
+            PartitionError::Storage(e) => e.to_string(),
+            PartitionError::OffsetOutOfRange {
+                offset,
+                log_start_offset,
+                log_end_offset,
+            } => format!(
+                "offset {offset} is outside the log's range [{log_start_offset}, {log_end_offset}]"
+            ),
+            PartitionError::FencedLeaderEpoch { current, got } => {
+                format!("leader epoch {got} is older than the current epoch {current}")
+            }
+            PartitionError::UnknownLeaderEpoch { current, got } => {
+                format!("leader epoch {got} is newer than the current epoch {current}")
+            }
+            PartitionError::NotLeaderOrFollower => {
+                "this broker is not the partition's leader".to_string()
+            }
+            PartitionError::NotEnoughReplicas {
+                isr,
+                min_insync_replicas,
+            } => format!(
+                "{isr} in-sync replicas, fewer than min.insync.replicas ({min_insync_replicas})"
+            ),
+            PartitionError::NotEnoughReplicasAfterAppend {
+                isr,
+                min_insync_replicas,
+            } => format!(
+                "written, but the in-sync replicas fell to {isr}, below min.insync.replicas \
+                 ({min_insync_replicas})"
+            ),
+        }
     }
 
     /// KIP-467: for a batch refused because of particular records, Kafka's message for the

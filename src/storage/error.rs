@@ -1,4 +1,4 @@
-//! Typed storage errors. The single mapping to Kafka error codes lives in [`StorageError::code`];
+//! Typed storage errors. Their mapping to Kafka error codes is the one in `crate::error`;
 //! nothing in storage panics on bad input or I/O failure.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,47 @@ impl std::fmt::Display for StorageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StorageError::Io { op, path, source } => write!(f, "{op} {}: {source}", path.display()),
-            other => write!(f, "{other:?}"),
+            StorageError::OffsetOutOfRange {
+                offset,
+                log_start_offset,
+                log_end_offset,
+            } => write!(
+                f,
+                "offset {offset} is outside the log's range [{log_start_offset}, {log_end_offset}]"
+            ),
+            StorageError::OffsetOutOfOrder {
+                offset,
+                log_end_offset,
+            } => write!(
+                f,
+                "append at offset {offset} does not continue the log end offset {log_end_offset}"
+            ),
+            StorageError::InvalidRecord(e) => write!(f, "{e}"),
+            StorageError::RecordBatchTooLarge {
+                size,
+                segment_bytes,
+            } => write!(
+                f,
+                "record batch of {size} bytes is larger than segment.bytes ({segment_bytes})"
+            ),
+            StorageError::CorruptFile { path, reason } => {
+                write!(f, "corrupt file {}: {reason}", path.display())
+            }
+            StorageError::InvalidPartitionDir(path) => {
+                write!(
+                    f,
+                    "{} is not a <topic>-<partition> directory",
+                    path.display()
+                )
+            }
+            StorageError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            StorageError::InconsistentMetaProperties(why) => {
+                write!(f, "inconsistent meta.properties: {why}")
+            }
+            StorageError::LogDirOffline { log_dir } => {
+                write!(f, "log directory {} is offline", log_dir.display())
+            }
+            StorageError::NoOnlineLogDir => write!(f, "no log directory is online"),
         }
     }
 }
@@ -67,31 +107,9 @@ impl From<BatchError> for StorageError {
 }
 
 impl StorageError {
-    /// The Kafka error code a client sees for this failure.
+    /// The Kafka error code a client sees for this failure (the mapping in `crate::error`).
     pub fn code(&self) -> ErrorCode {
-        match self {
-            StorageError::Io { .. } | StorageError::CorruptFile { .. } => {
-                ErrorCode::KAFKA_STORAGE_ERROR
-            }
-            StorageError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
-            StorageError::OffsetOutOfOrder { .. } => ErrorCode::UNKNOWN_SERVER_ERROR,
-            StorageError::InvalidRecord(BatchError::InvalidMagic(_)) => {
-                ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT
-            }
-            StorageError::InvalidRecord(BatchError::MessageTooLarge { .. }) => {
-                ErrorCode::MESSAGE_TOO_LARGE
-            }
-            StorageError::InvalidRecord(BatchError::InvalidRecord(_)) => ErrorCode::INVALID_RECORD,
-            StorageError::InvalidRecord(_) => ErrorCode::CORRUPT_MESSAGE,
-            StorageError::RecordBatchTooLarge { .. } => ErrorCode::RECORD_LIST_TOO_LARGE,
-            StorageError::InvalidPartitionDir(_) | StorageError::InconsistentMetaProperties(_) => {
-                ErrorCode::KAFKA_STORAGE_ERROR
-            }
-            StorageError::LogDirOffline { .. } | StorageError::NoOnlineLogDir => {
-                ErrorCode::KAFKA_STORAGE_ERROR
-            }
-            StorageError::InvalidArgument(_) => ErrorCode::INVALID_REQUEST,
-        }
+        ErrorCode::from(self)
     }
 }
 

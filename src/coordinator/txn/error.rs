@@ -46,29 +46,9 @@ pub enum TxnApi {
 }
 
 impl TxnError {
-    /// The Kafka error code (`TransactionStateManager.appendTransactionToLog` for log errors).
+    /// The Kafka error code (the mapping in `crate::error`).
     pub fn code(&self) -> ErrorCode {
-        use TxnError::*;
-        match self {
-            InvalidRequest => ErrorCode::INVALID_REQUEST,
-            InvalidTransactionTimeout => ErrorCode::INVALID_TRANSACTION_TIMEOUT,
-            ConcurrentTransactions => ErrorCode::CONCURRENT_TRANSACTIONS,
-            ProducerFenced => ErrorCode::PRODUCER_FENCED,
-            InvalidProducerIdMapping => ErrorCode::INVALID_PRODUCER_ID_MAPPING,
-            InvalidTxnState => ErrorCode::INVALID_TXN_STATE,
-            NotCoordinator => ErrorCode::NOT_COORDINATOR,
-            CoordinatorLoadInProgress => ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
-            TransactionalIdNotFound => ErrorCode::TRANSACTIONAL_ID_NOT_FOUND,
-            UnknownTopicOrPartition => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
-            OperationNotAttempted => ErrorCode::OPERATION_NOT_ATTEMPTED,
-            TransactionAbortable => ErrorCode::TRANSACTION_ABORTABLE,
-            EpochOverflow => ErrorCode::UNKNOWN_SERVER_ERROR,
-            Log(CoordinatorLogError::NotAvailable) => ErrorCode::COORDINATOR_NOT_AVAILABLE,
-            Log(CoordinatorLogError::NotLeader) | Log(CoordinatorLogError::Storage(_)) => {
-                ErrorCode::NOT_COORDINATOR
-            }
-            Log(CoordinatorLogError::RecordTooLarge) => ErrorCode::UNKNOWN_SERVER_ERROR,
-        }
+        ErrorCode::from(self)
     }
 
     /// The code for `api` at `version`: PRODUCER_FENCED (KIP-588) becomes INVALID_PRODUCER_EPOCH

@@ -69,7 +69,26 @@ pub enum BatchError {
 
 impl std::fmt::Display for BatchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self:?}")
+        match self {
+            BatchError::Truncated { needed, available } => write!(
+                f,
+                "record batch truncated: {available} bytes where {needed} are needed"
+            ),
+            BatchError::InvalidMagic(m) => {
+                write!(f, "record batch magic {m} is not supported (only v2)")
+            }
+            BatchError::CorruptMessage(why) => write!(f, "corrupt record batch: {why}"),
+            BatchError::MessageTooLarge { size, max } => write!(
+                f,
+                "record batch of {size} bytes is larger than the maximum of {max} bytes"
+            ),
+            BatchError::InvalidRecord(why) => write!(f, "invalid record: {why}"),
+            BatchError::Empty => write!(f, "no record batch in the request"),
+            BatchError::Decompression(why) => {
+                write!(f, "the batch's compressed records cannot be read: {why}")
+            }
+            BatchError::RecordErrors { message, .. } => f.write_str(message),
+        }
     }
 }
 
@@ -78,17 +97,7 @@ impl std::error::Error for BatchError {}
 impl BatchError {
     /// The Kafka error a produce request gets for this batch.
     pub fn code(&self) -> crate::error::ErrorCode {
-        use crate::error::ErrorCode;
-        match self {
-            BatchError::InvalidMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
-            BatchError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
-            BatchError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
-            BatchError::RecordErrors { code, .. } => *code,
-            BatchError::Truncated { .. }
-            | BatchError::CorruptMessage(_)
-            | BatchError::Decompression(_)
-            | BatchError::Empty => ErrorCode::CORRUPT_MESSAGE,
-        }
+        crate::error::ErrorCode::from(self)
     }
 }
 

@@ -30,15 +30,7 @@ pub enum RecordError {
 impl RecordError {
     /// The Kafka error code a produce or fetch path answers with for this error.
     pub fn error_code(&self) -> ErrorCode {
-        match self {
-            RecordError::UnsupportedCompression(_) => ErrorCode::UNSUPPORTED_COMPRESSION_TYPE,
-            RecordError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
-            RecordError::UnsupportedMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
-            RecordError::Corrupt(_)
-            | RecordError::Decode(_)
-            | RecordError::Decompression { .. }
-            | RecordError::DecompressedTooLarge { .. } => ErrorCode::CORRUPT_MESSAGE,
-        }
+        ErrorCode::from(self)
     }
 }
 
