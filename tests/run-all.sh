@@ -12,6 +12,7 @@
 #   tests/run-all.sh --unit     only cargo test
 #   tests/run-all.sh --compat   only the compat-tests (both suites)
 #   tests/run-all.sh --cluster  only the cluster suite
+#   tests/run-all.sh --fuzz     only the bounded fuzz run (fuzz/run-bounded.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -69,5 +70,13 @@ if [ "$mode" = all ] || [ "$mode" = --compat ] || [ "$mode" = --cluster ]; then
   cluster_status=0
   bash compat-tests/cluster/run.sh || cluster_status=$?
   [ $cluster_status -eq 0 ] || status=$cluster_status
+fi
+# Fuzzing: every target of fuzz/Cargo.toml for FUZZ_SECONDS (25) each; fails without nightly
+# (STRATA_FUZZ_OPTIONAL=1 skips loudly instead). Also alone: tests/run-all.sh --fuzz.
+if [ "$mode" = all ] || [ "$mode" = --fuzz ]; then
+  step "fuzz targets, ${FUZZ_SECONDS:-25}s each (fuzz/run-bounded.sh)"
+  fuzz_status=0
+  bash fuzz/run-bounded.sh || fuzz_status=$?
+  [ $fuzz_status -eq 0 ] || status=$fuzz_status
 fi
 exit $status
