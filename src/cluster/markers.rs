@@ -258,7 +258,6 @@ impl TxnMarkerWriter for ClusterMarkerWriter {
                     .push((topic.clone(), *index));
             }
         }
-        self.local.replicas.notify_appended();
         for (leader, parts) in to_send {
             self.send(leader, marker, parts);
         }

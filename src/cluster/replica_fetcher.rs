@@ -69,7 +69,7 @@ impl ReplicaFetcherManager {
 
     /// Runs until `shutdown`, then stops every fetcher task and waits for them.
     pub async fn run(mut self, shutdown: CancellationToken) {
-        let mut changes = self.replicas.subscribe_appends();
+        let mut changes = self.replicas.subscribe_replica_changes();
         loop {
             self.reconcile(&shutdown);
             tokio::select! {
@@ -140,7 +140,7 @@ enum FetchFailure {
 
 impl FetcherTask {
     async fn run(mut self, stop: CancellationToken) {
-        let mut changes = self.replicas.subscribe_appends();
+        let mut changes = self.replicas.subscribe_replica_changes();
         loop {
             if stop.is_cancelled() {
                 return;

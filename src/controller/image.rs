@@ -373,6 +373,23 @@ impl MetadataImage {
                 };
                 let leader_changed = leader.is_some_and(|l| l != p.leader);
                 let replicas_changed = replicas.as_ref().is_some_and(|r| *r != p.replicas);
+                // A new leader, or a new replica set (a completed reassignment), starts a new
+                // leader epoch so that followers truncate against the right history.
+                let leader_epoch = if leader_changed || replicas_changed {
+                    p.leader_epoch.checked_add(1)
+                } else {
+                    Some(p.leader_epoch)
+                };
+                // An epoch cannot go past i32::MAX (nor wrap, which would make every later
+                // change look stale): such a record, which only a corrupt log holds, is skipped
+                // whole, the same way on every node, instead of panicking on the overflow (the
+                // `metadata_records` fuzz target reaches it).
+                let (Some(leader_epoch), Some(partition_epoch)) =
+                    (leader_epoch, p.partition_epoch.checked_add(1))
+                else {
+                    tracing::error!(topic_id = %Uuid(*topic_id), partition, "metadata: change past the largest epoch skipped");
+                    return;
+                };
                 if let Some(l) = leader {
                     p.leader = *l;
                 }
@@ -396,12 +413,8 @@ impl MetadataImage {
                 if let Some(v) = removing_replicas {
                     p.removing_replicas = v.clone();
                 }
-                // A new leader, or a new replica set (a completed reassignment), starts a new
-                // leader epoch so that followers truncate against the right history.
-                if leader_changed || replicas_changed {
-                    p.leader_epoch += 1;
-                }
-                p.partition_epoch += 1;
+                p.leader_epoch = leader_epoch;
+                p.partition_epoch = partition_epoch;
             }
             MetadataRecord::Config {
                 resource_type,

@@ -60,10 +60,7 @@ impl InternalTopicLog {
             builder.append(now, Some(r.key), r.value, Vec::new());
         }
         match p.append_records_with_acks(builder.build().freeze(), self.required_acks, now) {
-            Ok(_) => {
-                self.replicas.notify_appended();
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(PartitionError::MessageTooLarge { .. }) => Err(CoordinatorLogError::RecordTooLarge),
             Err(PartitionError::NotLeaderOrFollower) => Err(CoordinatorLogError::NotLeader),
             Err(PartitionError::NotEnoughReplicas { .. }) => Err(CoordinatorLogError::NotAvailable),
@@ -269,7 +266,6 @@ impl TxnMarkerWriter for LocalMarkerWriter {
             write_marker_to_partition(&self.replicas, &self.groups, topic, *index, marker, now)
                 .map_err(|e| MarkerError::Retriable(e.message()))?;
         }
-        self.replicas.notify_appended();
         Ok(())
     }
 }

@@ -19,9 +19,11 @@ use super::{later, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
-use crate::protocol::messages::fetch_request::FetchRequest;
+use crate::protocol::messages::fetch_request::{FetchRequest, FetchTopic};
 use crate::protocol::messages::fetch_response::*;
 use crate::replica::partition::Isolation;
+use crate::replica::wait::wait_until;
+use crate::replica::Partition;
 
 /// Kafka's cap on how long a fetch may wait, whatever the client asks.
 const MAX_WAIT_CAP_MS: i32 = 30_000;
@@ -148,6 +150,28 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
     }
 }
 
+/// The replicas a fetch reads, to wait on: a change to any of them may complete it. One it
+/// names that is not here answers an error at once, so it needs no waiting.
+fn requested_partitions(
+    broker: &Broker,
+    request: &FetchRequest,
+    resolve: impl Fn(&FetchTopic) -> Option<String>,
+) -> Vec<Arc<Partition>> {
+    let mut partitions = Vec::new();
+    for topic in &request.topics {
+        let Some(name) = resolve(topic) else {
+            continue;
+        };
+        partitions.extend(
+            topic
+                .partitions
+                .iter()
+                .filter_map(|fp| broker.replicas.get(&name, fp.partition)),
+        );
+    }
+    partitions
+}
+
 /// Bytes of records in a response, and whether any partition failed or diverged.
 fn response_size(response: &FetchResponse) -> (usize, bool) {
     let mut bytes = 0;
@@ -185,7 +209,6 @@ pub async fn start(
         let deadline = tokio::time::Instant::now()
             + Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64);
         let min_bytes = request.min_bytes.max(0) as usize;
-        let mut appended = broker.replicas.subscribe_appends();
         if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
             let resolve = |t: &crate::protocol::messages::fetch_request::FetchTopic| {
                 if version >= 13 {
@@ -199,45 +222,40 @@ pub async fn start(
                     Some(t.topic.clone())
                 }
             };
-            loop {
-                appended.borrow_and_update();
-                let mut response =
-                    broker
-                        .replicas
-                        .serve_follower_fetch(&request, &resolve, broker.now_ms());
+            let serve = || {
+                broker
+                    .replicas
+                    .serve_follower_fetch(&request, &resolve, broker.now_ms())
+            };
+            let partitions = requested_partitions(&broker, &request, |t| resolve(t));
+            let mut response = wait_until(&partitions, deadline, || {
+                let response = serve();
                 let (bytes, error) = response_size(&response);
-                if min_bytes == 0
-                    || bytes >= min_bytes
-                    || error
-                    || tokio::time::Instant::now() >= deadline
-                {
-                    if version < 13 {
-                        for t in &mut response.responses {
-                            t.topic_id = Uuid::ZERO;
-                        }
-                    }
-                    return Some(response);
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep_until(deadline) => {}
-                    changed = appended.changed() => if changed.is_err() { return Some(response) },
+                (min_bytes == 0 || bytes >= min_bytes || error).then_some(response)
+            })
+            .await
+            // At the deadline: what there is.
+            .unwrap_or_else(serve);
+            if version < 13 {
+                for t in &mut response.responses {
+                    t.topic_id = Uuid::ZERO;
                 }
             }
+            return Some(response);
         }
-        loop {
-            appended.borrow_and_update();
+        let partitions = requested_partitions(&broker, &request, |t| {
+            if version >= 13 {
+                broker.cluster.topic_name_by_id(&t.topic_id)
+            } else {
+                Some(t.topic.clone())
+            }
+        });
+        let gathered = wait_until(&partitions, deadline, || {
             let g = gather(&broker, &request, version);
-            if min_bytes == 0
-                || g.bytes >= min_bytes
-                || g.error
-                || tokio::time::Instant::now() >= deadline
-            {
-                return Some(g.response);
-            }
-            tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {}
-                changed = appended.changed() => if changed.is_err() { return Some(g.response) },
-            }
-        }
+            (min_bytes == 0 || g.bytes >= min_bytes || g.error).then_some(g)
+        })
+        .await
+        .unwrap_or_else(|| gather(&broker, &request, version));
+        Some(gathered.response)
     })
 }

@@ -15,6 +15,7 @@ use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::*;
+use crate::replica::wait::wait_until;
 use crate::replica::Partition;
 
 /// An acks=all partition response waiting for the high watermark.
@@ -91,7 +92,6 @@ pub fn handle_with_waits(
     let acks = request.acks;
     let acks_valid = matches!(acks, 0 | 1 | -1);
     let now_ms = broker.now_ms();
-    let mut appended = false;
     let mut waits = Vec::new();
     let responses = request
         .topic_data
@@ -117,7 +117,6 @@ pub fn handle_with_waits(
                     };
                     match partition.append_records_with_acks(records, acks, now_ms) {
                         Ok(out) => {
-                            appended |= !out.duplicate;
                             if acks == -1 {
                                 waits.push(AckWait {
                                     topic: topic_index,
@@ -160,9 +159,6 @@ pub fn handle_with_waits(
             TopicProduceResponse { name: topic.name, partition_responses, ..Default::default() }
         })
         .collect();
-    if appended {
-        broker.replicas.notify_appended();
-    }
     let response = ProduceResponse {
         responses,
         throttle_time_ms: 0,
@@ -211,23 +207,19 @@ pub async fn start(
     let version = header.api_version;
     later(header, async move {
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
-        let mut woken = broker.replicas.subscribe_appends();
-        loop {
-            woken.borrow_and_update();
-            if settle(&mut response, &mut waits) {
-                add_leader_hints(&broker, version, &mut response);
-                return Some(response);
-            }
-            tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {
-                    for w in &waits {
-                        let r = &mut response.responses[w.topic].partition_responses[w.partition];
-                        r.error_code = ErrorCode::REQUEST_TIMED_OUT.code();
-                    }
-                    return Some(response);
-                }
-                changed = woken.changed() => if changed.is_err() { return Some(response) },
+        let partitions: Vec<Arc<Partition>> = waits.iter().map(|w| w.replica.clone()).collect();
+        let settled = wait_until(&partitions, deadline, || {
+            settle(&mut response, &mut waits).then_some(())
+        })
+        .await;
+        if settled.is_some() {
+            add_leader_hints(&broker, version, &mut response);
+        } else {
+            for w in &waits {
+                let r = &mut response.responses[w.topic].partition_responses[w.partition];
+                r.error_code = ErrorCode::REQUEST_TIMED_OUT.code();
             }
         }
+        Some(response)
     })
 }

@@ -116,7 +116,6 @@ fn handle_with_waits(
             }
         })
         .collect();
-    broker.replicas.notify_appended();
     (
         WriteTxnMarkersResponse {
             markers,

@@ -80,7 +80,12 @@ impl Partition {
                 replay_batch(&self.log, &mut st.producers, &h)?;
             }
         }
-        st.high_watermark = leader_high_watermark.min(self.log.log_end_offset());
+        let high_watermark = leader_high_watermark.min(self.log.log_end_offset());
+        let changed = appended > 0 || high_watermark != st.high_watermark;
+        st.high_watermark = high_watermark;
+        if changed {
+            self.wake_waiters();
+        }
         Ok(appended)
     }
 
@@ -97,6 +102,7 @@ impl Partition {
         }
         self.log.truncate_to(offset)?;
         st.high_watermark = st.high_watermark.min(offset);
+        self.wake_waiters();
         let (producers, _) = load_producer_state(&self.log)?;
         st.producers = producers;
         Ok(())
@@ -113,6 +119,7 @@ impl Partition {
         self.check_following(&st, leader_epoch)?;
         self.log.truncate_fully_and_start_at(offset)?;
         st.high_watermark = offset;
+        self.wake_waiters();
         let (producers, _) = load_producer_state(&self.log)?;
         st.producers = producers;
         Ok(())

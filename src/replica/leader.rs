@@ -152,6 +152,8 @@ impl Partition {
                 l.update(change, log_end_offset, now_ms);
             }
             let changed = self.maybe_increment_high_watermark(&mut st, now_ms);
+            // Acks waiting on the previous epoch fail; waiting reads re-check.
+            self.wake_waiters();
             return Ok(ChangeOutcome::Leader {
                 high_watermark_changed: changed,
             });
@@ -165,6 +167,8 @@ impl Partition {
         });
         st.leader_epoch = epoch;
         st.high_watermark = st.high_watermark.min(log_end_offset);
+        // Waiting acks and consumer fetches end with NOT_LEADER_OR_FOLLOWER.
+        self.wake_waiters();
         Ok(ChangeOutcome::Follower {
             leader: change.leader,
             leader_epoch: change.leader_epoch,
@@ -226,6 +230,10 @@ impl Partition {
             l.maybe_expand_isr(fetch.replica, high_watermark, &topic, index);
         }
         result.high_watermark_changed = self.maybe_increment_high_watermark(&mut st, fetch.now_ms);
+        if result.high_watermark_changed {
+            // acks=all produces and consumer fetches wait for the high watermark.
+            self.wake_waiters();
+        }
         result.high_watermark = st.high_watermark;
         result.last_stable_offset = match st.producers.first_unstable_offset() {
             Some(first) => first.min(st.high_watermark),

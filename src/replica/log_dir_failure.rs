@@ -49,7 +49,11 @@ impl ReplicaManager {
                 }
             }
             for key in &keys {
-                self.partitions.remove(key);
+                if let Some((_, p)) = self.partitions.remove(key) {
+                    // Waiting acks=all produces and fetches re-check and see the storage
+                    // error.
+                    p.wake_waiters();
+                }
                 self.offline_partitions.insert(key.clone(), dir.clone());
             }
             self.logs().handle_log_dir_failure(&dir);
@@ -64,8 +68,7 @@ impl ReplicaManager {
         }
         drop(handled);
         if !out.newly_offline.is_empty() {
-            // Waiting acks=all produces and fetches re-check and see the storage error.
-            self.notify_appended();
+            self.notify_replica_changes();
         }
         out.all_offline = self.logs().all_log_dirs_offline();
         out

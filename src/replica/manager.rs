@@ -2,10 +2,10 @@
 //! `ReplicaFetcherManager`): opening partitions, applying the controller's partition changes
 //! (become leader / become follower, moving partitions between fetch sessions), serving the
 //! follower fetches of other brokers, driving our own fetch sessions (sans-io: requests out,
-//! responses in), the ISR shrink check, the outbox of AlterPartition requests, and the wake-ups
-//! of delayed operations (one watch counter bumped by every append and high-watermark move,
-//! which waiting fetches and acks=all produces re-check). Log dir failures are handled in
-//! `log_dir_failure.rs`.
+//! responses in), the ISR shrink check, and the outbox of AlterPartition requests. Requests
+//! waiting on partitions are woken by the partitions themselves (`wait.rs`); here only the
+//! removal of a partition wakes its waiters, and a counter tells the fetcher tasks that the
+//! fetch sessions changed. Log dir failures are handled in `log_dir_failure.rs`.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -65,7 +65,9 @@ pub struct ReplicaManager {
     pub(super) fetchers: Mutex<BTreeMap<BrokerId, FetchSession>>,
     /// The id of the next follower fetch request, over all sessions.
     next_fetch_request_id: std::sync::atomic::AtomicU64,
-    appended: watch::Sender<u64>,
+    /// Bumped when the replicas or their fetch sessions change (a partition change applied, a
+    /// partition deleted or offline), so that the fetcher tasks reconcile without polling.
+    replica_changes: watch::Sender<u64>,
     /// Partitions whose log dir went offline, with that dir (Kafka's `HostedPartition.Offline`):
     /// they answer KAFKA_STORAGE_ERROR and are not reopened elsewhere.
     pub(super) offline_partitions: DashMap<(String, i32), std::path::PathBuf>,
@@ -79,7 +81,7 @@ impl ReplicaManager {
     }
 
     pub fn with_config(logs: Arc<LogManager>, config: ReplicationConfig) -> Self {
-        let (appended, _) = watch::channel(0);
+        let (replica_changes, _) = watch::channel(0);
         ReplicaManager {
             logs,
             config,
@@ -87,7 +89,7 @@ impl ReplicaManager {
             partitions: DashMap::new(),
             fetchers: Mutex::new(BTreeMap::new()),
             next_fetch_request_id: std::sync::atomic::AtomicU64::new(1),
-            appended,
+            replica_changes,
             offline_partitions: DashMap::new(),
             handled_offline_dirs: Mutex::new(Default::default()),
         }
@@ -226,9 +228,9 @@ impl ReplicaManager {
                 high_watermark_changed,
             } => {
                 remove_from_sessions(&mut fetchers, &key);
-                // Acks waiting on the previous epoch fail; waiting reads re-check.
+                // The partition woke its own waiters (`Partition::apply_change`).
                 let _ = high_watermark_changed;
-                self.notify_appended();
+                self.notify_replica_changes();
             }
             ChangeOutcome::Follower { leader, .. } => {
                 remove_from_sessions(&mut fetchers, &key);
@@ -239,7 +241,7 @@ impl ReplicaManager {
                         .partitions
                         .insert(key);
                 }
-                self.notify_appended();
+                self.notify_replica_changes();
             }
         }
         Ok(outcome)
@@ -249,8 +251,12 @@ impl ReplicaManager {
     pub fn delete(&self, topic: &str, index: i32) -> Result<(), StorageError> {
         let key = (topic.to_string(), index);
         remove_from_sessions(&mut self.fetchers.lock(), &key);
-        self.partitions.remove(&key);
+        if let Some((_, p)) = self.partitions.remove(&key) {
+            // Its waiters re-check and find it gone.
+            p.wake_waiters();
+        }
         self.offline_partitions.remove(&key);
+        self.notify_replica_changes();
         self.logs.delete_partition(topic, index)
     }
 
@@ -263,13 +269,15 @@ impl ReplicaManager {
             .collect()
     }
 
-    /// Tells waiting fetches and produces that data arrived or the high watermark moved.
-    pub fn notify_appended(&self) {
-        self.appended.send_modify(|v| *v = v.wrapping_add(1));
+    /// Tells the fetcher tasks that the replicas or their fetch sessions changed.
+    pub fn notify_replica_changes(&self) {
+        self.replica_changes.send_modify(|v| *v = v.wrapping_add(1));
     }
 
-    pub fn subscribe_appends(&self) -> watch::Receiver<u64> {
-        self.appended.subscribe()
+    /// Changes to the replicas and fetch sessions (what the fetcher tasks reconcile with);
+    /// requests waiting on partitions use [`super::wait::wait_until`] instead.
+    pub fn subscribe_replica_changes(&self) -> watch::Receiver<u64> {
+        self.replica_changes.subscribe()
     }
 
     /// Waits, at most `timeout_ms`, until an append that ends before `required_offset`, made
@@ -278,26 +286,17 @@ impl ReplicaManager {
     /// markers), which Kafka makes with required acks -1.
     pub async fn wait_acks_all(
         &self,
-        partition: &Partition,
+        partition: &Arc<Partition>,
         required_offset: i64,
         leader_epoch: i32,
         timeout_ms: u64,
     ) -> Option<Result<(), PartitionError>> {
-        let mut appends = self.subscribe_appends();
-        let wait = async {
-            loop {
-                if let Some(outcome) = partition.acks_all_outcome(required_offset, leader_epoch) {
-                    return Some(outcome);
-                }
-                if appends.changed().await.is_err() {
-                    return None;
-                }
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), wait)
-            .await
-            .ok()
-            .flatten()
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        let partition = [partition.clone()];
+        super::wait::wait_until(&partition, deadline, || {
+            partition[0].acks_all_outcome(required_offset, leader_epoch)
+        })
+        .await
     }
 
     /// Serves a Fetch from a follower (`replica_id >= 0` or ReplicaState): reads up to the log
@@ -316,7 +315,6 @@ impl ReplicaManager {
         };
         let broker_epoch = BrokerEpoch(request.replica_state.replica_epoch);
         let mut remaining = request.max_bytes.max(0) as usize;
-        let mut woke = false;
         let mut responses = Vec::with_capacity(request.topics.len());
         for topic in &request.topics {
             let name = resolve(topic);
@@ -345,7 +343,6 @@ impl ReplicaManager {
                 };
                 match partition.fetch_for_follower(&fetch) {
                     Ok(r) => {
-                        woke |= r.high_watermark_changed;
                         remaining = remaining.saturating_sub(r.records.len());
                         pd.high_watermark = r.high_watermark;
                         pd.last_stable_offset = r.last_stable_offset;
@@ -378,9 +375,6 @@ impl ReplicaManager {
                 partitions,
                 ..Default::default()
             });
-        }
-        if woke {
-            self.notify_appended();
         }
         FetchResponse {
             responses,
@@ -554,9 +548,6 @@ impl ReplicaManager {
             } else {
                 now_ms
             };
-        }
-        if outcome.appended_bytes > 0 {
-            self.notify_appended();
         }
         outcome
     }

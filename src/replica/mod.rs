@@ -1,6 +1,6 @@
 //! Partition replicas over the log: leader epoch, high watermark, last stable offset, producer
 //! state, ISR and follower states, the replica fetcher, and the waits of delayed operations
-//! (long-poll fetch, acks=all produce). Kafka's `Partition`, `ReplicaManager` and
+//! (long-poll fetch, acks=all produce: one wake-up per partition, `wait.rs`). Kafka's `Partition`, `ReplicaManager` and
 //! `ReplicaFetcherThread`. On a single node every partition is led here with an ISR of one, so
 //! the high watermark follows the log end offset. Nothing here reads the wall clock or opens a
 //! socket: callers pass `now_ms`, and the fetcher is driven by whoever owns the transport (the
@@ -18,6 +18,7 @@ pub mod manager;
 pub mod partition;
 mod partition_config;
 pub mod producer_state;
+pub mod wait;
 
 pub use change::{AlterPartition, AlterPartitionError, IsrMember, PartitionChange};
 pub use ids::{BrokerEpoch, BrokerId, LeaderEpoch, PartitionEpoch};

@@ -237,6 +237,8 @@ pub struct Partition {
     pub(super) state: Mutex<PartitionState>,
     config: RwLock<Arc<PartitionConfig>>,
     load: ProducerStateLoad,
+    /// The requests waiting on this partition (`wait.rs`).
+    waiters: tokio::sync::Notify,
 }
 
 /// Isolation level of a read (`isolation_level` of Fetch and ListOffsets).
@@ -384,7 +386,20 @@ impl Partition {
             }),
             config: RwLock::new(Arc::new(config)),
             load,
+            waiters: tokio::sync::Notify::new(),
         })
+    }
+
+    /// What the requests waiting on this partition register with ([`super::wait::wait_until`]).
+    pub fn waiters(&self) -> &tokio::sync::Notify {
+        &self.waiters
+    }
+
+    /// Tells the requests waiting on this partition to re-check: its log end offset, high
+    /// watermark, last stable offset, log start offset, leadership or epoch may have changed, or
+    /// it was removed.
+    pub fn wake_waiters(&self) {
+        self.waiters.notify_waiters();
     }
 
     pub fn config(&self) -> Arc<PartitionConfig> {
@@ -550,6 +565,9 @@ impl Partition {
         }
         // With an ISR of one the high watermark follows the log end offset at once.
         self.maybe_increment_high_watermark(&mut st, now_ms);
+        // Long-poll fetches of followers wait for the log end offset, consumers' for the
+        // high watermark.
+        self.wake_waiters();
         Ok(AppendOutcome {
             base_offset: info.first_offset,
             last_offset: info.last_offset,
@@ -605,7 +623,10 @@ impl Partition {
                 log_end_offset: self.log_end_offset(),
             });
         }
-        Ok(self.log.delete_records_before(target)?)
+        let log_start_offset = self.log.delete_records_before(target)?;
+        // A fetch waiting below the new log start now answers OFFSET_OUT_OF_RANGE.
+        self.wake_waiters();
+        Ok(log_start_offset)
     }
 
     /// Writes a transaction marker (COMMIT or ABORT control batch) for a producer, as the
@@ -658,6 +679,8 @@ impl Partition {
         st.producers
             .set_coordinator_epoch(producer_id, coordinator_epoch);
         self.maybe_increment_high_watermark(&mut st, now_ms);
+        // The last stable offset moved: read_committed fetches may now return data.
+        self.wake_waiters();
         Ok(offset)
     }
 

@@ -326,3 +326,59 @@ fn a_late_response_to_a_timed_out_fetch_is_dropped() {
     let sessions = b.fetch_sessions();
     assert_eq!(sessions[0].in_flight.as_ref().unwrap().request_id, next_id);
 }
+
+/// An acks=all wait (`ReplicaManager::wait_acks_all`, the coordinators' and markers' wait) ends
+/// when a follower's fetch moves the high watermark past the batch: the fetch wakes the
+/// partition's waiters, not a timer.
+#[tokio::test]
+async fn an_acks_all_wait_is_woken_by_the_follower_fetch_that_moves_the_high_watermark() {
+    let (_d, a, b) = setup(2, &[0, 1]);
+    let (a, b) = (Arc::new(a), Arc::new(b));
+    let p = a.get("t", 0).unwrap();
+    let out = p.append_records_with_acks(batch("x"), -1, 1).unwrap();
+    let waiter = {
+        let (a, p) = (a.clone(), p.clone());
+        tokio::spawn(async move {
+            a.wait_acks_all(&p, out.last_offset + 1, out.leader_epoch, 30_000)
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert!(!waiter.is_finished());
+    replicate(&a, &b, 2);
+    replicate(&a, &b, 3);
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+        .await
+        .expect("woken well before its 30 s timeout")
+        .unwrap();
+    assert!(matches!(outcome, Some(Ok(()))));
+}
+
+/// Leadership moving away ends a waiting acks=all append at once with NOT_LEADER_OR_FOLLOWER
+/// (Kafka's DelayedProduce completes with the partition's error), not at its timeout.
+#[tokio::test]
+async fn an_acks_all_wait_ends_with_not_leader_when_leadership_moves() {
+    let (_d, a, _b) = setup(2, &[0, 1]);
+    let a = Arc::new(a);
+    let p = a.get("t", 0).unwrap();
+    let out = p.append_records_with_acks(batch("x"), -1, 1).unwrap();
+    let waiter = {
+        let (a, p) = (a.clone(), p.clone());
+        tokio::spawn(async move {
+            a.wait_acks_all(&p, out.last_offset + 1, out.leader_epoch, 30_000)
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert!(!waiter.is_finished());
+    a.apply_partition_change(&change(1, 1, 1, &[0, 1]), config(2), 2)
+        .unwrap();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+        .await
+        .expect("ended well before its 30 s timeout")
+        .unwrap();
+    assert_eq!(
+        outcome.unwrap().unwrap_err().code(),
+        ErrorCode::NOT_LEADER_OR_FOLLOWER
+    );
+}

@@ -65,7 +65,11 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> std::io::Result<Opt
     }
 }
 
-fn encode_frame<S: ReplicatedState>(entry: &Entry<S>, out: &mut Vec<u8>) -> std::io::Result<()> {
+/// Appends one frame of the log file: length, CRC-32C of the entry, the entry as JSON.
+pub fn encode_frame<S: ReplicatedState>(
+    entry: &Entry<S>,
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
     let json = serde_json::to_vec(entry)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     out.extend_from_slice(&(json.len() as u32).to_be_bytes());
@@ -75,8 +79,9 @@ fn encode_frame<S: ReplicatedState>(entry: &Entry<S>, out: &mut Vec<u8>) -> std:
 }
 
 /// Decodes frames from `buf`; returns the entries with their offsets and the length of the
-/// valid prefix (everything after it is a torn or corrupt tail).
-fn decode_frames<S: ReplicatedState>(
+/// valid prefix (everything after it is a torn or corrupt tail). Public for the fuzz target
+/// `metadata_records`: a log file is read back at start, whatever a crash left in it.
+pub fn decode_frames<S: ReplicatedState>(
     buf: &[u8],
     last_purged: Option<LogId>,
 ) -> (BTreeMap<u64, (u64, Entry<S>)>, u64) {

@@ -210,7 +210,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
     /// Server side of the raft RPCs: decode a request payload, run it on the local raft
     /// node, encode the reply. Never fails: a bad payload gets an error reply.
     pub async fn handle_rpc(&self, payload: Bytes) -> Bytes {
-        let envelope: RaftEnvelope<S> = match serde_json::from_slice(&payload) {
+        let envelope: RaftEnvelope<S> = match network::decode_envelope(&payload) {
             Ok(envelope) => envelope,
             Err(e) => return encode(&RaftRpcReply::Error(format!("undecodable raft rpc: {e}"))),
         };

@@ -83,6 +83,14 @@ pub enum RaftRpcReply {
     Error(String),
 }
 
+/// Decodes a raft RPC as it arrives on the controller listener; the first thing
+/// [`super::RaftQuorum::handle_rpc`] does with bytes from the network (fuzz target `raft_rpc`).
+pub fn decode_envelope<S: ReplicatedState>(
+    payload: &[u8],
+) -> Result<RaftEnvelope<S>, serde_json::Error> {
+    serde_json::from_slice(payload)
+}
+
 pub fn encode<T: serde::Serialize>(value: &T) -> Bytes {
     match serde_json::to_vec(value) {
         Ok(v) => Bytes::from(v),

@@ -11,6 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::*;
 
+mod fuzz_seeds;
 mod observer;
 mod voters;
 

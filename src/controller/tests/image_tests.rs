@@ -170,3 +170,49 @@ fn image_and_records_round_trip_through_serde_json() {
         assert_eq!(&back, r);
     }
 }
+
+/// A partition change that would take an epoch past i32::MAX (only a corrupt or hostile
+/// metadata log holds one) is skipped whole instead of overflowing: a panic with overflow checks
+/// on, a wrap to a negative epoch (every later change looking stale) without.
+#[test]
+fn a_partition_change_past_the_largest_epoch_is_skipped() {
+    for (leader_epoch, partition_epoch) in [(i32::MAX, 0), (0, i32::MAX)] {
+        let mut image = MetadataImage::default();
+        for r in [
+            MetadataRecord::Topic {
+                name: "t".into(),
+                topic_id: T,
+            },
+            MetadataRecord::Partition {
+                topic_id: T,
+                partition: 0,
+                replicas: vec![1, 2],
+                isr: vec![1, 2],
+                leader: 1,
+                leader_epoch,
+                partition_epoch,
+                adding_replicas: vec![],
+                removing_replicas: vec![],
+                directories: vec![],
+            },
+            MetadataRecord::PartitionChange {
+                topic_id: T,
+                partition: 0,
+                leader: Some(2),
+                isr: Some(vec![2]),
+                replicas: None,
+                adding_replicas: None,
+                removing_replicas: None,
+                directories: None,
+            },
+        ] {
+            image.apply(&r);
+        }
+        let p = image.partition("t", 0).unwrap();
+        assert_eq!((p.leader, p.isr.clone()), (1, vec![1, 2]), "skipped whole");
+        assert_eq!(
+            (p.leader_epoch, p.partition_epoch),
+            (leader_epoch, partition_epoch)
+        );
+    }
+}
