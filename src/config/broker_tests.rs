@@ -1,0 +1,214 @@
+//! Tests of the broker config: parsing, defaults, synonyms and the keys that refuse start-up.
+use super::*;
+
+fn load(
+    text: &str,
+    overrides: &[&str],
+) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    BrokerConfig::load(Some(text), &o)
+}
+
+#[test]
+fn defaults() {
+    let c = BrokerConfig::default();
+    assert_eq!(c.node_id, 1);
+    assert_eq!(
+        c.process_roles,
+        vec![ProcessRole::Broker, ProcessRole::Controller]
+    );
+    assert_eq!(
+        c.listeners,
+        vec![Listener {
+            name: "PLAINTEXT".into(),
+            host: "127.0.0.1".into(),
+            port: 9092
+        }]
+    );
+    assert_eq!(c.advertised_listeners, c.listeners);
+    assert_eq!(c.log_dirs, vec![PathBuf::from("./strata-data")]);
+    assert_eq!(c.log_retention_ms, 168 * MS_PER_HOUR);
+    assert_eq!(c.log_roll_ms, 168 * MS_PER_HOUR);
+    assert_eq!(c.message_max_bytes, 1_048_588);
+    assert_eq!(c.socket_request_max_bytes, 104_857_600);
+    assert_eq!(c.max_inflight_requests_per_connection, 16);
+    assert_eq!(c.offsets_retention_ms, 10080 * MS_PER_MINUTE);
+    assert_eq!(c.log_flush_interval_ms, i64::MAX);
+    assert_eq!(
+        c.log_cleanup_policy,
+        CleanupPolicy {
+            delete: true,
+            compact: false
+        }
+    );
+    assert_eq!(c.compression_type, CompressionType::Producer);
+    assert!(c.log_cleaner_enable);
+    assert_eq!(c.log_cleaner_backoff_ms, 15_000);
+    assert_eq!(c.log_cleaner_io_max_bytes_per_second, f64::MAX);
+    assert!(c.static_configs.is_empty());
+    let (c, _) = load(
+        "log.cleaner.io.max.bytes.per.second=1048576.5\nlog.cleaner.backoff.ms=200",
+        &["log.cleaner.enable=false"],
+    )
+    .unwrap();
+    assert_eq!(c.log_cleaner_io_max_bytes_per_second, 1_048_576.5);
+    assert_eq!(c.log_cleaner_backoff_ms, 200);
+    assert!(!c.log_cleaner_enable);
+}
+
+#[test]
+fn retention_and_roll_precedence() {
+    let (c, _) = load("log.retention.hours=1\nlog.retention.minutes=5", &[]).unwrap();
+    assert_eq!(c.log_retention_ms, 5 * MS_PER_MINUTE);
+    let (c, _) = load(
+        "log.retention.hours=1\nlog.retention.minutes=5",
+        &["log.retention.ms=42"],
+    )
+    .unwrap();
+    assert_eq!(c.log_retention_ms, 42);
+    let (c, _) = load("log.retention.ms=-5", &[]).unwrap();
+    assert_eq!(c.log_retention_ms, -1);
+    let (c, _) = load("log.roll.hours=2", &[]).unwrap();
+    assert_eq!(c.log_roll_ms, 2 * MS_PER_HOUR);
+    let (c, _) = load("log.roll.hours=2\nlog.roll.ms=10", &[]).unwrap();
+    assert_eq!(c.log_roll_ms, 10);
+}
+
+#[test]
+fn overrides_beat_file_and_log_dirs_beat_log_dir() {
+    let (c, _) = load(
+        "num.partitions=3\nlog.dir=/a\nlog.dirs=/b, /c",
+        &["num.partitions=7"],
+    )
+    .unwrap();
+    assert_eq!(c.num_partitions, 7);
+    assert_eq!(c.log_dirs, vec![PathBuf::from("/b"), PathBuf::from("/c")]);
+    assert_eq!(c.static_configs["num.partitions"], "7");
+    let (c, _) = load("log.dir=/a", &[]).unwrap();
+    assert_eq!(c.log_dirs, vec![PathBuf::from("/a")]);
+    assert_eq!(
+        load("", &["novalue"]).unwrap_err(),
+        ConfigError::InvalidOverride("novalue".into())
+    );
+}
+
+#[test]
+fn unknown_keys_are_warnings() {
+    let (_, w) = load(
+        "retension.ms=1\nnum.io.threads=8\nlistener.name.x.y=1",
+        &["foo.bar=1"],
+    )
+    .unwrap();
+    assert!(w.contains(&ConfigWarning::UnknownKey("retension.ms".into())));
+    assert!(w.contains(&ConfigWarning::UnknownKey("foo.bar".into())));
+    assert!(w.contains(&ConfigWarning::IgnoredKafkaKey("num.io.threads".into())));
+    assert!(w.contains(&ConfigWarning::IgnoredKafkaKey("listener.name.x.y".into())));
+    assert!(w.iter().any(|w| w.to_string().contains("'foo.bar'")));
+}
+
+#[test]
+fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
+    let err = load("listeners=SSL://127.0.0.1:9093", &[]).unwrap_err();
+    assert!(
+        matches!(&err, ConfigError::Unsupported { key, .. } if key == "listener.security.protocol.map"),
+        "{err}"
+    );
+    let err = load(
+        "listeners=PLAINTEXT://:9092,SECURE://:9093\n\
+         listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("SECURE:SASL_SSL"), "{err}");
+    // A listener the map does not name is an error, as in Kafka.
+    let err = load("listeners=INTERNAL://:9093", &[]).unwrap_err();
+    assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
+    let err = load("authorizer.class.name=org.example.Authorizer", &[]).unwrap_err();
+    assert!(
+        matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name")
+    );
+    let err = load("", &["ssl.keystore.location=/k.jks"]).unwrap_err();
+    assert!(err.to_string().contains("ssl.keystore.location"), "{err}");
+    // Kafka's KRaft default maps the controller listener to PLAINTEXT.
+    let (c, _) = load(
+        "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        c.listener_security_protocol_map["CONTROLLER"],
+        SecurityProtocol::Plaintext
+    );
+}
+
+#[test]
+fn bad_values_name_key_and_value() {
+    let err = load("message.max.bytes=lots", &[]).unwrap_err();
+    assert!(
+        matches!(&err, ConfigError::InvalidValue { key, value, .. } if key == "message.max.bytes" && value == "lots")
+    );
+    assert!(err.to_string().contains("message.max.bytes") && err.to_string().contains("lots"));
+    let err = load("listeners=PLAINTEXT://host", &[]).unwrap_err();
+    assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
+    assert!(load("auto.create.topics.enable=maybe", &[]).is_err());
+    assert!(load("process.roles=broker,broker", &[]).is_err());
+    assert!(load("process.roles=", &[]).is_err());
+    assert!(load("node.id=2\nbroker.id=3", &[]).is_err());
+    assert!(load(
+        "group.min.session.timeout.ms=10\ngroup.max.session.timeout.ms=5",
+        &[]
+    )
+    .is_err());
+}
+
+#[test]
+fn listeners_and_voters() {
+    let (c, _) = load(
+        "listeners=plaintext://:9092, INTERNAL://[::1]:9093,EXTERNAL://0.0.0.0:0\n\
+         listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT\n\
+         advertised.listeners=PLAINTEXT://example.com:19092\n\
+         controller.quorum.voters=1@localhost:9093,2@[::1]:9094\nbroker.id=4",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.node_id, 4);
+    assert_eq!(
+        c.listeners[0],
+        Listener {
+            name: "PLAINTEXT".into(),
+            host: "".into(),
+            port: 9092
+        }
+    );
+    assert_eq!(c.listeners[0].bind_host(), "0.0.0.0");
+    assert_eq!(c.listeners[1].host, "::1");
+    assert_eq!(c.listeners[2].port, 0);
+    assert_eq!(c.advertised_listeners[0].host, "example.com");
+    assert_eq!(
+        c.controller_quorum_voters[1],
+        QuorumVoter {
+            id: 2,
+            host: "::1".into(),
+            port: 9094
+        }
+    );
+    assert!(load("listeners=A://h:1,a://h:2", &[]).is_err());
+    assert!(load("listeners=A://h:70000", &[]).is_err());
+    assert!(load("controller.quorum.voters=x@h:1", &[]).is_err());
+}
+
+#[test]
+fn quorum_bootstrap_servers() {
+    let (c, _) = load(
+        "controller.quorum.bootstrap.servers=localhost:9093, [::1]:9094",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        c.controller_quorum_bootstrap_servers,
+        vec!["localhost:9093".to_string(), "[::1]:9094".to_string()]
+    );
+    assert!(c.controller_quorum_voters.is_empty());
+    assert!(load("controller.quorum.bootstrap.servers=localhost", &[]).is_err());
+    assert!(load("controller.quorum.bootstrap.servers=h:99999", &[]).is_err());
+}
