@@ -200,27 +200,15 @@ async fn offsets_of_partitions_that_do_not_exist() {
                 OffsetDeleteRequestTopic {
                     name: "real".into(),
                     partitions: vec![
-                        OffsetDeleteRequestPartition {
-                            partition_index: 0,
-                            ..Default::default()
-                        },
-                        OffsetDeleteRequestPartition {
-                            partition_index: 9,
-                            ..Default::default()
-                        },
+                        OffsetDeleteRequestPartition { partition_index: 0 },
+                        OffsetDeleteRequestPartition { partition_index: 9 },
                     ],
-                    ..Default::default()
                 },
                 OffsetDeleteRequestTopic {
                     name: "nope".into(),
-                    partitions: vec![OffsetDeleteRequestPartition {
-                        partition_index: 0,
-                        ..Default::default()
-                    }],
-                    ..Default::default()
+                    partitions: vec![OffsetDeleteRequestPartition { partition_index: 0 }],
                 },
             ],
-            ..Default::default()
         }
     );
     assert_eq!(r.error_code, 0);

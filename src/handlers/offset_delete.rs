@@ -42,7 +42,6 @@ pub async fn start(
             |partition_index, error_code| OffsetDeleteResponsePartition {
                 partition_index,
                 error_code,
-                ..Default::default()
             },
         );
     }
