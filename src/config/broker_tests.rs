@@ -1,10 +1,7 @@
 //! Tests of the broker config: parsing, defaults, synonyms and the keys that refuse start-up.
 use super::*;
 
-fn load(
-    text: &str,
-    overrides: &[&str],
-) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
+fn load(text: &str, overrides: &[&str]) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     BrokerConfig::load(Some(text), &o)
 }
@@ -124,9 +121,7 @@ fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
     let err = load("listeners=INTERNAL://:9093", &[]).unwrap_err();
     assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
     let err = load("authorizer.class.name=org.example.Authorizer", &[]).unwrap_err();
-    assert!(
-        matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name")
-    );
+    assert!(matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name"));
     let err = load("", &["ssl.keystore.location=/k.jks"]).unwrap_err();
     assert!(err.to_string().contains("ssl.keystore.location"), "{err}");
     // Kafka's KRaft default maps the controller listener to PLAINTEXT.

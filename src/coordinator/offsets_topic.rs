@@ -59,7 +59,7 @@ impl InternalTopicLog {
         for r in records {
             builder.append(now, Some(r.key), r.value, Vec::new());
         }
-        match p.append_records_with_acks(builder.build().freeze(), self.required_acks, now) {
+        match p.append_coordinator_records(builder.build().freeze(), self.required_acks, now) {
             Ok(_) => Ok(()),
             Err(PartitionError::MessageTooLarge { .. }) => Err(CoordinatorLogError::RecordTooLarge),
             Err(PartitionError::NotLeaderOrFollower) => Err(CoordinatorLogError::NotLeader),

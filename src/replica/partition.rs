@@ -461,6 +461,28 @@ impl Partition {
         required_acks: i16,
         now_ms: i64,
     ) -> Result<AppendOutcome, PartitionError> {
+        self.append_as_leader_from(records, required_acks, now_ms, true)
+    }
+
+    /// Appends a coordinator's own batch (Kafka's `AppendOrigin.COORDINATOR`): validated as
+    /// any batch, except the client-only rules (a transactional offset commit carries a
+    /// producer id and no sequence).
+    pub fn append_coordinator_records(
+        &self,
+        records: Bytes,
+        required_acks: i16,
+        now_ms: i64,
+    ) -> Result<AppendOutcome, PartitionError> {
+        self.append_as_leader_from(records, required_acks, now_ms, false)
+    }
+
+    fn append_as_leader_from(
+        &self,
+        records: Bytes,
+        required_acks: i16,
+        now_ms: i64,
+        from_client: bool,
+    ) -> Result<AppendOutcome, PartitionError> {
         let config = self.config();
         let too_large = |e| match e {
             batch::BatchError::MessageTooLarge { size, .. } => PartitionError::MessageTooLarge {
@@ -479,6 +501,7 @@ impl Partition {
             timestamp_after_max_ms: config.timestamp_after_max_ms,
             now_ms,
             topic_partition: format!("{}-{}", self.topic, self.index),
+            from_client,
         };
         let validated = validate_produce(&records, &validation).map_err(too_large)?;
         let (records, batches) = apply_topic_compression(

@@ -382,3 +382,29 @@ async fn an_acks_all_wait_ends_with_not_leader_when_leadership_moves() {
         ErrorCode::NOT_LEADER_OR_FOLLOWER
     );
 }
+
+#[test]
+fn a_coordinator_writes_a_transactional_batch_without_a_sequence_a_client_may_not() {
+    // TxnOffsetCommit's batch on `__consumer_offsets` carries the producer id and no sequence
+    // (Kafka writes it with AppendOrigin.COORDINATOR); the same batch from a client is invalid.
+    let (_d, a, _b) = setup(1, &[0]);
+    let p = a.get("t", 0).unwrap();
+    let batch = || {
+        let mut txn = RecordBatchBuilder::new(0)
+            .producer(7, 0, -1)
+            .transactional(true);
+        txn.append(
+            1_000,
+            Some(Bytes::from_static(b"k")),
+            Some(Bytes::from_static(b"v")),
+            vec![],
+        );
+        txn.build().freeze()
+    };
+    let err = p.append_records_with_acks(batch(), 1, 1).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::INVALID_RECORD);
+    assert_eq!(p.log_end_offset(), 0);
+    let out = p.append_coordinator_records(batch(), 1, 1).unwrap();
+    assert_eq!(out.base_offset, 0);
+    assert_eq!(p.log_end_offset(), 1);
+}

@@ -54,6 +54,10 @@ pub struct ValidationConfig {
     pub now_ms: i64,
     /// `<topic>-<partition>`, for the messages Kafka writes.
     pub topic_partition: String,
+    /// The batches come from a client (Kafka's `AppendOrigin.CLIENT`), not from a coordinator
+    /// of this broker: only a client's batches must carry a sequence with their producer id
+    /// and may not be control batches (transactional offset commits are written with none).
+    pub from_client: bool,
 }
 
 impl Default for ValidationConfig {
@@ -66,6 +70,7 @@ impl Default for ValidationConfig {
             timestamp_after_max_ms: i64::MAX,
             now_ms: 0,
             topic_partition: String::new(),
+            from_client: true,
         }
     }
 }
@@ -108,7 +113,10 @@ pub fn validate_produce(
                 max: config.max_message_bytes,
             });
         }
-        check_client_header(&header)?;
+        check_batch_shape(&header)?;
+        if config.from_client {
+            check_client_header(&header)?;
+        }
         let section = &rest[RECORD_BATCH_OVERHEAD..total];
         let needs_rebuild = walk_batch(&header, section, config)?;
         out.push(ValidatedBatch {
@@ -121,8 +129,8 @@ pub fn validate_produce(
     Ok(out)
 }
 
-/// Kafka's `validateBatch` for a batch sent by a client.
-fn check_client_header(h: &BatchHeader) -> Result<(), BatchError> {
+/// Kafka's `validateBatch`: what every batch appended as leader must satisfy.
+fn check_batch_shape(h: &BatchHeader) -> Result<(), BatchError> {
     // A producer batch always carries records; compaction may leave empty batches on disk
     // but a client never sends one.
     if h.records_count <= 0 {
@@ -138,6 +146,11 @@ fn check_client_header(h: &BatchHeader) -> Result<(), BatchError> {
     if h.compression() > 4 {
         return Err(BatchError::CorruptMessage("unknown compression codec"));
     }
+    Ok(())
+}
+
+/// The rest of Kafka's `validateBatch`, for a batch sent by a client only.
+fn check_client_header(h: &BatchHeader) -> Result<(), BatchError> {
     if h.is_control() {
         return Err(BatchError::InvalidRecord(
             "clients are not allowed to write control records",
