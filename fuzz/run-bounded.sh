@@ -55,9 +55,15 @@ for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "$scratch/$t"
   echo "==> fuzz $t for ${SECONDS_EACH}s (seeds: $(ls "fuzz/corpus/$t" | wc -l))"
   # New inputs go to the scratch dir (first); the committed corpus is only read.
-  if ! (cd fuzz && cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
-      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1); then
+  # libFuzzer prints a line per new input: keep it in a log, show its end.
+  log="$scratch/$t.log"
+  if (cd fuzz && cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
+      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1) \
+      >"$log" 2>&1; then
+    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || tail -3 "$log"
+  else
     failed+=("$t")
+    tail -60 "$log"
   fi
 done
 echo "fuzz: $(( ${#targets[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
