@@ -34,6 +34,7 @@ pub mod handlers;
 pub mod net;
 pub mod protocol;
 pub mod replica;
+pub mod security;
 pub mod server;
 #[cfg(test)]
 mod sim;

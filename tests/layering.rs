@@ -10,12 +10,13 @@ const RANKS: &[(&str, u8)] = &[
     ("storage", 1),
     ("replica", 2),
     ("controller", 3),
-    ("coordinator", 4),
-    ("net", 4),
-    ("cluster", 5),
-    ("broker", 6),
-    ("handlers", 7),
-    ("server", 8),
+    ("security", 4),
+    ("coordinator", 5),
+    ("net", 5),
+    ("cluster", 6),
+    ("broker", 7),
+    ("handlers", 8),
+    ("server", 9),
 ];
 
 const LEAVES: &[&str] = &["config", "clock", "error"];

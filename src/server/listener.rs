@@ -104,12 +104,12 @@ pub async fn serve(
                             }
                         };
                         let _ = stream.set_nodelay(true);
-                        let context = Arc::new(ConnectionContext {
-                            listener_name: bound.name.clone(),
-                            security_protocol: bound.security_protocol,
-                            scope: bound.scope,
+                        let context = Arc::new(ConnectionContext::new(
+                            bound.name.clone(),
+                            bound.security_protocol,
+                            bound.scope,
                             peer,
-                        });
+                        ));
                         let conn = Connection::new(
                             broker.clone(),
                             network.clone(),
