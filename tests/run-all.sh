@@ -8,7 +8,8 @@
 # The compat-tests are two suites that share no port: the single-broker one
 # (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT) and the 3-process cluster one
 # (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19415 or
-# CLUSTER_PORT_BASE). They run side by side (STRATA_SERIAL_SUITES=1 runs them one after the
+# CLUSTER_PORT_BASE), followed by the security suite (compat-tests/security/run.sh: secured
+# brokers of its own from port 19500). They run side by side (STRATA_SERIAL_SUITES=1 runs them one after the
 # other); the exit status is non-zero if any step fails. The last line totals every step.
 #
 #   tests/run-all.sh            everything
@@ -106,6 +107,10 @@ if want --compat || [ "$mode" = --cluster ]; then
   cluster_log=$(mktemp /tmp/strata-cluster-suite.XXXXXX)
   bash compat-tests/cluster/run.sh 2>&1 | tee "$cluster_log" || status=1
   tally "$cluster_log"
+  step "compat-tests: security (TLS, SASL, ACLs, quotas; own ports from 19500)"
+  security_log=$(mktemp /tmp/strata-security-suite.XXXXXX)
+  bash compat-tests/security/run.sh 2>&1 | tee "$security_log" || status=1
+  tally "$security_log"
 fi
 
 if [ -n "$single_pid" ]; then

@@ -1,0 +1,65 @@
+# Sourced by the security case files after compat-tests/lib/harness.sh: certificates, and a
+# Strata broker started with a given set of config overrides and stopped when the file ends.
+#
+#   certs_dir                      -> prints the directory of this run's PEM files:
+#        ca.pem ca.key             the CA every party trusts
+#        broker.pem broker.key     the broker (SAN 127.0.0.1 and localhost), signed by the CA
+#        alice.pem alice.key       a client, subject CN=alice,OU=eng,O=strata; signed by the CA
+#        rogue-ca.pem rogue.pem rogue.key   a client signed by a CA nobody trusts
+#   start_broker NAME KEY=VALUE... -> starts target/release/strata with those overrides (data
+#        dir and node id are filled in), waits for its first listener port, prints nothing;
+#        the broker's log is $OUT/broker-NAME.log; every broker stops when the case file
+#        ends. Call it at the top level of the case file, not inside a case function (those
+#        run in subshells, which neither share SEC_PIDS nor run this file's EXIT trap).
+SECLIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+STRATA_BIN="${STRATA_BIN:-$SECLIB_DIR/../../target/release/strata}"
+SEC_PIDS=""
+trap 'for p in $SEC_PIDS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+
+certs_dir() {
+  local d="$OUT/certs"
+  if [ ! -s "$d/rogue.pem" ]; then
+    mkdir -p "$d"
+    (
+      cd "$d" || exit 1
+      openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=strata-test-ca" \
+        -keyout ca.key -out ca.pem 2>/dev/null
+      openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=rogue-ca" \
+        -keyout rogue-ca.key -out rogue-ca.pem 2>/dev/null
+      issue() { # name subject ca-prefix [san]
+        openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+        if [ -n "${4:-}" ]; then printf 'subjectAltName=%s\n' "$4" >"$1.ext"; else : >"$1.ext"; fi
+        openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days 2 \
+          -extfile "$1.ext" -out "$1.pem" 2>/dev/null
+      }
+      issue broker "/CN=broker" ca "DNS:localhost,IP:127.0.0.1"
+      issue alice "/O=strata/OU=eng/CN=alice" ca
+      issue rogue "/CN=rogue" rogue-ca
+    ) || return 1
+  fi
+  echo "$d"
+}
+
+start_broker() {
+  local name="$1"; shift
+  local data="$OUT/data-$name" port="" arg
+  rm -rf "$data"; mkdir -p "$data"
+  local args=(--override "log.dirs=$data")
+  for arg in "$@"; do
+    args+=(--override "$arg")
+    if [ -z "$port" ] && [[ "$arg" == listeners=* ]]; then
+      port=$(sed -E 's/^listeners=[^:]+:\/\/[^:]*:([0-9]+).*/\1/' <<<"$arg")
+    fi
+  done
+  "$STRATA_BIN" "${args[@]}" >"$OUT/broker-$name.log" 2>&1 &
+  local pid=$!
+  SEC_PIDS="$SEC_PIDS $pid"
+  for _ in $(seq 1 100); do
+    [ -n "$port" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "broker $name did not start:" >&2
+  tail -20 "$OUT/broker-$name.log" >&2
+  return 1
+}
