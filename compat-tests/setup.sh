@@ -9,6 +9,10 @@
 #                        franz-go/go.mod; source from the Go module proxy, copied to
 #                        .cache/franz-kgo/src; never committed)
 #   kcat                 Debian package (system-wide, apt)
+#   .cache/librdkafka-tests/   librdkafka's own test runner (tests/test-runner), built from
+#                        Debian's source package of librdkafka (apt-get source; the deb-src
+#                        entry is derived from the machine's own Debian sources); used by the
+#                        cluster suite for librdkafka's transaction tests 0103 and 0129
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="$HERE/.cache"
@@ -105,6 +109,31 @@ else
   log "franz-go kgo tests: go test -c ./pkg/kgo -> $KGO_TEST"
   (cd "$SRC" && go test -mod=readonly -c -o "$KGO_TEST" ./pkg/kgo)
   echo "$KGO_STAMP" > "$KGO_TEST.src"
+fi
+
+# ---- 7. librdkafka's own test runner (cluster suite: tests 0103, 0129) ------------------
+RDK_TESTS="$CACHE/librdkafka-tests"
+if [ -x "$RDK_TESTS/tests/test-runner" ]; then
+  log "librdkafka test runner: present, skip"
+else
+  SRC_LIST=/etc/apt/sources.list.d/strata-deb-src.sources
+  if [ ! -e "$SRC_LIST" ] && [ -e /etc/apt/sources.list.d/debian.sources ]; then
+    log "librdkafka test runner: enabling Debian source packages ($SRC_LIST)"
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$SRC_LIST"
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev libssl-dev libsasl2-dev \
+    zlib1g-dev libzstd-dev liblz4-dev >/dev/null
+  WORK=$(mktemp -d /tmp/strata-rdk-src.XXXXXX)
+  log "librdkafka test runner: apt-get source librdkafka, build (a few minutes)"
+  (cd "$WORK" && apt-get source -qq librdkafka >/dev/null 2>&1)
+  SRCDIR=$(find "$WORK" -maxdepth 1 -type d -name 'librdkafka-*' | head -1)
+  [ -n "$SRCDIR" ] || { log "apt-get source librdkafka failed"; exit 1; }
+  (cd "$SRCDIR" && ./configure --disable-gssapi --disable-curl >/dev/null \
+    && make -j"$(nproc)" libs >/dev/null 2>&1 && make -j"$(nproc)" -C tests build >/dev/null 2>&1) \
+    || { log "librdkafka test runner build failed"; exit 1; }
+  rm -rf "$RDK_TESTS"; mv "$SRCDIR" "$RDK_TESTS"; rm -rf "$WORK"
+  log "librdkafka test runner: $RDK_TESTS/tests/test-runner"
 fi
 
 log "done in $(( $(date +%s) - T0 ))s"

@@ -8,7 +8,8 @@
 #   CLUSTER_IMPL=kafka compat-tests/cluster/run.sh   against reference Apache Kafka brokers
 #   compat-tests/cluster/run.sh --filter chaos    only cases whose name matches (grep -E)
 #
-# Cases: cluster.chaos (chaos.py), cluster.txn.* (txn.py), cluster.tools.* (tools.sh).
+# Cases: cluster.chaos (chaos.py), cluster.txn.* (txn.py), cluster.librdkafka.* (librdkafka's
+# own tests 0103 and 0129, rdkafka_tests.sh), cluster.tools.* (tools.sh).
 # Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..3 and base+11..13),
 # CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s).
 set -uo pipefail
@@ -73,6 +74,11 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rf1-rf3 txn_rf
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rdkafka-0129 txn_0129
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rdkafka-0103 txn_0103
+  # librdkafka's own transaction tests, built from Debian's source package by setup.sh.
+  rdk_0129() { bash "$CLDIR/rdkafka_tests.sh" 0129; }
+  rdk_0103() { bash "$CLDIR/rdkafka_tests.sh" 0103; }
+  CASE_TIMEOUT=240 case_run cluster cluster.librdkafka.0129 rdk_0129
+  CASE_TIMEOUT=600 case_run cluster cluster.librdkafka.0103 rdk_0103
   bash "$CLDIR/tools.sh"
 } 2>&1 | tee -a "$SUMMARY"
 

@@ -24,6 +24,9 @@ pub const PROPAGATION_TIMEOUT_MS: u64 = 10_000;
 /// one may: the controller channel's request timeout). A controller that cannot commit (no
 /// quorum yet, or lost) answers REQUEST_TIMED_OUT instead of holding the request forever.
 const LOCAL_OPERATION_TIMEOUT_MS: u64 = 5_000;
+/// What a forwarded request with its own timeout waits beyond it: the controller's answer
+/// and its way back.
+const FORWARD_MARGIN_MS: u64 = 2_000;
 
 impl ClusterContext {
     /// Runs a controller operation locally or forwards `request` to the active controller;
@@ -42,6 +45,39 @@ impl ClusterContext {
         F: Fn(Arc<ControllerService>, Req) -> Fut,
         Fut: Future<Output = Result<Resp, ControllerError>>,
     {
+        self.controller_op_within(api_key, version, request, None, local, on_error)
+            .await
+    }
+
+    /// [`Self::controller_op`] for a request that carries its own `timeout_ms` (CreateTopics,
+    /// DeleteTopics, CreatePartitions): the controller may take that long, so the local
+    /// operation and the forwarded call wait for it (plus a margin for the answer to travel),
+    /// not for the channel's shorter default. A forwarded call that times out after it was
+    /// sent is answered REQUEST_TIMED_OUT, as Kafka's forwarding manager does, and never sent
+    /// again: the controller may have applied it, and a retry would answer
+    /// TOPIC_ALREADY_EXISTS for the client's own topic.
+    pub async fn controller_op_within<Req, Resp, F, Fut>(
+        &self,
+        api_key: i16,
+        version: i16,
+        request: Req,
+        request_timeout_ms: Option<u64>,
+        local: F,
+        on_error: impl FnOnce(ErrorCode) -> Resp,
+    ) -> Resp
+    where
+        Req: Encode + Clone + Send,
+        Resp: Decode,
+        F: Fn(Arc<ControllerService>, Req) -> Fut,
+        Fut: Future<Output = Result<Resp, ControllerError>>,
+    {
+        let local_timeout_ms = request_timeout_ms.map_or(LOCAL_OPERATION_TIMEOUT_MS, |t| {
+            t.max(LOCAL_OPERATION_TIMEOUT_MS)
+        });
+        let forward_timeout_ms = request_timeout_ms.map(|t| {
+            t.saturating_add(FORWARD_MARGIN_MS)
+                .max(self.channel.timeout_ms())
+        });
         let mut last = ErrorCode::NOT_CONTROLLER;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
@@ -49,9 +85,7 @@ impl ClusterContext {
             }
             if let Some(controller) = self.local_controller() {
                 let op = local(controller, request.clone());
-                match tokio::time::timeout(Duration::from_millis(LOCAL_OPERATION_TIMEOUT_MS), op)
-                    .await
-                {
+                match tokio::time::timeout(Duration::from_millis(local_timeout_ms), op).await {
                     Ok(Ok(r)) => return r,
                     Ok(Err(e)) => last = e.code(),
                     Err(_) => {
@@ -61,12 +95,24 @@ impl ClusterContext {
                 }
                 continue;
             }
-            match self
-                .channel
-                .call::<Req, Resp>(api_key, version, &request)
-                .await
-            {
+            let call = match forward_timeout_ms {
+                Some(t) => {
+                    self.channel
+                        .call_with_timeout::<Req, Resp>(api_key, version, &request, t)
+                        .await
+                }
+                None => {
+                    self.channel
+                        .call::<Req, Resp>(api_key, version, &request)
+                        .await
+                }
+            };
+            match call {
                 Ok(r) => return r,
+                Err(super::channel::ChannelError::TimedOut) => {
+                    tracing::warn!(api_key, "the forwarded request got no answer in time");
+                    return on_error(ErrorCode::REQUEST_TIMED_OUT);
+                }
                 Err(e) => {
                     tracing::debug!(api_key, error = %e, "forwarding to the controller failed");
                     last = ErrorCode::NOT_CONTROLLER;
@@ -130,10 +176,11 @@ impl ClusterContext {
             }
             r
         };
-        let op = self.controller_op(
+        let op = self.controller_op_within(
             crate::protocol::messages::create_topics_request::CreateTopicsRequest::API_KEY,
             version,
             request,
+            (timeout_ms > 0).then_some(timeout_ms as u64),
             |c, r| super::create_topics::on_controller(c, r),
             failed,
         );

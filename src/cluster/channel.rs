@@ -16,6 +16,9 @@ pub enum ChannelError {
     NoController,
     Network(String),
     Decode(String),
+    /// The request was sent and no answer came in time: the controller may have applied it,
+    /// so it must not be sent again blindly.
+    TimedOut,
 }
 
 impl std::fmt::Display for ChannelError {
@@ -52,6 +55,11 @@ impl ControllerChannel {
             timeout_ms,
             idle: parking_lot::Mutex::new(Vec::new()),
         }
+    }
+
+    /// How long a call waits for its answer unless told otherwise.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms
     }
 
     /// Sends one request to the active controller and decodes its response.
@@ -107,7 +115,10 @@ impl ControllerChannel {
         let mut body = conn
             .call(api_key, api_version, request)
             .await
-            .map_err(|e| ChannelError::Network(format!("{e:?}")))?;
+            .map_err(|e| match e {
+                crate::net::peer::PeerError::Timeout => ChannelError::TimedOut,
+                e => ChannelError::Network(format!("{e:?}")),
+            })?;
         let response = Resp::decode(&mut body, api_version)
             .map_err(|e| ChannelError::Decode(e.to_string()))?;
         let mut idle = self.idle.lock();

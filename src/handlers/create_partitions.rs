@@ -115,11 +115,13 @@ pub async fn start(
                     .collect(),
                 ..Default::default()
             };
+            let request_timeout_ms = (request.timeout_ms > 0).then_some(request.timeout_ms as u64);
             let response = cluster
-                .controller_op(
+                .controller_op_within(
                     crate::protocol::messages::create_partitions_request::CreatePartitionsRequest::API_KEY,
                     version,
                     request,
+                    request_timeout_ms,
                     on_controller,
                     failed,
                 )

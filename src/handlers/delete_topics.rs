@@ -160,11 +160,13 @@ pub async fn start(
                 }],
                 ..Default::default()
             };
+            let request_timeout_ms = (request.timeout_ms > 0).then_some(request.timeout_ms as u64);
             let response = cluster
-                .controller_op(
+                .controller_op_within(
                     crate::protocol::messages::delete_topics_request::DeleteTopicsRequest::API_KEY,
                     version,
                     request,
+                    request_timeout_ms,
                     move |c, r| on_controller(c, version, r),
                     failed,
                 )

@@ -326,6 +326,7 @@ impl Partition {
         if st.high_watermark < required_offset {
             return None;
         }
+        let min_insync_replicas = l.effective_min_isr(min_insync_replicas);
         if (l.isr.len() as i32) < min_insync_replicas {
             Some(Err(PartitionError::NotEnoughReplicasAfterAppend {
                 isr: l.isr.len(),

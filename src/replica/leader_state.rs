@@ -67,6 +67,13 @@ pub struct LeaderState {
 }
 
 impl LeaderState {
+    /// Kafka's `effectiveMinIsr`: `min.insync.replicas` bounded by the replication factor, so
+    /// a topic with fewer replicas than the broker-wide minimum still takes acks=all writes
+    /// (and transaction markers) while all its replicas are in sync.
+    pub fn effective_min_isr(&self, min_insync_replicas: i32) -> i32 {
+        min_insync_replicas.min(self.replicas.len().max(1) as i32)
+    }
+
     /// A new leadership from the controller's decision.
     pub fn new(
         local: BrokerId,

@@ -516,10 +516,11 @@ impl Partition {
         let Some(leader) = st.leader_state() else {
             return Err(PartitionError::NotLeaderOrFollower);
         };
-        if required_acks == -1 && (leader.isr.len() as i32) < config.min_insync_replicas {
+        let min_isr = leader.effective_min_isr(config.min_insync_replicas);
+        if required_acks == -1 && (leader.isr.len() as i32) < min_isr {
             return Err(PartitionError::NotEnoughReplicas {
                 isr: leader.isr.len(),
-                min_insync_replicas: config.min_insync_replicas,
+                min_insync_replicas: min_isr,
             });
         }
         // Idempotence: a retry of one of the producer's last batches is answered, not written.
@@ -674,6 +675,7 @@ impl Partition {
         // Kafka appends markers with required acks -1, so `appendRecordsToLeader` refuses
         // them here as it refuses an acks=all produce. Checking after the append instead
         // would leave one marker in the log per coordinator retry while the ISR is short.
+        let min_insync_replicas = leader.effective_min_isr(min_insync_replicas);
         if (leader.isr.len() as i32) < min_insync_replicas {
             return Err(PartitionError::NotEnoughReplicas {
                 isr: leader.isr.len(),

@@ -408,3 +408,30 @@ fn a_coordinator_writes_a_transactional_batch_without_a_sequence_a_client_may_no
     assert_eq!(out.base_offset, 0);
     assert_eq!(p.log_end_offset(), 1);
 }
+
+#[test]
+fn min_insync_replicas_is_bounded_by_the_replication_factor() {
+    // Kafka's `effectiveMinIsr`: an RF-1 topic on brokers whose min.insync.replicas is 2 takes
+    // acks=all writes and transaction markers (librdkafka's test 0129 on a 3-node cluster).
+    let dir = tempfile::tempdir().unwrap();
+    let a = broker(dir.path(), 0);
+    let rf1 = PartitionChange {
+        replicas: vec![BrokerId(0)],
+        ..change(0, 0, 0, &[0])
+    };
+    a.apply_partition_change(&rf1, config(2), 0).unwrap();
+    let p = a.get("t", 0).unwrap();
+    let mut txn = RecordBatchBuilder::new(0)
+        .producer(7, 0, 0)
+        .transactional(true);
+    txn.append(1_000, None, Some(Bytes::from_static(b"t")), vec![]);
+    let out = p
+        .append_records_with_acks(txn.build().freeze(), -1, 1)
+        .unwrap();
+    assert!(matches!(
+        p.acks_all_outcome(out.last_offset + 1, out.leader_epoch),
+        Some(Ok(()))
+    ));
+    assert_eq!(p.write_txn_marker(7, 0, false, 0, 2).unwrap(), 1);
+    assert_eq!(p.log_end_offset(), 2);
+}

@@ -16,8 +16,8 @@ use parking_lot::RwLock;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{
     check_batch, parse_header, record_offsets_and_timestamps, set_base_offset, set_log_append_time,
-    set_partition_leader_epoch, BatchError, BatchHeader, BatchIter, LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK,
+    set_max_timestamp, set_partition_leader_epoch, BatchError, BatchHeader, BatchIter,
+    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK,
 };
 
 use super::checkpoint::{sync_file, write_partition_metadata, PARTITION_METADATA};
@@ -366,6 +366,9 @@ impl PartitionLog {
                     h.crc = set_log_append_time(b, ts);
                     h.attributes |= TIMESTAMP_TYPE_MASK;
                     h.max_timestamp = ts;
+                } else {
+                    // The validator's max timestamp, from the records, not the producer's.
+                    h.crc = set_max_timestamp(b, h.max_timestamp);
                 }
                 next = h.last_offset() + 1;
             }

@@ -645,3 +645,23 @@ fn new_log_defers_its_fsyncs_to_the_first_flush() {
     assert_eq!(log.topic_id(), Some(id));
     assert_eq!(log.epoch_entries(), vec![(3, 0)]);
 }
+
+#[test]
+fn a_corrected_max_timestamp_is_written_with_its_crc() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(&dir, LogConfig::default());
+    let b = batch(3, 100);
+    let mut header = parse_header(&b).expect("header");
+    let stated = header.max_timestamp;
+    // The validator found a smaller max timestamp in the records than the header states.
+    header.max_timestamp = stated - 1;
+    let range = 0..b.len();
+    let info = log
+        .append_validated_as_leader(b, vec![(header, range)], 1, None, 0)
+        .expect("append");
+    assert_eq!(info.max_timestamp, stated - 1);
+    let data = log.read(0, 1 << 20, i64::MAX, false).expect("read").records;
+    let stored = parse_header(&data).expect("stored header");
+    assert_eq!(stored.max_timestamp, stated - 1);
+    crate::protocol::records::batch::validate_batches(&data, 1 << 20).expect("CRC rewritten");
+}

@@ -238,12 +238,14 @@ pub fn check_batch(buf: &[u8]) -> Result<BatchHeader, BatchError> {
     Ok(header)
 }
 
-/// Validates a produce payload holding one or more consecutive batches with the rules of a
-/// topic with default settings and returns their headers in order (see
-/// [`super::validator::validate_produce`], which the produce path calls with the topic's).
+/// Validates one or more consecutive batches (as a log or a coordinator holds them: control
+/// batches allowed, several in a row) with the rules of a topic with default settings and
+/// returns their headers in order (see [`super::validator::validate_produce`], which the
+/// produce path calls with the topic's rules and a client's).
 pub fn validate_batches(buf: &[u8], max_batch_size: usize) -> Result<Vec<BatchHeader>, BatchError> {
     let config = super::validator::ValidationConfig {
         max_message_bytes: max_batch_size,
+        from_client: false,
         ..Default::default()
     };
     Ok(super::validator::validate_produce(buf, &config)?
@@ -345,6 +347,20 @@ pub fn set_log_append_time(batch: &mut [u8], ts: i64) -> u32 {
     let crc = compute_crc(batch);
     batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     crc
+}
+
+/// Writes `ts` as the batch's max timestamp and recomputes the CRC if it differs from what the
+/// batch holds (Kafka's `DefaultRecordBatch.setMaxTimestamp` for CreateTime). Returns the CRC.
+pub fn set_max_timestamp(batch: &mut [u8], ts: i64) -> u32 {
+    if batch.len() < RECORD_BATCH_OVERHEAD {
+        return 0;
+    }
+    if be_i64(batch, MAX_TIMESTAMP_OFFSET) != ts {
+        batch[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&ts.to_be_bytes());
+        let crc = compute_crc(batch);
+        batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+    be_i32(batch, CRC_OFFSET) as u32
 }
 
 /// Iterates over consecutive batches in a byte slice, yielding each header and its byte range.

@@ -16,6 +16,11 @@
 //!   refused, as Kafka's `processRecordErrors` does.
 //! - Compressed batches whose inner offset deltas are not 0, 1, 2, ... are flagged for a
 //!   rebuild (Kafka rewrites them rather than refusing old clients).
+//! - A client sends exactly one batch per partition (Produce v3+, Kafka's
+//!   `ProduceRequest.validateRecords`); more is INVALID_RECORD.
+//! - The max timestamp of a CreateTime batch is the largest record timestamp, whatever the
+//!   header claims: the returned header carries it and the log writes it (Kafka's
+//!   `setMaxTimestamp`), so the time index and ListOffsets' MAX_TIMESTAMP cannot be misled.
 //!
 //! Knows nothing of partitions or storage; the result is the parsed header of each batch, which
 //! the replica and storage layers use without parsing again.
@@ -104,6 +109,12 @@ pub fn validate_produce(
     let mut out = Vec::with_capacity(1);
     let mut pos = 0;
     while pos < buf.len() {
+        if pos > 0 && config.from_client {
+            return Err(BatchError::InvalidRecord(
+                "Produce requests are only allowed to contain exactly one record batch per \
+                 partition",
+            ));
+        }
         let rest = &buf[pos..];
         let header = check_batch(rest)?;
         let total = header.total_size();
@@ -118,7 +129,12 @@ pub fn validate_produce(
             check_client_header(&header)?;
         }
         let section = &rest[RECORD_BATCH_OVERHEAD..total];
-        let needs_rebuild = walk_batch(&header, section, config)?;
+        let mut header = header;
+        let walk = walk_batch(&header, section, config)?;
+        if !header.timestamp_type_is_log_append() {
+            header.max_timestamp = walk.max_timestamp;
+        }
+        let needs_rebuild = walk.needs_rebuild;
         out.push(ValidatedBatch {
             header,
             range: pos..pos + total,
@@ -164,12 +180,20 @@ fn check_client_header(h: &BatchHeader) -> Result<(), BatchError> {
     Ok(())
 }
 
-/// Walks the records of one batch. Returns whether a compressed batch needs a rebuild.
+/// What a walk over a batch's records found.
+struct Walk {
+    /// A compressed batch whose offset deltas are not 0..n.
+    needs_rebuild: bool,
+    /// The largest record timestamp (CreateTime), [`NO_TIMESTAMP`] for none.
+    max_timestamp: i64,
+}
+
+/// Walks the records of one batch.
 fn walk_batch(
     header: &BatchHeader,
     section: &[u8],
     config: &ValidationConfig,
-) -> Result<bool, BatchError> {
+) -> Result<Walk, BatchError> {
     let codec = Compression::from_id(header.compression())
         .map_err(|_| BatchError::CorruptMessage("unknown compression codec"))?;
     let corrupt = BatchError::Decompression(codec.name());
@@ -357,7 +381,7 @@ fn walk_records<R: BufRead>(
     config: &ValidationConfig,
     compressed: bool,
     corrupt: BatchError,
-) -> Result<bool, BatchError> {
+) -> Result<Walk, BatchError> {
     let mut c = Cursor {
         r: reader,
         consumed: 0,
@@ -372,11 +396,13 @@ fn walk_records<R: BufRead>(
     let mut failures: Vec<RecordFailure> = Vec::new();
     let mut any_timestamp_error = false;
     let mut needs_rebuild = false;
+    let mut max_timestamp = NO_TIMESTAMP;
     for index in 0..header.records_count {
         let r = read_record(&mut c).map_err(stop)?;
         if compressed && r.offset_delta != index {
             needs_rebuild = true;
         }
+        max_timestamp = max_timestamp.max(header.base_timestamp.wrapping_add(r.timestamp_delta));
         if let Some((message, timestamp_error)) = check_record(&r, header, config) {
             any_timestamp_error |= timestamp_error;
             failures.push(RecordFailure {
@@ -391,7 +417,10 @@ fn walk_records<R: BufRead>(
         ));
     }
     if failures.is_empty() {
-        return Ok(needs_rebuild);
+        return Ok(Walk {
+            needs_rebuild,
+            max_timestamp,
+        });
     }
     Err(record_errors(failures, any_timestamp_error))
 }

@@ -87,15 +87,49 @@ fn good_batches_of_every_codec_pass() {
         assert_eq!(v[0].range, 0..b.len());
         assert!(!v[0].needs_rebuild);
     }
-    // Several batches in one payload keep their own ranges.
+    // Several batches in one payload (a coordinator's append) keep their own ranges.
     let mut two = batch_with(Compression::Gzip, 3, &[]);
     let first = two.len();
     two.extend_from_slice(&batch_with(Compression::None, 2, &[]));
-    let v = validate_produce(&two, &config()).expect("valid");
+    let coordinator = ValidationConfig {
+        from_client: false,
+        ..config()
+    };
+    let v = validate_produce(&two, &coordinator).expect("valid");
     assert_eq!(
         v.iter().map(|b| b.range.clone()).collect::<Vec<_>>(),
         vec![0..first, first..two.len()]
     );
+}
+
+#[test]
+fn a_client_sends_one_batch_per_partition() {
+    let mut two = batch_with(Compression::None, 3, &[]);
+    two.extend_from_slice(&batch_with(Compression::None, 2, &[]));
+    let err = validate_produce(&two, &config()).expect_err("refused");
+    assert_eq!(err.code(), ErrorCode::INVALID_RECORD);
+    assert!(
+        err.to_string().contains("exactly one record batch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_max_timestamp_comes_from_the_records_not_the_header() {
+    use crate::protocol::records::batch::MAX_TIMESTAMP_OFFSET;
+    for codec in CODECS {
+        let mut b = RecordBatchBuilder::new(0).compression(codec);
+        for ts in [NOW - 30, NOW - 10, NOW - 20] {
+            b.append(ts, Some(Bytes::from_static(b"k")), None, vec![]);
+        }
+        let mut lying = b.build().to_vec();
+        // The producer claims a max timestamp far in the future, with a valid CRC.
+        lying[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8]
+            .copy_from_slice(&(NOW + 1_000_000).to_be_bytes());
+        fix_crc(&mut lying);
+        let v = validate_produce(&lying, &config()).expect("valid");
+        assert_eq!(v[0].header.max_timestamp, NOW - 10, "{codec:?}");
+    }
 }
 
 #[test]
