@@ -552,7 +552,8 @@ async fn bad_key_material_stops_start_up_naming_the_key_and_the_file() {
     let missing = dir.path().join("missing.pem").display().to_string();
     let ks = ks.display().to_string();
     let ts = ts.display().to_string();
-    let cases: Vec<(Vec<(&str, &str)>, &[&str])> = vec![
+    type Case<'a> = (Vec<(&'a str, &'a str)>, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
         (
             vec![
                 ("ssl.keystore.type", "PEM"),
@@ -671,7 +672,7 @@ async fn closed_after_an_alert(stream: &mut TcpStream) -> bool {
     loop {
         match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
             Err(_) => return false,
-            Ok(Ok(0)) | Ok(Err(_)) => return received.first().is_none_or(|b| *b == 21),
+            Ok(Ok(0)) | Ok(Err(_)) => return received.first().map_or(true, |b| *b == 21),
             Ok(Ok(n)) => received.extend_from_slice(&buf[..n]),
         }
     }

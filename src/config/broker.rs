@@ -367,7 +367,7 @@ impl BrokerConfig {
             } else if let Some((listener, key)) = listener_ssl_key(k) {
                 listener_ssl_configs
                     .entry(listener)
-                    .or_insert_with(BTreeMap::new)
+                    .or_default()
                     .insert(key, v.clone());
             } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
                 warnings.push(ConfigWarning::IgnoredKafkaKey(k.clone()));
@@ -677,7 +677,7 @@ fn inter_broker_listener(
         },
         (None, None) => return Ok(None),
     };
-    if is_broker && !listener_names.iter().any(|l| *l == chosen) {
+    if is_broker && !listener_names.contains(&chosen) {
         return Err(ConfigError::Conflict {
             reason: format!(
                 "inter-broker listener {chosen} (inter.broker.listener.name or \

@@ -256,11 +256,14 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
 pub struct TcpRaftTransport {
     call_timeout: Duration,
     next_correlation_id: AtomicI32,
-    peers: Mutex<HashMap<NodeId, Arc<tokio::sync::Mutex<Option<(String, Box<dyn RaftStream>)>>>>>,
+    peers: Mutex<HashMap<NodeId, PeerSlot>>,
     /// Opens a connection to a peer's controller listener: TCP unless the caller (which
     /// knows the listener's security) gives one that adds TLS.
     connector: RaftConnector,
 }
+
+/// One peer's connection (with the address it was opened to), opened lazily.
+type PeerSlot = Arc<tokio::sync::Mutex<Option<(String, Box<dyn RaftStream>)>>>;
 
 /// A connected byte stream to a peer's controller listener.
 pub trait RaftStream: AsyncRead + AsyncWrite + Unpin + Send {}
