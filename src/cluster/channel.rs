@@ -36,6 +36,8 @@ pub struct ControllerChannel {
     /// after a clean exchange, so a call stuck on an unresponsive controller never holds up
     /// the others (heartbeats above all: a blocked heartbeat gets a healthy broker fenced).
     idle: parking_lot::Mutex<Vec<(i32, PeerClient)>>,
+    /// TLS for the controller listener, when it is SSL or SASL_SSL.
+    tls: Option<crate::security::tls::client::PeerTls>,
 }
 
 /// Idle connections kept per channel.
@@ -54,12 +56,19 @@ impl ControllerChannel {
             quorum,
             timeout_ms,
             idle: parking_lot::Mutex::new(Vec::new()),
+            tls: None,
         }
     }
 
     /// How long a call waits for its answer unless told otherwise.
     pub fn timeout_ms(&self) -> u64 {
         self.timeout_ms
+    }
+
+    /// Connects to the controllers over TLS.
+    pub fn with_tls(mut self, tls: Option<crate::security::tls::client::PeerTls>) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Sends one request to the active controller and decodes its response.
@@ -106,7 +115,7 @@ impl ControllerChannel {
             Some((_, c)) => c,
             None => {
                 let client_id = format!("strata-broker-{}-to-controller", self.node_id);
-                PeerClient::connect(&addr, &client_id, timeout_ms)
+                PeerClient::connect_secured(&addr, &client_id, timeout_ms, self.tls.as_ref())
                     .await
                     .map_err(|e| ChannelError::Network(format!("{e:?}")))?
             }

@@ -141,7 +141,13 @@ impl ClusterMarkerWriter {
             let mut confirmed: Vec<(String, i32)> = Vec::new();
             if let Some(addr) = cluster.broker_address(leader) {
                 let client_id = format!("strata-txn-markers-{}", cluster.node_id);
-                match PeerClient::connect(&addr, &client_id, MARKER_REQUEST_TIMEOUT_MS).await {
+                match PeerClient::connect_secured(
+                    &addr,
+                    &client_id,
+                    MARKER_REQUEST_TIMEOUT_MS,
+                    cluster.inter_broker_tls.as_ref(),
+                )
+                .await {
                     Ok(mut c) => {
                         let r: Result<WriteTxnMarkersResponse, _> =
                             c.call_typed(crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest::API_KEY, 1, &request).await;

@@ -76,8 +76,11 @@ pub struct ClusterContext {
     /// Present when this process has the controller role.
     pub controller: Option<Arc<ControllerService>>,
     pub channel: ControllerChannel,
-    /// The listener other brokers fetch from (the first non-controller listener).
+    /// The listener other brokers fetch from (`inter.broker.listener.name` or
+    /// `security.inter.broker.protocol`; else the first non-controller listener).
     pub inter_broker_listener: String,
+    /// TLS for connections to other brokers' inter-broker listener, when it is secured.
+    pub inter_broker_tls: Option<crate::security::tls::client::PeerTls>,
     /// Listener names clients may be told about (every non-controller listener).
     pub client_listeners: Vec<String>,
     /// Voter id -> controller listener address, as configured (`controller.quorum.voters`,

@@ -28,6 +28,7 @@ use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::FetchResponse;
 use crate::replica::ids::BrokerId;
 use crate::replica::ReplicaManager;
+use crate::security::tls::client::PeerTls;
 
 /// Fetch version brokers speak to each other: DivergingEpoch (v12+), topic ids (v13+) and
 /// ReplicaState with the broker epoch (v15+, KIP-903).
@@ -48,6 +49,8 @@ pub struct ReplicaFetcherManager {
     resolver: BrokerAddressResolver,
     clock: SharedClock,
     client_id: String,
+    /// TLS for the inter-broker listener, when it is SSL or SASL_SSL.
+    tls: Option<PeerTls>,
     tasks: HashMap<BrokerId, (CancellationToken, JoinHandle<()>)>,
 }
 
@@ -63,8 +66,15 @@ impl ReplicaFetcherManager {
             resolver,
             clock,
             client_id,
+            tls: None,
             tasks: HashMap::new(),
         }
+    }
+
+    /// Fetches over TLS.
+    pub fn with_tls(mut self, tls: Option<PeerTls>) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Runs until `shutdown`, then stops every fetcher task and waits for them.
@@ -110,6 +120,7 @@ impl ReplicaFetcherManager {
                 resolver: self.resolver.clone(),
                 clock: self.clock.clone(),
                 client_id: self.client_id.clone(),
+                tls: self.tls.clone(),
                 connection: None,
             };
             tracing::debug!(%source, "starting replica fetcher");
@@ -126,6 +137,7 @@ struct FetcherTask {
     resolver: BrokerAddressResolver,
     clock: SharedClock,
     client_id: String,
+    tls: Option<PeerTls>,
     connection: Option<PeerClient>,
 }
 
@@ -190,9 +202,10 @@ impl FetcherTask {
             .saturating_add(config.max_wait_ms.max(0) as u64);
         if self.connection.is_none() {
             let addr = (self.resolver)(self.source).ok_or(FetchFailure::UnknownAddress)?;
-            let mut client = PeerClient::connect(&addr, &self.client_id, timeout_ms)
-                .await
-                .map_err(FetchFailure::Connect)?;
+            let mut client =
+                PeerClient::connect_secured(&addr, &self.client_id, timeout_ms, self.tls.as_ref())
+                    .await
+                    .map_err(FetchFailure::Connect)?;
             client.set_request_timeout_ms(timeout_ms);
             self.connection = Some(client);
         }

@@ -50,7 +50,13 @@ pub async fn resolve_quorum(
         let derived = super::cluster_id_for(&configured);
         (stored.clone().unwrap_or(derived), configured)
     } else {
-        let transport = TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS);
+        let controller_tls = match config.controller_listener_names.first() {
+            Some(name) => crate::security::tls::client::for_listener(config, name)
+                .map_err(|e| e.to_string())?,
+            None => None,
+        };
+        let transport = TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
+            .with_connector(raft_connector(controller_tls));
         let found = crate::controller::raft::voters::discover::<MetadataImage>(
             &transport,
             config.node_id as u64,
@@ -130,7 +136,28 @@ pub async fn start_cluster(
         .find(|e| controller_listeners.contains(&e.name))
         .map(|e| format!("{}:{}", e.host, e.port))
         .unwrap_or_default();
-    let transport = Arc::new(TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS));
+    let controller_tls = match controller_listeners.first() {
+        Some(name) => {
+            crate::security::tls::client::for_listener(config, name).map_err(|e| e.to_string())?
+        }
+        None => None,
+    };
+    // Kafka's inter-broker listener when configured; else the first client listener.
+    let inter_broker_listener = config
+        .inter_broker_listener_name
+        .clone()
+        .or_else(|| client_listeners.first().cloned())
+        .unwrap_or_default();
+    let inter_broker_tls = if inter_broker_listener.is_empty() {
+        None
+    } else {
+        crate::security::tls::client::for_listener(config, &inter_broker_listener)
+            .map_err(|e| e.to_string())?
+    };
+    let transport = Arc::new(
+        TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
+            .with_connector(raft_connector(controller_tls.clone())),
+    );
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     let is_voter = voters.contains_key(&config.node_id);
     // A controller may start outside the voter set only to be added (KIP-853 bootstrap
@@ -196,20 +223,36 @@ pub async fn start_cluster(
         voters.clone(),
         quorum.clone(),
         CONTROLLER_REQUEST_TIMEOUT_MS,
-    );
+    )
+    .with_tls(controller_tls);
     Ok(Arc::new(ClusterContext {
         node_id: config.node_id,
         quorum,
         is_broker: config.process_roles.contains(&ProcessRole::Broker),
         controller,
         channel,
-        inter_broker_listener: client_listeners.first().cloned().unwrap_or_default(),
+        inter_broker_listener,
+        inter_broker_tls,
         client_listeners,
         voters,
         auto_creating: Default::default(),
         caught_up: tokio::sync::watch::channel(false).0,
         ready: tokio::sync::watch::channel(false).0,
         published: tokio::sync::watch::channel(Arc::new(MetadataImage::default())).0,
+    }))
+}
+
+/// The Raft transport's connector for a secured controller listener (None: plain TCP).
+fn raft_connector(
+    tls: Option<crate::security::tls::client::PeerTls>,
+) -> Option<crate::controller::raft::network::RaftConnector> {
+    let tls = tls?;
+    Some(Arc::new(move |addr: String| {
+        let tls = tls.clone();
+        Box::pin(async move {
+            let stream = crate::security::tls::client::connect(&addr, Some(&tls)).await?;
+            Ok(Box::new(stream) as Box<dyn crate::controller::raft::network::RaftStream>)
+        })
     }))
 }
 
@@ -303,6 +346,7 @@ fn spawn_broker_tasks(
     let resolver: BrokerAddressResolver =
         Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));
     let fetchers =
-        ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone());
+        ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone())
+            .with_tls(cluster.inter_broker_tls.clone());
     tasks.push(tokio::spawn(fetchers.run(stop_workers.clone())));
 }

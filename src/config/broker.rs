@@ -129,6 +129,12 @@ pub struct BrokerConfig {
     pub request_read_timeout_ms: i64,
     /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
     pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
+    /// `listener.name.<listener>.ssl.*`: listener name (upper-cased) to `ssl.*` key to value;
+    /// these win over the global `ssl.*` keys for that listener.
+    pub listener_ssl_configs: BTreeMap<String, BTreeMap<String, String>>,
+    /// The listener other brokers replicate from (`inter.broker.listener.name`, or the
+    /// listener named after `security.inter.broker.protocol`); None when neither is set.
+    pub inter_broker_listener_name: Option<String>,
     pub max_inflight_requests_per_connection: i32,
     pub log_segment_bytes: i32,
     pub log_roll_ms: i64,
@@ -347,6 +353,7 @@ impl BrokerConfig {
     ) -> Result<(BrokerConfig, Vec<ConfigWarning>), ConfigError> {
         let mut warnings = Vec::new();
         let mut static_configs = BTreeMap::new();
+        let mut listener_ssl_configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (k, v) in props {
             if let Some(reason) = refused_setting(k, v) {
                 return Err(ConfigError::Unsupported {
@@ -357,6 +364,11 @@ impl BrokerConfig {
             }
             if broker_def(k).is_some() {
                 static_configs.insert(k.clone(), v.clone());
+            } else if let Some((listener, key)) = listener_ssl_key(k) {
+                listener_ssl_configs
+                    .entry(listener)
+                    .or_default()
+                    .insert(key, v.clone());
             } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
                 warnings.push(ConfigWarning::IgnoredKafkaKey(k.clone()));
             } else {
@@ -438,6 +450,11 @@ impl BrokerConfig {
             &listener_security_protocol_map,
             "controller.listener.names",
             &controller_listener_names,
+        )?;
+        let inter_broker_listener_name = inter_broker_listener(
+            &static_configs,
+            &listener_names,
+            process_roles.contains(&ProcessRole::Broker),
         )?;
         let max_connections_per_ip_overrides =
             super::network::parse_per_ip_overrides(&p.string("max.connections.per.ip.overrides")?)?;
@@ -543,6 +560,8 @@ impl BrokerConfig {
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
             listener_security_protocol_map,
+            listener_ssl_configs,
+            inter_broker_listener_name,
             max_inflight_requests_per_connection: p
                 .int("strata.max.inflight.requests.per.connection")?,
             log_segment_bytes: p.int("log.segment.bytes")?,
@@ -611,6 +630,63 @@ impl BrokerConfig {
 #[cfg(test)]
 #[path = "broker_tests.rs"]
 mod tests;
+
+/// `listener.name.<listener>.ssl.<rest>` as (LISTENER, `ssl.<rest>`).
+fn listener_ssl_key(key: &str) -> Option<(String, String)> {
+    let rest = key.strip_prefix("listener.name.")?;
+    let (listener, inner) = rest.split_once('.')?;
+    if listener.is_empty() || !inner.starts_with("ssl.") {
+        return None;
+    }
+    Some((listener.to_ascii_uppercase(), inner.to_string()))
+}
+
+/// Kafka's inter-broker listener: `inter.broker.listener.name`, or the listener named after
+/// `security.inter.broker.protocol`; not both. A broker must have that listener.
+fn inter_broker_listener(
+    static_configs: &BTreeMap<String, String>,
+    listener_names: &[String],
+    is_broker: bool,
+) -> Result<Option<String>, ConfigError> {
+    let name = static_configs
+        .get("inter.broker.listener.name")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty());
+    let protocol = static_configs
+        .get("security.inter.broker.protocol")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty());
+    let chosen = match (name, protocol) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::Conflict {
+                reason: "Only one of inter.broker.listener.name and \
+                         security.inter.broker.protocol should be set."
+                    .into(),
+            })
+        }
+        (Some(n), None) => n.to_ascii_uppercase(),
+        (None, Some(p)) => match SecurityProtocol::from_name(p) {
+            Some(p) => p.name().to_string(),
+            None => {
+                return Err(ConfigError::invalid(
+                    "security.inter.broker.protocol",
+                    p,
+                    "unknown security protocol",
+                ))
+            }
+        },
+        (None, None) => return Ok(None),
+    };
+    if is_broker && !listener_names.contains(&chosen) {
+        return Err(ConfigError::Conflict {
+            reason: format!(
+                "inter-broker listener {chosen} (inter.broker.listener.name or \
+                 security.inter.broker.protocol) must be one of the listeners"
+            ),
+        });
+    }
+    Ok(Some(chosen))
+}
 
 /// Maps `group.consumer.assignors` entries (short names or Kafka's built-in class names) to
 /// the short names the coordinator knows; anything else is refused.

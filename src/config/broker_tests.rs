@@ -105,7 +105,7 @@ fn unknown_keys_are_warnings() {
 
 #[test]
 fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
-    let err = load("listeners=SSL://127.0.0.1:9093", &[]).unwrap_err();
+    let err = load("listeners=SASL_SSL://127.0.0.1:9093", &[]).unwrap_err();
     assert!(
         matches!(&err, ConfigError::Unsupported { key, .. } if key == "listener.security.protocol.map"),
         "{err}"
@@ -122,8 +122,11 @@ fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
     assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
     let err = load("authorizer.class.name=org.example.Authorizer", &[]).unwrap_err();
     assert!(matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name"));
-    let err = load("", &["ssl.keystore.location=/k.jks"]).unwrap_err();
-    assert!(err.to_string().contains("ssl.keystore.location"), "{err}");
+    let err = load("", &["ssl.keymanager.algorithm=PKIX"]).unwrap_err();
+    assert!(
+        err.to_string().contains("ssl.keymanager.algorithm"),
+        "{err}"
+    );
     // Kafka's KRaft default maps the controller listener to PLAINTEXT.
     let (c, _) = load(
         "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER",
@@ -206,4 +209,45 @@ fn quorum_bootstrap_servers() {
     assert!(c.controller_quorum_voters.is_empty());
     assert!(load("controller.quorum.bootstrap.servers=localhost", &[]).is_err());
     assert!(load("controller.quorum.bootstrap.servers=h:99999", &[]).is_err());
+}
+
+#[test]
+fn ssl_listeners_load_with_their_listener_overrides_and_inter_broker_listener() {
+    let (c, _) = load(
+        "listeners=PLAINTEXT://:9092,INTERNAL://:9093\n\
+         listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SSL\n\
+         inter.broker.listener.name=internal\n\
+         ssl.keystore.type=PEM\n\
+         ssl.keystore.location=/global.pem\n\
+         listener.name.internal.ssl.keystore.location=/internal.pem\n\
+         listener.name.internal.ssl.client.auth=required",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        c.listener_security_protocol_map["INTERNAL"],
+        SecurityProtocol::Ssl
+    );
+    assert_eq!(c.inter_broker_listener_name.as_deref(), Some("INTERNAL"));
+    assert_eq!(c.static_configs["ssl.keystore.location"], "/global.pem");
+    let internal = &c.listener_ssl_configs["INTERNAL"];
+    assert_eq!(internal["ssl.keystore.location"], "/internal.pem");
+    assert_eq!(internal["ssl.client.auth"], "required");
+    // security.inter.broker.protocol names the listener after the protocol.
+    let (c, _) = load(
+        "listeners=PLAINTEXT://:9092,SSL://:9093\nsecurity.inter.broker.protocol=SSL",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.inter_broker_listener_name.as_deref(), Some("SSL"));
+    // Both set, or a listener the broker lacks: Kafka's errors.
+    let err = load(
+        "listeners=SSL://:9093\nsecurity.inter.broker.protocol=SSL\n\
+         inter.broker.listener.name=SSL",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("Only one of"), "{err}");
+    let err = load("inter.broker.listener.name=INTERNAL", &[]).unwrap_err();
+    assert!(err.to_string().contains("INTERNAL"), "{err}");
 }

@@ -337,6 +337,27 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("replica.high.watermark.checkpoint.interval.ms", G, Some("5000"), AtLeast(1), false),
     def("broker.heartbeat.interval.ms", I, Some("2000"), AtLeast(1), false),
     def("broker.session.timeout.ms", I, Some("9000"), AtLeast(1), false),
+    // TLS (issue 13, security::tls). Each may also be set per listener as
+    // `listener.name.<listener>.<key>`, which wins. Key material is reloaded when its files
+    // change, not through AlterConfigs, so none is dynamic here.
+    def("ssl.keystore.type", T, Some("JKS"), Any, false),
+    def("ssl.keystore.location", T, None, Any, false),
+    def("ssl.keystore.password", ConfigType::Password, None, Any, false),
+    def("ssl.key.password", ConfigType::Password, None, Any, false),
+    def("ssl.keystore.key", ConfigType::Password, None, Any, false),
+    def("ssl.keystore.certificate.chain", ConfigType::Password, None, Any, false),
+    def("ssl.truststore.type", T, Some("JKS"), Any, false),
+    def("ssl.truststore.location", T, None, Any, false),
+    def("ssl.truststore.password", ConfigType::Password, None, Any, false),
+    def("ssl.truststore.certificates", ConfigType::Password, None, Any, false),
+    def("ssl.client.auth", T, Some("none"), Any, false),
+    def("ssl.enabled.protocols", L, Some("TLSv1.2,TLSv1.3"), Any, false),
+    def("ssl.protocol", T, Some("TLSv1.3"), Any, false),
+    def("ssl.cipher.suites", L, Some(""), Any, false),
+    def("ssl.principal.mapping.rules", T, Some("DEFAULT"), Any, false),
+    def("ssl.endpoint.identification.algorithm", T, Some("https"), Any, false),
+    def("security.inter.broker.protocol", T, Some("PLAINTEXT"), Any, false),
+    def("inter.broker.listener.name", T, None, Any, false),
 ];
 
 /// Kafka broker keys that Strata accepts without acting on them: a Kafka `server.properties`
@@ -348,7 +369,6 @@ pub static IGNORED_KAFKA_KEYS: &[&str] = &[
     "num.recovery.threads.per.data.dir",
     "socket.send.buffer.bytes",
     "socket.receive.buffer.bytes",
-    "inter.broker.listener.name",
     "offsets.topic.compression.codec",
     "group.coordinator.rebalance.protocols",
     "share.coordinator.state.topic.replication.factor",

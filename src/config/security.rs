@@ -113,9 +113,9 @@ pub fn parse_protocol_map(
 }
 
 /// Checks that every listener has a security protocol (Kafka: "No security protocol defined
-/// for listener") and that Strata can serve it: until TLS and SASL exist (issue 13) a listener
-/// mapped to anything but PLAINTEXT stops start-up, rather than serving plaintext on a port
-/// its operator believes is secured.
+/// for listener") and that Strata can serve it: PLAINTEXT and SSL; until SASL exists (issue 13)
+/// a SASL listener stops start-up, rather than serving a port its operator believes is
+/// authenticated without authentication.
 pub fn check_listener_protocols(
     map: &BTreeMap<String, SecurityProtocol>,
     key: &str,
@@ -133,14 +133,14 @@ pub fn check_listener_protocols(
                     ),
                 ))
             }
-            Some(SecurityProtocol::Plaintext) => {}
+            Some(SecurityProtocol::Plaintext) | Some(SecurityProtocol::Ssl) => {}
             Some(p) => {
                 return Err(ConfigError::Unsupported {
                     key: PROTOCOL_MAP_KEY.into(),
                     value: format!("{name}:{p}"),
                     reason: format!(
                         "listener {name} uses security protocol {p}, and Strata serves only \
-                         PLAINTEXT listeners (TLS and SASL are not implemented yet)"
+                         PLAINTEXT and SSL listeners (SASL is not implemented yet)"
                     ),
                 })
             }
@@ -174,6 +174,26 @@ const SECURITY_KEY_DEFAULTS: &[(&str, &str)] = &[
     ("log.flush.start.offset.checkpoint.interval.ms", "60000"),
 ];
 
+/// The TLS keys Strata acts on (security::tls), globally and per listener.
+pub const TLS_KEYS: &[&str] = &[
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+    "ssl.client.auth",
+    "ssl.enabled.protocols",
+    "ssl.protocol",
+    "ssl.cipher.suites",
+    "ssl.principal.mapping.rules",
+    "ssl.endpoint.identification.algorithm",
+];
+
 /// Why Strata refuses to start with `key=value`: keys that secure the broker (TLS, SASL,
 /// authorization, delegation tokens) or make its data durable in Kafka, which Strata does not
 /// implement, set to anything but their default or empty. Running without them would silently
@@ -186,6 +206,13 @@ pub fn refused_setting(key: &str, value: &str) -> Option<String> {
     };
     let value_norm: String = value.chars().filter(|c| !c.is_whitespace()).collect();
     if value_norm.is_empty() {
+        return None;
+    }
+    // TLS as `security::tls` implements it (which refuses values rustls cannot honour).
+    if TLS_KEYS.contains(&inner)
+        || (inner == "security.inter.broker.protocol"
+            && ["PLAINTEXT", "SSL"].contains(&value_norm.to_ascii_uppercase().as_str()))
+    {
         return None;
     }
     if let Some((_, default)) = SECURITY_KEY_DEFAULTS.iter().find(|(k, _)| *k == inner) {
@@ -275,14 +302,15 @@ mod tests {
     }
 
     #[test]
-    fn listeners_need_a_plaintext_protocol() {
+    fn listeners_need_a_plaintext_or_ssl_protocol() {
         let m = parse_protocol_map(DEFAULT_PROTOCOL_MAP, true, &[], &[]).unwrap();
         assert!(check_listener_protocols(&m, "listeners", &names(&["PLAINTEXT"])).is_ok());
         let err = check_listener_protocols(&m, "listeners", &names(&["INTERNAL"])).unwrap_err();
         assert!(err
             .to_string()
             .contains("No security protocol defined for listener INTERNAL"));
-        let err = check_listener_protocols(&m, "listeners", &names(&["SSL"])).unwrap_err();
+        assert!(check_listener_protocols(&m, "listeners", &names(&["SSL"])).is_ok());
+        let err = check_listener_protocols(&m, "listeners", &names(&["SASL_SSL"])).unwrap_err();
         assert!(
             matches!(&err, ConfigError::Unsupported { key, .. } if key == PROTOCOL_MAP_KEY),
             "{err}"
@@ -293,12 +321,12 @@ mod tests {
     #[test]
     fn security_and_durability_keys_are_refused_unless_default() {
         for (k, v) in [
-            ("ssl.keystore.location", "/etc/k.jks"),
-            ("ssl.client.auth", "required"),
+            ("ssl.keymanager.algorithm", "PKIX"),
+            ("ssl.provider", "SunJSSE"),
             ("sasl.enabled.mechanisms", "PLAIN"),
             ("listener.name.sasl_ssl.plain.sasl.jaas.config", "x"),
-            ("listener.name.external.ssl.keystore.location", "/k"),
-            ("security.inter.broker.protocol", "SSL"),
+            ("listener.name.external.ssl.engine.factory.class", "x.Y"),
+            ("security.inter.broker.protocol", "SASL_SSL"),
             (
                 "authorizer.class.name",
                 "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -315,6 +343,10 @@ mod tests {
             ("ssl.enabled.protocols", "TLSv1.2, TLSv1.3"),
             ("sasl.enabled.mechanisms", "GSSAPI"),
             ("security.inter.broker.protocol", "plaintext"),
+            ("security.inter.broker.protocol", "SSL"),
+            ("ssl.keystore.location", "/etc/k.pem"),
+            ("ssl.client.auth", "required"),
+            ("listener.name.external.ssl.keystore.location", "/k"),
             ("authorizer.class.name", ""),
             ("super.users", " "),
             ("num.io.threads", "8"),

@@ -9,18 +9,22 @@
 //! response could otherwise be read as the answer to the next request (Kafka's `NetworkClient`
 //! disconnects on request timeout for the same reason).
 //!
+//! On SSL and SASL_SSL listeners the connection starts with the TLS handshake
+//! ([`PeerClient::connect_secured`]); a SASL exchange, for SASL_SSL and SASL_PLAINTEXT, would
+//! run right after it, before the first request.
+//!
 //! Response frames larger than the configured maximum are refused before anything is
 //! allocated, like the broker's own `socket.request.max.bytes` check on requests.
 use std::time::Duration;
-
-use bytes::{BufMut, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 
 use crate::protocol::codec::{Decode, DecodeError, Encode};
 use crate::protocol::header::{
     request_header_version, response_header_version, RequestHeader, ResponseHeader,
 };
+use crate::security::tls::client::PeerTls;
+use crate::security::SecuredStream;
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Default cap on a response frame: Fetch responses are bounded by
 /// `replica.fetch.response.max.bytes` (10 MiB) plus one oversized first batch, so 100 MiB
@@ -83,7 +87,7 @@ impl From<DecodeError> for PeerError {
 
 /// One connection to a peer broker.
 pub struct PeerClient {
-    stream: BufReader<TcpStream>,
+    stream: BufReader<SecuredStream>,
     client_id: String,
     next_correlation_id: i32,
     request_timeout_ms: u64,
@@ -94,20 +98,31 @@ impl PeerClient {
     /// Connects to `addr` (`host:port`) within `timeout_ms`; calls then time out after the
     /// same `timeout_ms` unless changed with [`PeerClient::set_request_timeout_ms`].
     pub async fn connect(addr: &str, client_id: &str, timeout_ms: u64) -> std::io::Result<Self> {
-        let stream =
-            match tokio::time::timeout(Duration::from_millis(timeout_ms), TcpStream::connect(addr))
-                .await
-            {
-                Ok(s) => s?,
-                Err(_) => {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!("connect to {addr} timed out after {timeout_ms} ms"),
-                    ))
-                }
-            };
-        // Fetches are small requests whose latency matters more than batching.
-        stream.set_nodelay(true)?;
+        Self::connect_secured(addr, client_id, timeout_ms, None).await
+    }
+
+    /// As [`PeerClient::connect`], over TLS when `tls` is given (the handshake counts
+    /// towards the connect timeout).
+    pub async fn connect_secured(
+        addr: &str,
+        client_id: &str,
+        timeout_ms: u64,
+        tls: Option<&PeerTls>,
+    ) -> std::io::Result<Self> {
+        // Fetches are small requests whose latency matters more than batching (the connect
+        // sets TCP_NODELAY).
+        let connect = crate::security::tls::client::connect(addr, tls);
+        let stream = match tokio::time::timeout(Duration::from_millis(timeout_ms), connect).await {
+            Ok(s) => s?,
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("connect to {addr} timed out after {timeout_ms} ms"),
+                ))
+            }
+        };
+        // SASL for SASL_SSL / SASL_PLAINTEXT peers goes here: the exchange on `stream`
+        // before the first request.
         Ok(PeerClient {
             stream: BufReader::with_capacity(64 * 1024, stream),
             client_id: client_id.to_string(),
@@ -153,7 +168,10 @@ impl PeerClient {
         let max_bytes = self.max_response_bytes;
         let stream = &mut self.stream;
         let exchange = async move {
-            stream.get_mut().write_all(&frame).await?;
+            let raw = stream.get_mut();
+            raw.write_all(&frame).await?;
+            // A TLS stream holds written bytes until flushed.
+            raw.flush().await?;
             read_frame(stream, max_bytes).await
         };
         let mut response = match tokio::time::timeout(timeout, exchange).await {
@@ -219,7 +237,7 @@ pub fn encode_request(
 
 /// Reads one frame, checking its size before allocating.
 async fn read_frame(
-    stream: &mut BufReader<TcpStream>,
+    stream: &mut BufReader<SecuredStream>,
     max_bytes: usize,
 ) -> Result<Bytes, PeerError> {
     let size = stream.read_i32().await?;

@@ -16,6 +16,10 @@
 //! `queued.max.requests` slots before it is read, so when the handlers fall behind the
 //! connections stop reading, as Kafka's processors stop when its request queue is full.
 //!
+//! The stream is plaintext or TLS ([`SecuredStream`]); the loops are generic over its two
+//! halves, so a plaintext connection splits its socket without a lock as before, and a TLS
+//! one uses tokio's split.
+//!
 //! At shutdown the reader stops and the writer sends the responses already under way, but
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
@@ -26,8 +30,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -37,6 +40,7 @@ use super::listener::NetworkState;
 use super::memory_pool::{MemoryPool, Reservation};
 use crate::broker::Broker;
 use crate::handlers::{self, ConnectionContext, Outcome};
+use crate::security::SecuredStream;
 
 /// Read buffer per connection. Small on purpose: it is allocated (and zeroed) for every
 /// connection, idle or not, and a frame larger than it is read straight into its own buffer
@@ -53,7 +57,7 @@ pub const SHUTDOWN_DRAIN: std::time::Duration = std::time::Duration::from_secs(3
 pub struct Connection {
     broker: Arc<Broker>,
     network: Arc<NetworkState>,
-    stream: TcpStream,
+    stream: SecuredStream,
     context: Arc<ConnectionContext>,
     shutdown: CancellationToken,
 }
@@ -81,7 +85,7 @@ impl Connection {
     pub fn new(
         broker: Arc<Broker>,
         network: Arc<NetworkState>,
-        stream: TcpStream,
+        stream: SecuredStream,
         context: Arc<ConnectionContext>,
         shutdown: CancellationToken,
     ) -> Self {
@@ -102,7 +106,31 @@ impl Connection {
             context,
             shutdown,
         } = self;
-        let (rd, wr) = stream.into_split();
+        match stream {
+            SecuredStream::Plain(tcp) => {
+                let (rd, wr) = tcp.into_split();
+                serve(broker, network, rd, wr, context, shutdown).await
+            }
+            SecuredStream::Tls(tls) => {
+                let (rd, wr) = tokio::io::split(*tls);
+                serve(broker, network, rd, wr, context, shutdown).await
+            }
+        }
+    }
+}
+
+async fn serve<R, W>(
+    broker: Arc<Broker>,
+    network: Arc<NetworkState>,
+    rd: R,
+    wr: W,
+    context: Arc<ConnectionContext>,
+    shutdown: CancellationToken,
+) where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    {
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
         let (tx, rx) = mpsc::channel::<JoinHandle<Option<Bytes>>>(inflight);
         let activity = Arc::new(Activity::new());
@@ -163,10 +191,10 @@ impl Activity {
     }
 }
 
-async fn read_loop(
+async fn read_loop<R: AsyncRead + Unpin>(
     broker: &Arc<Broker>,
     network: &NetworkState,
-    mut rd: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    mut rd: BufReader<R>,
     tx: mpsc::Sender<JoinHandle<Option<Bytes>>>,
     context: &Arc<ConnectionContext>,
     shutdown: &CancellationToken,
@@ -227,8 +255,8 @@ async fn read_loop(
 
 /// Waits for the next frame's size prefix; closes the connection once it has been idle for
 /// `max_idle` (None: never).
-async fn read_size(
-    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+async fn read_size<R: AsyncRead + Unpin>(
+    rd: &mut BufReader<R>,
     max_idle: Option<Duration>,
     shutdown: &CancellationToken,
     activity: &Activity,
@@ -266,8 +294,8 @@ async fn read_size(
 
 /// Reads a frame of `size` bytes into a buffer that grows as they arrive, reserving its memory
 /// from `pool` first; gives up when the socket has made the frame wait `read_timeout` in all.
-async fn read_frame(
-    rd: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+async fn read_frame<R: AsyncRead + Unpin>(
+    rd: &mut BufReader<R>,
     size: i32,
     pool: &Arc<MemoryPool>,
     read_timeout: Duration,
@@ -309,8 +337,8 @@ async fn read_frame(
     Ok((Bytes::from(frame), reservation))
 }
 
-async fn write_loop(
-    wr: tokio::net::tcp::OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    wr: W,
     mut rx: mpsc::Receiver<JoinHandle<Option<Bytes>>>,
     shutdown: CancellationToken,
     activity: Arc<Activity>,

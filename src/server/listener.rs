@@ -3,6 +3,9 @@
 //! by `max.connections.per.ip` (a connection over its address's limit is accepted and closed,
 //! with a rate-limited log line, as Kafka's `ConnectionQuotas` refuses it). Each connection
 //! gets a [`ConnectionContext`] naming its listener, which decides the APIs it is served.
+//! On SSL and SASL_SSL listeners the connection's task first completes the TLS handshake
+//! (under its deadline; a failure is logged once and closes the connection), and on SSL
+//! listeners takes the principal from the client certificate.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +20,8 @@ use super::memory_pool::MemoryPool;
 use crate::broker::Broker;
 use crate::config::{BrokerConfig, SecurityProtocol};
 use crate::handlers::{ConnectionContext, ListenerScope};
+use crate::security::tls::ServerTls;
+use crate::security::SecuredStream;
 
 /// What a bound socket serves: its listener's name, security protocol and API scope.
 #[derive(Debug, Clone)]
@@ -24,6 +29,8 @@ pub struct BoundListener {
     pub name: String,
     pub security_protocol: SecurityProtocol,
     pub scope: ListenerScope,
+    /// Present on SSL and SASL_SSL listeners.
+    pub tls: Option<Arc<ServerTls>>,
 }
 
 /// The limits every connection shares (Kafka's `SocketServer` settings).
@@ -71,6 +78,9 @@ pub async fn serve(
     let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
     let tracker = TaskTracker::new();
     for (listener, bound) in listeners {
+        if let Some(tls) = &bound.tls {
+            tracker.spawn(tls.clone().watch(shutdown.clone()));
+        }
         let unlimited = bound.scope == ListenerScope::Controller;
         let broker = broker.clone();
         let network = network.clone();
@@ -110,15 +120,19 @@ pub async fn serve(
                             bound.scope,
                             peer,
                         ));
-                        let conn = Connection::new(
-                            broker.clone(),
-                            network.clone(),
-                            stream,
-                            context,
-                            shutdown.clone(),
-                        );
+                        let (broker, network, shutdown) =
+                            (broker.clone(), network.clone(), shutdown.clone());
+                        let tls = bound.tls.clone();
                         tracker2.spawn(async move {
-                            conn.run().await;
+                            let stream = match tls {
+                                None => Some(SecuredStream::Plain(stream)),
+                                Some(tls) => tls_handshake(&tls, stream, &context).await,
+                            };
+                            if let Some(stream) = stream {
+                                Connection::new(broker, network, stream, context, shutdown)
+                                    .run()
+                                    .await;
+                            }
                             drop(ip_slot);
                             drop(permit);
                         });
@@ -135,4 +149,26 @@ pub async fn serve(
     shutdown.cancelled().await;
     tracker.close();
     tracker.wait().await;
+}
+
+/// The TLS handshake of a connection on an SSL or SASL_SSL listener; None (the connection is
+/// closed, logged once) when it fails or does not finish within its deadline.
+async fn tls_handshake(
+    tls: &ServerTls,
+    stream: tokio::net::TcpStream,
+    context: &ConnectionContext,
+) -> Option<SecuredStream> {
+    let principal_from_certificate = context.security_protocol == SecurityProtocol::Ssl;
+    match tls.accept(stream, principal_from_certificate).await {
+        Ok((stream, principal)) => {
+            if let Some(principal) = principal {
+                context.set_principal(principal);
+            }
+            Some(SecuredStream::Tls(Box::new(stream.into())))
+        }
+        Err(e) => {
+            tracing::info!(peer = %context.peer, listener = %context.listener_name, reason = %e, "closing a connection whose TLS handshake failed");
+            None
+        }
+    }
 }

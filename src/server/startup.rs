@@ -159,6 +159,23 @@ pub async fn start(
     .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
     let logs = Arc::new(logs);
 
+    // TLS key material is read and checked before anything binds: a missing or unreadable
+    // file stops start-up with an error naming the key and the file.
+    let mut listener_tls = std::collections::HashMap::new();
+    for l in &config.listeners {
+        let protocol = config.listener_security_protocol_map.get(&l.name).copied();
+        if matches!(
+            protocol,
+            Some(crate::config::SecurityProtocol::Ssl | crate::config::SecurityProtocol::SaslSsl)
+        ) {
+            let handshake_timeout =
+                std::time::Duration::from_millis(config.request_read_timeout_ms.max(1) as u64);
+            let tls = crate::security::tls::ServerTls::new(&config, &l.name, handshake_timeout)
+                .map_err(|e| StartupError::Config(e.to_string()))?;
+            listener_tls.insert(l.name.clone(), tls);
+        }
+    }
+
     let mut listeners = Vec::new();
     let mut local_addrs = Vec::new();
     for l in &config.listeners {
@@ -345,7 +362,6 @@ pub async fn start(
                 .any(|n| n.eq_ignore_ascii_case(&c.name));
             let bound = crate::server::listener::BoundListener {
                 name: c.name.clone(),
-                // Config loading refused every listener that is not PLAINTEXT.
                 security_protocol: broker
                     .config
                     .listener_security_protocol_map
@@ -357,6 +373,7 @@ pub async fn start(
                 } else {
                     crate::handlers::ListenerScope::Broker
                 },
+                tls: listener_tls.get(&c.name).cloned(),
             };
             (l, bound)
         })

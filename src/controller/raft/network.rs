@@ -21,7 +21,7 @@ use openraft::raft::{
 };
 use openraft::BasicNode;
 use parking_lot::Mutex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::types::TypeConfig;
@@ -256,7 +256,35 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
 pub struct TcpRaftTransport {
     call_timeout: Duration,
     next_correlation_id: AtomicI32,
-    peers: Mutex<HashMap<NodeId, Arc<tokio::sync::Mutex<Option<(String, TcpStream)>>>>>,
+    peers: Mutex<HashMap<NodeId, PeerSlot>>,
+    /// Opens a connection to a peer's controller listener: TCP unless the caller (which
+    /// knows the listener's security) gives one that adds TLS.
+    connector: RaftConnector,
+}
+
+/// One peer's connection (with the address it was opened to), opened lazily.
+type PeerSlot = Arc<tokio::sync::Mutex<Option<(String, Box<dyn RaftStream>)>>>;
+
+/// A connected byte stream to a peer's controller listener.
+pub trait RaftStream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> RaftStream for T {}
+
+/// Connects to `host:port`.
+pub type RaftConnector = Arc<
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = std::io::Result<Box<dyn RaftStream>>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Plain TCP, for PLAINTEXT controller listeners.
+fn tcp_connector() -> RaftConnector {
+    Arc::new(|addr: String| {
+        Box::pin(async move {
+            let stream = TcpStream::connect(&addr).await?;
+            stream.set_nodelay(true)?;
+            Ok(Box::new(stream) as Box<dyn RaftStream>)
+        })
+    })
 }
 
 impl TcpRaftTransport {
@@ -265,7 +293,16 @@ impl TcpRaftTransport {
             call_timeout: Duration::from_millis(call_timeout_ms),
             next_correlation_id: AtomicI32::new(0),
             peers: Mutex::new(HashMap::new()),
+            connector: tcp_connector(),
         }
+    }
+
+    /// Connects with `connector` instead of plain TCP (TLS on a secured controller listener).
+    pub fn with_connector(mut self, connector: Option<RaftConnector>) -> Self {
+        if let Some(connector) = connector {
+            self.connector = connector;
+        }
+        self
     }
 
     async fn call_inner(
@@ -280,8 +317,7 @@ impl TcpRaftTransport {
             *conn = None;
         }
         if conn.is_none() {
-            let stream = TcpStream::connect(addr).await?;
-            stream.set_nodelay(true)?;
+            let stream = (self.connector)(addr.to_string()).await?;
             *conn = Some((addr.to_string(), stream));
         }
         let correlation_id = self.next_correlation_id.fetch_add(1, Ordering::Relaxed);
@@ -300,7 +336,7 @@ impl TcpRaftTransport {
 }
 
 async fn exchange(
-    stream: &mut TcpStream,
+    stream: &mut Box<dyn RaftStream>,
     correlation_id: i32,
     payload: &[u8],
 ) -> std::io::Result<Bytes> {
@@ -312,6 +348,7 @@ async fn exchange(
     frame.put_i16(-1);
     frame.put_slice(payload);
     stream.write_all(&frame).await?;
+    stream.flush().await?;
     let size = stream.read_i32().await?;
     if size < 4 || size as usize > MAX_RAFT_FRAME_BYTES {
         return Err(std::io::Error::new(
