@@ -122,6 +122,17 @@ fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
     assert!(matches!(&err, ConfigError::InvalidValue { key, .. } if key == "listeners"));
     let err = load("authorizer.class.name=org.example.Authorizer", &[]).unwrap_err();
     assert!(matches!(&err, ConfigError::Unsupported { key, .. } if key == "authorizer.class.name"));
+    let (c, _) = load(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:admin; User:CN=broker,O=x\nallow.everyone.if.no.acl.found=true",
+        &[],
+    )
+    .unwrap();
+    assert!(c.authorizer_enabled && c.allow_everyone_if_no_acl_found);
+    assert_eq!(c.super_users, vec!["User:admin", "User:CN=broker,O=x"]);
+    let (c, _) = load("", &[]).unwrap();
+    assert!(!c.authorizer_enabled && c.super_users.is_empty());
+    assert!(load("super.users=admin", &[]).is_err());
     let err = load("", &["ssl.keystore.location=/k.jks"]).unwrap_err();
     assert!(err.to_string().contains("ssl.keystore.location"), "{err}");
     // Kafka's KRaft default maps the controller listener to PLAINTEXT.

@@ -3,6 +3,8 @@
 //! quotas). Server side only; the client side of TLS and SASL, used by the peer client for
 //! inter-broker and controller traffic, lives in `net`. ACLs, SCRAM credentials and client
 //! quotas are metadata records, so every broker agrees on them and they survive restarts.
+pub mod authorizer;
 pub mod principal;
 
+pub use authorizer::Authorizer;
 pub use principal::KafkaPrincipal;
