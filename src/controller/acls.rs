@@ -116,8 +116,11 @@ impl AclFilter {
 
     pub fn matches(&self, acl: &AclBinding) -> bool {
         self.matches_pattern(acl)
-            && self.principal.as_ref().is_none_or(|p| *p == acl.principal)
-            && self.host.as_ref().is_none_or(|h| *h == acl.host)
+            && self
+                .principal
+                .as_ref()
+                .map_or(true, |p| *p == acl.principal)
+            && self.host.as_ref().map_or(true, |h| *h == acl.host)
             && (self.operation == operation::ANY || self.operation == acl.operation)
             && (self.permission_type == permission_type::ANY
                 || self.permission_type == acl.permission_type)
@@ -131,7 +134,7 @@ impl AclFilter {
             pattern_type::ANY => self
                 .resource_name
                 .as_ref()
-                .is_none_or(|n| *n == acl.resource_name),
+                .map_or(true, |n| *n == acl.resource_name),
             pattern_type::MATCH => match &self.resource_name {
                 None => true,
                 Some(n) => match acl.pattern_type {
@@ -147,7 +150,7 @@ impl AclFilter {
                     && self
                         .resource_name
                         .as_ref()
-                        .is_none_or(|n| *n == acl.resource_name)
+                        .map_or(true, |n| *n == acl.resource_name)
             }
         }
     }
@@ -276,11 +279,11 @@ impl AclIndex {
 
     /// The ACLs that apply to the resource `resource_type:name`: its literal ACLs, the
     /// literal wildcard ones, and the PREFIXED ones whose prefix starts `name`.
-    pub fn for_resource<'a, 'n>(
+    pub fn for_resource<'a>(
         &'a self,
         resource_type: i8,
-        name: &'n str,
-    ) -> impl Iterator<Item = &'a AclBinding> + use<'a, 'n> {
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a AclBinding> + 'a {
         let literal = self.ids(resource_type, pattern_type::LITERAL, name);
         let wildcard = if name == WILDCARD {
             None
@@ -590,7 +593,7 @@ mod tests {
         }
         assert_eq!(image.acls.len(), 1);
         // Creating it again is a success that writes nothing.
-        let (again, results) = create_acls(&image, &[good.clone()], &mut ids());
+        let (again, results) = create_acls(&image, std::slice::from_ref(&good), &mut ids());
         assert!(again.is_empty() && results[0].0 == ErrorCode::NONE);
         let filter = AclFilter {
             resource_type: resource_type::TOPIC,

@@ -70,7 +70,7 @@ fn authorize(authz: &Authz, request: &OffsetFetchRequest, response: &mut OffsetF
             .groups
             .iter()
             .find(|r| r.group_id == g.group_id)
-            .is_none_or(|r| r.topics.is_none());
+            .map_or(true, |r| r.topics.is_none());
         g.topics.retain_mut(|t| {
             if authz.topic(operation::DESCRIBE, &t.name) {
                 return true;

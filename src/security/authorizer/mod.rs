@@ -122,7 +122,7 @@ impl Authorizer {
         acls: &'a AclIndex,
         principal: &str,
         host: &str,
-        action: Action<'_>,
+        action: Action<'a>,
     ) -> Rule<'a> {
         if self.super_users.contains(principal) {
             return Rule::SuperUser;
