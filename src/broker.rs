@@ -38,6 +38,9 @@ pub struct Broker {
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// This node's membership of its controller quorum (a quorum of one by default).
     pub cluster: Arc<crate::cluster::ClusterContext>,
+    /// Kafka's StandardAuthorizer when `authorizer.class.name` asks for it; None: every
+    /// client may use every API (Kafka without an authorizer).
+    pub authorizer: Option<Arc<crate::security::Authorizer>>,
 }
 
 /// The transaction coordinator's settings from the broker config.

@@ -114,6 +114,13 @@ pub struct BrokerConfig {
     pub default_replication_factor: i32,
     pub auto_create_topics_enable: bool,
     pub delete_topic_enable: bool,
+    /// `authorizer.class.name`: Kafka's StandardAuthorizer switches authorization on; empty
+    /// (the default) means none, every client may use every API.
+    pub authorizer_enabled: bool,
+    /// `super.users`: principals every authorization allows.
+    pub super_users: Vec<String>,
+    /// `allow.everyone.if.no.acl.found`: whether a resource with no ACL at all is open.
+    pub allow_everyone_if_no_acl_found: bool,
     pub message_max_bytes: i32,
     pub socket_request_max_bytes: i32,
     pub max_connections: i32,
@@ -550,6 +557,15 @@ impl BrokerConfig {
             default_replication_factor: p.int("default.replication.factor")?,
             auto_create_topics_enable: p.boolean("auto.create.topics.enable")?,
             delete_topic_enable: p.boolean("delete.topic.enable")?,
+            authorizer_enabled: !p
+                .opt_string("authorizer.class.name")?
+                .unwrap_or_default()
+                .trim()
+                .is_empty(),
+            super_users: super::security::parse_super_users(
+                &p.opt_string("super.users")?.unwrap_or_default(),
+            )?,
+            allow_everyone_if_no_acl_found: p.boolean("allow.everyone.if.no.acl.found")?,
             message_max_bytes: p.int("message.max.bytes")?,
             socket_request_max_bytes: p.int("socket.request.max.bytes")?,
             max_connections: p.int("max.connections")?,

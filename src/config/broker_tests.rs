@@ -127,6 +127,17 @@ fn unsupported_security_stops_loading_with_an_error_naming_the_key() {
         err.to_string().contains("ssl.keymanager.algorithm"),
         "{err}"
     );
+    let (c, _) = load(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:admin; User:CN=broker,O=x\nallow.everyone.if.no.acl.found=true",
+        &[],
+    )
+    .unwrap();
+    assert!(c.authorizer_enabled && c.allow_everyone_if_no_acl_found);
+    assert_eq!(c.super_users, vec!["User:admin", "User:CN=broker,O=x"]);
+    let (c, _) = load("", &[]).unwrap();
+    assert!(!c.authorizer_enabled && c.super_users.is_empty());
+    assert!(load("super.users=admin", &[]).is_err());
     // Kafka's KRaft default maps the controller listener to PLAINTEXT.
     let (c, _) = load(
         "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER",

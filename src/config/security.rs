@@ -1,7 +1,8 @@
 //! Listener security: Kafka's `SecurityProtocol`, `listener.security.protocol.map` with its
 //! KRaft defaults and validation, and the keys that secure a Kafka broker or its data which
-//! Strata cannot honour yet (TLS, SASL, authorization, flush checkpoints): set to anything but
-//! their defaults they stop start-up with an error naming the key, never a warning.
+//! Strata cannot honour yet (TLS, SASL, authorizers other than the standard one, flush
+//! checkpoints): set to anything but their defaults they stop start-up with an error naming
+//! the key, never a warning.
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -149,6 +150,27 @@ pub fn check_listener_protocols(
     Ok(())
 }
 
+/// The `authorizer.class.name` that switches on Strata's authorizer (Kafka's KRaft one).
+pub const STANDARD_AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+
+/// Parses `super.users` as Kafka's `StandardAuthorizer` does: principals (`Type:name`)
+/// separated by semicolons, blanks ignored.
+pub fn parse_super_users(raw: &str) -> Result<Vec<String>, ConfigError> {
+    let mut users = Vec::new();
+    for entry in raw.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        // Kafka's `SecurityUtils.parseKafkaPrincipal`: a non-empty type before the first colon.
+        if !entry.split_once(':').is_some_and(|(t, _)| !t.is_empty()) {
+            return Err(ConfigError::invalid(
+                "super.users",
+                raw,
+                format!("{entry:?} is not a principal (Type:name, e.g. User:admin)"),
+            ));
+        }
+        users.push(entry.to_string());
+    }
+    Ok(users)
+}
+
 /// Kafka's defaults for the TLS and SASL keys a `server.properties` commonly spells out; such
 /// a key set to its default asks for nothing Strata lacks.
 const SECURITY_KEY_DEFAULTS: &[(&str, &str)] = &[
@@ -231,19 +253,15 @@ pub fn refused_setting(key: &str, value: &str) -> Option<String> {
             "TLS and SASL are not implemented yet; every listener serves PLAINTEXT".into(),
         );
     }
-    let authorization = matches!(
-        inner,
-        "authorizer.class.name"
-            | "super.users"
-            | "allow.everyone.if.no.acl.found"
-            | "delegation.token.secret.key"
-            | "delegation.token.master.key"
-    ) || inner.starts_with("delegation.token.");
-    if authorization {
+    if inner == "authorizer.class.name" && value.trim() != STANDARD_AUTHORIZER {
+        return Some(format!(
+            "Strata's only authorizer is Kafka's {STANDARD_AUTHORIZER} (ACLs in the metadata \
+             log); no other class can be loaded"
+        ));
+    }
+    if inner.starts_with("delegation.token.") {
         return Some(
-            "Strata has no authorizer yet (ACLs, super users, delegation tokens): every client \
-             may use every API"
-                .into(),
+            "Strata has no delegation tokens: a client could not authenticate with one".into(),
         );
     }
     if inner.starts_with("log.flush.") {
@@ -329,10 +347,8 @@ mod tests {
             ("security.inter.broker.protocol", "SASL_SSL"),
             (
                 "authorizer.class.name",
-                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "kafka.security.authorizer.AclAuthorizer",
             ),
-            ("super.users", "User:admin"),
-            ("allow.everyone.if.no.acl.found", "true"),
             ("delegation.token.secret.key", "s"),
             ("log.flush.offset.checkpoint.interval.ms", "1000"),
         ] {
@@ -348,7 +364,9 @@ mod tests {
             ("ssl.client.auth", "required"),
             ("listener.name.external.ssl.keystore.location", "/k"),
             ("authorizer.class.name", ""),
-            ("super.users", " "),
+            ("authorizer.class.name", STANDARD_AUTHORIZER),
+            ("super.users", "User:admin"),
+            ("allow.everyone.if.no.acl.found", "true"),
             ("num.io.threads", "8"),
             ("log.flush.offset.checkpoint.interval.ms", "60000"),
         ] {

@@ -139,6 +139,9 @@ pub struct MetadataImage {
     /// The highest broker epoch ever registered, so that the next registration gets a higher
     /// one even after its broker was unregistered (KIP-903 needs them never reused).
     pub last_broker_epoch: i64,
+    /// The ACLs, indexed for the authorizer (issue 13).
+    #[serde(default)]
+    pub acls: super::acls::AclIndex,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -444,6 +447,14 @@ impl MetadataImage {
                 next_producer_id, ..
             } => {
                 self.next_producer_id = self.next_producer_id.max(*next_producer_id);
+            }
+            MetadataRecord::AccessControlEntry { id, acl } => {
+                self.acls.add(*id, acl.clone());
+            }
+            MetadataRecord::RemoveAccessControlEntry { id } => {
+                if !self.acls.remove(id) {
+                    tracing::warn!(id = %Uuid(*id), "metadata: removal of an unknown ACL skipped");
+                }
             }
         }
     }

@@ -124,4 +124,15 @@ pub enum MetadataRecord {
         broker_epoch: i64,
         next_producer_id: i64,
     },
+    // Authorization (issue 13): Kafka's AccessControlEntryRecord and
+    // RemoveAccessControlEntryRecord; the image indexes them in `controller::acls`.
+    /// Adds one ACL under a fresh id.
+    AccessControlEntry {
+        id: [u8; 16],
+        acl: super::acls::AclBinding,
+    },
+    /// Removes the ACL with this id.
+    RemoveAccessControlEntry {
+        id: [u8; 16],
+    },
 }

@@ -1,7 +1,11 @@
 //! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the
 //! transaction (consume-transform-produce). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::add_offsets_to_txn_response::AddOffsetsToTxnResponse;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -15,6 +19,21 @@ pub async fn start(
     request: AddOffsetsToTxnRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    let authz = Authz::new(&broker, &conn);
+    let refused = if !authz.transactional_id(operation::WRITE, &request.transactional_id) {
+        Some(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    } else if !authz.group(operation::READ, &request.group_id) {
+        Some(ErrorCode::GROUP_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    if let Some(code) = refused {
+        let response = AddOffsetsToTxnResponse {
+            error_code: code.code(),
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let mut response = {
         broker

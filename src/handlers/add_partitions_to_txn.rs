@@ -5,14 +5,79 @@
 //! A partition exists if the cluster's metadata image has it, wherever its replicas live:
 //! the coordinator hosts no replica of most partitions it adds (Kafka's coordinator checks
 //! its metadata cache, not its log manager).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
 use crate::coordinator::offsets_topic::TRANSACTION_TOPIC;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnRequest;
-use crate::protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnTopicResult;
+use crate::protocol::messages::add_partitions_to_txn_response::{
+    AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResponse, AddPartitionsToTxnTopicResult,
+};
+
+/// Kafka's checks: a client (v3 and below) needs WRITE on the transactional id (every
+/// partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise) and on each topic
+/// (TOPIC_AUTHORIZATION_FAILED for its partitions, OPERATION_NOT_ATTEMPTED for the others);
+/// a broker verifying partitions (v4+) needs CLUSTER_ACTION on the cluster.
+fn refused(
+    authz: &Authz,
+    version: i16,
+    request: &AddPartitionsToTxnRequest,
+) -> Option<AddPartitionsToTxnResponse> {
+    if !authz.enabled() {
+        return None;
+    }
+    if version >= 4 {
+        return (!authz.cluster(operation::CLUSTER_ACTION)).then(|| AddPartitionsToTxnResponse {
+            error_code: ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code(),
+            ..Default::default()
+        });
+    }
+    let tid_refused =
+        !authz.transactional_id(operation::WRITE, &request.v3_and_below_transactional_id);
+    let topics_refused: Vec<bool> = request
+        .v3_and_below_topics
+        .iter()
+        .map(|t| tid_refused || !authz.topic(operation::WRITE, &t.name))
+        .collect();
+    if !topics_refused.iter().any(|r| *r) {
+        return None;
+    }
+    let code_for = |refused: bool| {
+        if tid_refused {
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        } else if refused {
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED
+        } else {
+            ErrorCode::OPERATION_NOT_ATTEMPTED
+        }
+    };
+    Some(AddPartitionsToTxnResponse {
+        results_by_topic_v3_and_below: request
+            .v3_and_below_topics
+            .iter()
+            .zip(topics_refused)
+            .map(|(t, refused)| AddPartitionsToTxnTopicResult {
+                name: t.name.clone(),
+                results_by_partition: t
+                    .partitions
+                    .iter()
+                    .map(|p| AddPartitionsToTxnPartitionResult {
+                        partition_index: *p,
+                        partition_error_code: code_for(refused).code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -20,6 +85,9 @@ pub async fn start(
     request: AddPartitionsToTxnRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    if let Some(response) = refused(&Authz::new(&broker, &conn), header.api_version, &request) {
+        return super::ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let mut response = broker
         .txns

@@ -75,8 +75,20 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AddRaftVoterRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::ALTER,
+        |r: &mut crate::protocol::messages::add_raft_voter_response::AddRaftVoterResponse, code| {
+            r.error_code = code.code()
+        },
+    ) {
+        return refused;
+    }
     let version = header.api_version;
     super::later(header, async move {
         Some(handle(&broker, version, request).await)

@@ -1,7 +1,9 @@
 //! AlterConfigs (key 33), versions 0-2: the legacy whole-set replacement of a topic's
 //! overrides (keys not named are removed). Broker configs are static in Strata: altering them
 //! is refused with INVALID_REQUEST, naming the reason.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -74,11 +76,31 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterConfigsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let mut changes = Vec::new();
-    let response = handle(&broker, &request, &mut changes);
+    // Kafka: ALTER_CONFIGS on each resource; refused ones are answered without being applied.
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let mut refused = Vec::new();
+    request.resources.retain(|r| {
+        match authz.config_refusal(operation::ALTER_CONFIGS, r.resource_type, &r.resource_name) {
+            Some(code) => {
+                refused.push(crate::protocol::messages::alter_configs_response::AlterConfigsResourceResponse {
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    resource_type: r.resource_type,
+                    resource_name: r.resource_name.clone(),
+                    ..Default::default()
+                });
+                false
+            }
+            None => true,
+        }
+    });
+    let mut response = handle(&broker, &request, &mut changes);
+    response.responses.extend(refused);
     later(header, async move {
         Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
     })

@@ -141,8 +141,19 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterPartitionRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: CLUSTER_ACTION on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::CLUSTER_ACTION,
+        |r: &mut crate::protocol::messages::alter_partition_response::AlterPartitionResponse,
+         code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     let version = header.api_version;
     super::controller_only(
         &broker,

@@ -74,8 +74,18 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterPartitionReassignmentsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::ALTER,
+        |r: &mut crate::protocol::messages::alter_partition_reassignments_response::AlterPartitionReassignmentsResponse, code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     super::forwarded(
         &broker,
         header,

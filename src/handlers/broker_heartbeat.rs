@@ -63,7 +63,18 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: BrokerHeartbeatRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: CLUSTER_ACTION on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::CLUSTER_ACTION,
+        |r: &mut crate::protocol::messages::broker_heartbeat_response::BrokerHeartbeatResponse,
+         code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     super::controller_only(&broker, header, request, on_controller, error)
 }

@@ -1,7 +1,10 @@
 //! ConsumerGroupHeartbeat (API 68) v0-1, KIP-848: the consumer group protocol's only
 //! membership request (join, heartbeat, reconcile, leave). In a cluster the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -16,6 +19,15 @@ pub async fn start(
     request: ConsumerGroupHeartbeatRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    if !Authz::new(&broker, &conn).group(operation::READ, &request.group_id) {
+        let code = ErrorCode::GROUP_AUTHORIZATION_FAILED;
+        let response = ConsumerGroupHeartbeatResponse {
+            error_code: code.code(),
+            error_message: Some(code.message()),
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let topics = broker.topics_view();
     let response = broker

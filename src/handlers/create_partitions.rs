@@ -2,7 +2,9 @@
 //! keeping the count is INVALID_PARTITIONS, as Kafka. The active controller
 //! places the new partitions ([`on_controller`]); brokers forward. Internal topics are
 //! refused on both sides (see [`super::internal_topics`]).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
@@ -81,12 +83,27 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreatePartitionsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     let mut request = request;
-    let refused = refuse_internal(&mut request);
+    let mut refused = refuse_internal(&mut request);
+    // Kafka: ALTER on each topic, TOPIC_AUTHORIZATION_FAILED otherwise.
+    let authz = Authz::new(&broker, &conn);
+    request.topics.retain(|t| {
+        let allowed = authz.topic(operation::ALTER, &t.name);
+        if !allowed {
+            let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+            refused.push(CreatePartitionsTopicResult {
+                name: t.name.clone(),
+                error_code: code.code(),
+                error_message: Some(code.message()),
+                ..Default::default()
+            });
+        }
+        allowed
+    });
     if !refused.is_empty() && request.topics.is_empty() {
         let response = CreatePartitionsResponse {
             results: refused,

@@ -3,7 +3,10 @@
 //! refused with INVALID_REQUEST as Kafka does. The active controller decides placement and
 //! commits the topic ([`crate::cluster::create_topics::on_controller`]); other brokers
 //! forward the request.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::error::ErrorCode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -34,10 +37,38 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: CreateTopicsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;
+    // Kafka: CREATE on the cluster, or else on each topic (TOPIC_AUTHORIZATION_FAILED).
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let mut refused = Vec::new();
+    if !authz.visible(operation::CREATE, resource_type::CLUSTER, CLUSTER_NAME) {
+        request.topics.retain(|t| {
+            let allowed = authz.topic(operation::CREATE, &t.name);
+            if !allowed {
+                let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+                refused.push(CreatableTopicResult {
+                    name: t.name.clone(),
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    num_partitions: -1,
+                    replication_factor: -1,
+                    ..Default::default()
+                });
+            }
+            allowed
+        });
+        if request.topics.is_empty() {
+            let response = CreateTopicsResponse {
+                topics: refused,
+                ..Default::default()
+            };
+            return super::ready(header, Some(response));
+        }
+    }
     {
         let configs: HashMap<String, BTreeMap<String, String>> = request
             .topics
@@ -53,6 +84,7 @@ pub async fn start(
             .collect();
         return later(header, async move {
             let mut response = cluster.create_topics(version, request).await;
+            response.topics.extend(refused);
             if version >= 5 {
                 for t in response.topics.iter_mut().filter(|t| t.error_code == 0) {
                     let c = configs.get(&t.name).cloned().unwrap_or_default();

@@ -1,6 +1,10 @@
 //! DeleteGroups (key 42): empty groups are removed by tombstones; each group's answer waits
 //! until its tombstones reached the ISR of its `__consumer_offsets` partition.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::delete_groups_response::DeletableGroupResult;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -14,8 +18,23 @@ pub async fn start(
     request: DeleteGroupsRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let mut refused = Vec::new();
+    request.groups_names.retain(|g| {
+        let allowed = authz.group(operation::DELETE, g);
+        if !allowed {
+            refused.push(DeletableGroupResult {
+                group_id: g.clone(),
+                error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+                ..Default::default()
+            });
+        }
+        allowed
+    });
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.delete_groups(&ctx, &request);
+    response.results.extend(refused);
     later(header, async move {
         for r in response.results.iter_mut().filter(|r| r.error_code == 0) {
             let partition = broker.groups.partition_for(&r.group_id);

@@ -1,7 +1,11 @@
 //! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
 //! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
 //! Internal topics are refused, as Kafka's `ReplicaManager` refuses them.
+use super::authz::Authz;
+use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, REFUSED};
@@ -57,8 +61,34 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteRecordsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, request);
+    // Kafka: DELETE on each topic, TOPIC_AUTHORIZATION_FAILED for its partitions otherwise.
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let refused = split_refused(
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+        |name| authz.topic(operation::DELETE, name),
+    );
+    let mut response = handle(&broker, request);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        |t| t.name.as_str(),
+        |name| DeleteRecordsTopicResult {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| DeleteRecordsPartitionResult {
+            partition_index,
+            low_watermark: -1,
+            error_code,
+            ..Default::default()
+        },
+    );
     ready(header, Some(response))
 }

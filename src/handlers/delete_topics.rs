@@ -2,7 +2,9 @@
 //! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. The
 //! active controller removes the topic ([`on_controller`]); brokers forward. Internal topics
 //! are refused on both sides (see [`super::internal_topics`]).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
@@ -88,6 +90,53 @@ fn refuse(r: &mut DeletableTopicResult, name: &str) {
 
 /// The broker's side of the guard: internal topics (by name, or by id for v6+) are answered
 /// here and never forwarded.
+/// Kafka: DELETE on each topic, TOPIC_AUTHORIZATION_FAILED otherwise.
+fn refuse_unauthorized(
+    broker: &Broker,
+    authz: &Authz,
+    request: &mut DeleteTopicsRequest,
+) -> Vec<DeletableTopicResult> {
+    let mut refused = Vec::new();
+    if !authz.enabled() {
+        return refused;
+    }
+    let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+    let image = broker.cluster.image();
+    request.topics.retain(|t| {
+        let name = t.name.clone().or_else(|| {
+            image
+                .topic_by_id(t.topic_id.as_bytes())
+                .map(|i| i.name.clone())
+        });
+        match name {
+            Some(n) if !authz.topic(operation::DELETE, &n) => {
+                refused.push(DeletableTopicResult {
+                    name: t.name.clone(),
+                    topic_id: t.topic_id,
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    ..Default::default()
+                });
+                false
+            }
+            _ => true,
+        }
+    });
+    request.topic_names.retain(|n| {
+        let allowed = authz.topic(operation::DELETE, n);
+        if !allowed {
+            refused.push(DeletableTopicResult {
+                name: Some(n.clone()),
+                error_code: code.code(),
+                error_message: Some(code.message()),
+                ..Default::default()
+            });
+        }
+        allowed
+    });
+    refused
+}
+
 fn refuse_internal(
     broker: &Broker,
     version: i16,
@@ -137,12 +186,17 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DeleteTopicsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     let mut request = request;
-    let refused = refuse_internal(&broker, version, &mut request);
+    let mut refused = refuse_internal(&broker, version, &mut request);
+    refused.extend(refuse_unauthorized(
+        &broker,
+        &Authz::new(&broker, &conn),
+        &mut request,
+    ));
     if !refused.is_empty() && request.topics.is_empty() && request.topic_names.is_empty() {
         let response = DeleteTopicsResponse {
             responses: refused,

@@ -60,8 +60,26 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeClusterRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, &request);
+    // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE,
+        |r: &mut crate::protocol::messages::describe_cluster_response::DescribeClusterResponse,
+         code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
+    let mut response = handle(&broker, &request);
+    if request.include_cluster_authorized_operations {
+        response.cluster_authorized_operations = super::authz::Authz::new(&broker, &conn)
+            .authorized_operations(
+                crate::controller::acls::resource_type::CLUSTER,
+                crate::controller::acls::CLUSTER_NAME,
+            );
+    }
     ready(header, Some(response))
 }

@@ -1,7 +1,9 @@
 //! DescribeConfigs (key 32), versions 1-4: every config of a topic or of the broker with its
 //! value, source, read-only and sensitive flags, synonyms (v1+, in Kafka's precedence order)
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -203,8 +205,21 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeConfigsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, header.api_version, &request);
+    let mut response = handle(&broker, header.api_version, &request);
+    // Kafka: DESCRIBE_CONFIGS on each resource; a refused one answers the error alone.
+    let authz = Authz::new(&broker, &conn);
+    for r in response.results.iter_mut() {
+        if let Some(code) = authz.config_refusal(
+            operation::DESCRIBE_CONFIGS,
+            r.resource_type,
+            &r.resource_name,
+        ) {
+            r.error_code = code.code();
+            r.error_message = Some(code.message());
+            r.configs.clear();
+        }
+    }
     ready(header, Some(response))
 }

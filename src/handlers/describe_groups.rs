@@ -1,6 +1,10 @@
 //! DescribeGroups (key 15): the state, protocol and members of classic groups from the group
 //! coordinator, read-only.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type};
+use crate::error::ErrorCode;
+use crate::protocol::messages::describe_groups_response::DescribedGroup;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -14,6 +18,20 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let ctx = group_context(&header, &conn);
-    let response = broker.groups.describe_groups(&ctx, &request);
+    let authz = Authz::new(&broker, &conn);
+    let mut response = broker.groups.describe_groups(&ctx, &request);
+    // Kafka: DESCRIBE on each group; a refused one is answered with the error alone.
+    for g in response.groups.iter_mut() {
+        if !authz.group(operation::DESCRIBE, &g.group_id) {
+            *g = DescribedGroup {
+                error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+                group_id: std::mem::take(&mut g.group_id),
+                ..Default::default()
+            };
+        } else if request.include_authorized_operations {
+            g.authorized_operations =
+                authz.authorized_operations(resource_type::GROUP, &g.group_id);
+        }
+    }
     ready(header, Some(response))
 }

@@ -112,8 +112,19 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeLogDirsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE,
+        |r: &mut crate::protocol::messages::describe_log_dirs_response::DescribeLogDirsResponse,
+         code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     let response = handle(&broker, &request);
     ready(header, Some(response))
 }

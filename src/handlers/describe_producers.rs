@@ -1,7 +1,10 @@
 //! DescribeProducers (key 61), version 0: the active idempotent and transactional producers of
 //! each partition, from the partition's producer state (used by `kafka-transactions
 //! describe-producers` to find hanging transactions).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
@@ -65,8 +68,23 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeProducersRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, &request);
+    let mut response = handle(&broker, &request);
+    // Kafka: READ on each topic; a refused topic's partitions answer the error, no producers.
+    let authz = Authz::new(&broker, &conn);
+    for t in response.topics.iter_mut() {
+        if !authz.topic(operation::READ, &t.name) {
+            let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+            for p in t.partitions.iter_mut() {
+                *p = PartitionResponse {
+                    partition_index: p.partition_index,
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    ..Default::default()
+                };
+            }
+        }
+    }
     ready(header, Some(response))
 }

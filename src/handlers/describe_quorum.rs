@@ -89,8 +89,19 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeQuorumRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE,
+        |r: &mut crate::protocol::messages::describe_quorum_response::DescribeQuorumResponse,
+         code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     let local = broker.cluster.clone();
     super::forwarded(
         &broker,

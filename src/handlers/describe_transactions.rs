@@ -1,5 +1,9 @@
 //! DescribeTransactions (key 65), version 0: the state of transactional ids (`kafka-transactions describe`).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type};
+use crate::error::ErrorCode;
+use crate::protocol::messages::describe_transactions_response::TransactionState;
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -13,6 +17,25 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let ctx = group_context(&header, &conn);
-    let response = broker.txns.describe_transactions(&ctx, &request);
+    let mut response = broker.txns.describe_transactions(&ctx, &request);
+    // Kafka: DESCRIBE on each transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and
+    // the partitions of topics the caller may not describe are left out.
+    let authz = Authz::new(&broker, &conn);
+    for s in response.transaction_states.iter_mut() {
+        if !authz.transactional_id(operation::DESCRIBE, &s.transactional_id) {
+            *s = TransactionState {
+                error_code: ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
+                transactional_id: std::mem::take(&mut s.transactional_id),
+                producer_id: -1,
+                producer_epoch: -1,
+                transaction_timeout_ms: -1,
+                transaction_start_time_ms: -1,
+                ..Default::default()
+            };
+        } else {
+            s.topics
+                .retain(|t| authz.visible(operation::DESCRIBE, resource_type::TOPIC, &t.topic));
+        }
+    }
     ready(header, Some(response))
 }

@@ -88,8 +88,20 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ElectLeadersRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::ALTER,
+        |r: &mut crate::protocol::messages::elect_leaders_response::ElectLeadersResponse, code| {
+            r.error_code = code.code()
+        },
+    ) {
+        return refused;
+    }
     let version = header.api_version;
     super::forwarded(
         &broker,

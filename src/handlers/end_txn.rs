@@ -4,7 +4,11 @@
 //! markers written (Kafka's `endTransaction` sends markers from the append's callback): a
 //! marker written for a prepare record a new coordinator may not have would let it abort a
 //! transaction that is already committed on some partitions.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::end_txn_response::EndTxnResponse;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};
@@ -18,6 +22,15 @@ pub async fn start(
     request: EndTxnRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    if !Authz::new(&broker, &conn).transactional_id(operation::WRITE, &request.transactional_id) {
+        let response = EndTxnResponse {
+            error_code: ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let mut response = broker.txns.end_txn(&ctx, &request);
     if response.error_code != 0 {

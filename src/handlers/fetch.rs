@@ -11,7 +11,9 @@
 //! follower and is served by the replica manager: up to the log end offset, with the
 //! follower's position recorded and diverging epochs reported (v12+). Consumers get
 //! NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -150,6 +152,57 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
     }
 }
 
+/// Kafka's checks: a follower needs CLUSTER_ACTION on the cluster (every partition fails
+/// with TOPIC_AUTHORIZATION_FAILED otherwise), a consumer READ on each topic. Refused topics
+/// are taken out of `request` and returned with their answer; a topic id this broker does not
+/// know stays in, for UNKNOWN_TOPIC_ID.
+fn authorize(
+    broker: &Broker,
+    authz: &Authz,
+    request: &mut FetchRequest,
+    version: i16,
+    follower: bool,
+) -> Vec<FetchableTopicResponse> {
+    let refuse_all = follower && !authz.cluster(operation::CLUSTER_ACTION);
+    if !refuse_all && !authz.enabled() {
+        return Vec::new();
+    }
+    let mut refused = Vec::new();
+    request.topics.retain(|t| {
+        let name = if version >= 13 {
+            broker.cluster.topic_name_by_id(&t.topic_id)
+        } else {
+            Some(t.topic.clone())
+        };
+        let denied =
+            refuse_all || (!follower && name.is_some_and(|n| !authz.topic(operation::READ, &n)));
+        if !denied {
+            return true;
+        }
+        refused.push(FetchableTopicResponse {
+            topic: t.topic.clone(),
+            topic_id: t.topic_id,
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| PartitionData {
+                    partition_index: p.partition,
+                    error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.code(),
+                    high_watermark: -1,
+                    last_stable_offset: -1,
+                    log_start_offset: -1,
+                    preferred_read_replica: -1,
+                    records: Some(Default::default()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        false
+    });
+    refused
+}
+
 /// The replicas a fetch reads, to wait on: a change to any of them may complete it. One it
 /// names that is not here answers an error at once, so it needs no waiting.
 fn requested_partitions(
@@ -193,8 +246,8 @@ fn last_offset_in(records: &[u8]) -> Option<i64> {
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
-    request: FetchRequest,
-    _conn: Arc<ConnectionContext>,
+    mut request: FetchRequest,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
     later(header, async move {
@@ -209,7 +262,21 @@ pub async fn start(
         let deadline = tokio::time::Instant::now()
             + Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64);
         let min_bytes = request.min_bytes.max(0) as usize;
-        if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
+        let follower = request.replica_id >= 0 || request.replica_state.replica_id >= 0;
+        let refused = authorize(
+            &broker,
+            &Authz::new(&broker, &conn),
+            &mut request,
+            version,
+            follower,
+        );
+        if follower && !refused.is_empty() {
+            return Some(FetchResponse {
+                responses: refused,
+                ..Default::default()
+            });
+        }
+        if follower {
             let resolve = |t: &crate::protocol::messages::fetch_request::FetchTopic| {
                 if version >= 13 {
                     // The controller may make us leader of a partition before our metadata
@@ -256,6 +323,8 @@ pub async fn start(
         })
         .await
         .unwrap_or_else(|| gather(&broker, &request, version));
-        Some(gathered.response)
+        let mut response = gathered.response;
+        response.responses.extend(refused);
+        Some(response)
     })
 }

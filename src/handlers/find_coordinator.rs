@@ -2,7 +2,9 @@
 //! leader of the group's `__consumer_offsets` partition, which on a single node is this broker.
 //! The offsets topic (key type 0) and the transaction log (key type 1) are created on first
 //! use, as Kafka does.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -16,9 +18,26 @@ pub const KEY_TYPE_TRANSACTION: i8 = 1;
 
 pub fn handle(
     broker: &Broker,
+    authz: &Authz,
     version: i16,
     request: &FindCoordinatorRequest,
 ) -> FindCoordinatorResponse {
+    // Kafka: DESCRIBE on the group or transactional id whose coordinator is asked for.
+    let find = |broker: &Broker, key_type: i8, key: &str| {
+        let refused = match key_type {
+            KEY_TYPE_GROUP if !authz.group(operation::DESCRIBE, key) => {
+                Some(ErrorCode::GROUP_AUTHORIZATION_FAILED)
+            }
+            KEY_TYPE_TRANSACTION if !authz.transactional_id(operation::DESCRIBE, key) => {
+                Some(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            }
+            _ => None,
+        };
+        match refused {
+            Some(code) => (code, -1, String::new(), -1),
+            None => find(broker, key_type, key),
+        }
+    };
     if version < 4 {
         let (error, node_id, host, port) = find(broker, request.key_type, &request.key);
         return FindCoordinatorResponse {
@@ -184,8 +203,9 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: FindCoordinatorRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    let authz = Authz::new(&broker, &conn);
     let key_types: Vec<i8> = if header.api_version < 4 {
         vec![request.key_type]
     } else {
@@ -196,7 +216,7 @@ pub async fn start(
         .filter(|k| !create_internal_topic(&broker, *k))
         .collect();
     if missing.is_empty() {
-        let response = handle(&broker, header.api_version, &request);
+        let response = handle(&broker, &authz, header.api_version, &request);
         return ready(header, Some(response));
     }
     let version = header.api_version;
@@ -204,7 +224,7 @@ pub async fn start(
         for k in missing {
             await_internal_topic(&broker, k).await;
         }
-        Some(handle(&broker, version, &request))
+        Some(handle(&broker, &authz, version, &request))
     })
 }
 

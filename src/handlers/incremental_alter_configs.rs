@@ -2,7 +2,9 @@
 //! on topic overrides, validated as a whole before anything is written. Broker configs are
 //! static in Strata and refused with INVALID_REQUEST. In a cluster the changes are checked
 //! here and committed by the active controller ([`forward_changes`], [`on_controller`]).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -103,11 +105,31 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: IncrementalAlterConfigsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let cluster = broker.cluster.clone();
     let mut changes = Vec::new();
-    let response = handle(&broker, &request, &mut changes);
+    // Kafka: ALTER_CONFIGS on each resource; refused ones are answered without being applied.
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let mut refused = Vec::new();
+    request.resources.retain(|r| {
+        match authz.config_refusal(operation::ALTER_CONFIGS, r.resource_type, &r.resource_name) {
+            Some(code) => {
+                refused.push(crate::protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse {
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    resource_type: r.resource_type,
+                    resource_name: r.resource_name.clone(),
+                    ..Default::default()
+                });
+                false
+            }
+            None => true,
+        }
+    });
+    let mut response = handle(&broker, &request, &mut changes);
+    response.responses.extend(refused);
     later(header, async move {
         Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
     })

@@ -3,7 +3,9 @@
 //! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused. In a
 //! cluster a transactional answer waits until the coordinator's record reached the ISR of the
 //! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type};
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -23,6 +25,29 @@ pub async fn start(
         .transactional_id
         .as_deref()
         .is_some_and(|t| !t.is_empty());
+    // Kafka: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on
+    // the cluster or WRITE on some topic.
+    let authz = Authz::new(&broker, &conn);
+    let refused = match request
+        .transactional_id
+        .as_deref()
+        .filter(|_| transactional)
+    {
+        Some(tid) => (!authz.transactional_id(operation::WRITE, tid))
+            .then_some(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        None => (!authz.cluster(operation::IDEMPOTENT_WRITE)
+            && !authz.any_of_type(operation::WRITE, resource_type::TOPIC))
+        .then_some(ErrorCode::CLUSTER_AUTHORIZATION_FAILED),
+    };
+    if let Some(code) = refused {
+        let response = InitProducerIdResponse {
+            error_code: code.code(),
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
+    }
     let header_ctx = header.clone();
     later(header, async move {
         if transactional {

@@ -3,7 +3,10 @@
 //! future the connection's writer awaits while later requests keep being read. In a cluster
 //! it is released only once the group's records reached the ISR of its `__consumer_offsets`
 //! partition (Kafka's coordinators append with acks=all).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -18,6 +21,15 @@ pub async fn start(
     request: JoinGroupRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    if !Authz::new(&broker, &conn).group(operation::READ, &request.group_id) {
+        let response = JoinGroupResponse {
+            error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+            generation_id: -1,
+            protocol_name: Some(String::new()),
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     later(header, async move {
         // A client that skipped FindCoordinator still finds `__consumer_offsets` created.

@@ -1,6 +1,8 @@
 //! ListGroups (key 16): the groups whose `__consumer_offsets` partitions this broker
 //! coordinates, with their state and type filters (KIP-518, KIP-848).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -14,6 +16,13 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let ctx = group_context(&header, &conn);
-    let response = broker.groups.list_groups(&ctx, &request);
+    let mut response = broker.groups.list_groups(&ctx, &request);
+    // Kafka: all groups with DESCRIBE on the cluster, otherwise those the caller may describe.
+    let authz = Authz::new(&broker, &conn);
+    if !authz.visible(operation::DESCRIBE, resource_type::CLUSTER, CLUSTER_NAME) {
+        response
+            .groups
+            .retain(|g| authz.visible(operation::DESCRIBE, resource_type::GROUP, &g.group_id));
+    }
     ready(header, Some(response))
 }

@@ -6,12 +6,18 @@
 //! v8, latest tiered (-5, KIP-1005) from v9. v10 only adds `timeout_ms` for remote lookups,
 //! which Strata (no tiered storage) never waits on. v0 (`max_num_offsets`,
 //! `old_style_offsets`) is not served, as Kafka 4 removed it.
+use super::authz::Authz;
+use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
-use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsRequest};
 use crate::protocol::messages::list_offsets_response::*;
@@ -216,8 +222,36 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListOffsetsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, header.api_version, request);
+    // Kafka: DESCRIBE on each topic, TOPIC_AUTHORIZATION_FAILED for its partitions otherwise.
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let refused = split_refused(
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+        |name| authz.topic(operation::DESCRIBE, name),
+    );
+    let mut response = handle(&broker, header.api_version, request);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        |t| t.name.as_str(),
+        |name| ListOffsetsTopicResponse {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| ListOffsetsPartitionResponse {
+            partition_index,
+            error_code,
+            timestamp: -1,
+            offset: -1,
+            leader_epoch: -1,
+            ..Default::default()
+        },
+    );
     ready(header, Some(response))
 }

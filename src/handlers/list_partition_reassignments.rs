@@ -71,8 +71,18 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: ListPartitionReassignmentsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE,
+        |r: &mut crate::protocol::messages::list_partition_reassignments_response::ListPartitionReassignmentsResponse, code| r.error_code = code.code(),
+    ) {
+        return refused;
+    }
     super::forwarded(
         &broker,
         header,

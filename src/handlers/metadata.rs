@@ -1,7 +1,9 @@
 //! Metadata (key 3), versions 0-12: brokers, topics with ids and leader epochs, and topic
 //! auto-creation (`auto.create.topics.enable`, `num.partitions`) when the client allows it (v4+;
 //! always for older versions, as Kafka).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -81,7 +83,30 @@ fn error_topic(name: Option<String>, id: Uuid, code: ErrorCode) -> MetadataRespo
     }
 }
 
-pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> MetadataResponse {
+/// Whether a Metadata request may auto-create `name` (Kafka: CREATE on the cluster, or on
+/// the topic); checked only for topics the caller may describe.
+fn may_create(authz: &Authz, name: &str) -> bool {
+    authz.visible(operation::CREATE, resource_type::CLUSTER, CLUSTER_NAME)
+        || authz.topic(operation::CREATE, name)
+}
+
+pub fn handle(
+    broker: &Broker,
+    authz: &Authz,
+    version: i16,
+    request: MetadataRequest,
+) -> MetadataResponse {
+    let include_topic_operations = request.include_topic_authorized_operations;
+    let include_cluster_operations = request.include_cluster_authorized_operations;
+    let described = |mut t: MetadataResponseTopic| {
+        if include_topic_operations {
+            if let Some(name) = &t.name {
+                t.topic_authorized_operations =
+                    authz.authorized_operations(resource_type::TOPIC, name);
+            }
+        }
+        t
+    };
     // v0: an empty list means all topics; v1+: null means all topics.
     let requested = match request.topics {
         None => None,
@@ -91,11 +116,13 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
     let allow_auto_create = (version < 4 || request.allow_auto_topic_creation)
         && broker.config.auto_create_topics_enable;
     let topics = match requested {
+        // All topics: those the caller may not describe are left out, as in Kafka.
         None => broker
             .cluster
             .topics()
             .iter()
-            .map(|t| topic_response(broker, t))
+            .filter(|t| authz.visible(operation::DESCRIBE, resource_type::TOPIC, &t.name))
+            .map(|t| described(topic_response(broker, t)))
             .collect(),
         Some(list) => list
             .into_iter()
@@ -110,8 +137,17 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
                         return error_topic(None, t.topic_id, ErrorCode::INVALID_REQUEST)
                     }
                 };
+                // Kafka answers a named topic the caller may not describe with
+                // TOPIC_AUTHORIZATION_FAILED, its name and no id, whether it exists or not.
+                if !authz.topic(operation::DESCRIBE, &name) {
+                    return error_topic(
+                        Some(name),
+                        Uuid::ZERO,
+                        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                    );
+                }
                 if let Some(meta) = broker.cluster.topic(&name) {
-                    return topic_response(broker, &meta);
+                    return described(topic_response(broker, &meta));
                 }
                 if let Err(e) = super::context::validate_topic_name(&name) {
                     return error_topic(Some(name), Uuid::ZERO, e.code);
@@ -121,6 +157,13 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
                         Some(name),
                         Uuid::ZERO,
                         ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    );
+                }
+                if !may_create(authz, &name) {
+                    return error_topic(
+                        Some(name),
+                        Uuid::ZERO,
+                        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
                     );
                 }
                 // As Kafka: ask the controller and answer LEADER_NOT_AVAILABLE, so the client
@@ -138,6 +181,11 @@ pub fn handle(broker: &Broker, version: i16, request: MetadataRequest) -> Metada
         // the active controller.
         controller_id: broker.node_id,
         topics,
+        cluster_authorized_operations: if include_cluster_operations {
+            authz.authorized_operations(resource_type::CLUSTER, CLUSTER_NAME)
+        } else {
+            i32::MIN
+        },
         ..Default::default()
     }
 }
@@ -146,12 +194,13 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: MetadataRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
-    let missing = auto_created(&broker, version, &request);
+    let authz = Authz::new(&broker, &conn);
+    let missing = auto_created(&broker, &authz, version, &request);
     if missing.is_empty() {
-        let response = handle(&broker, version, request);
+        let response = handle(&broker, &authz, version, request);
         return ready(header, Some(response));
     }
     // The controller usually creates a topic within milliseconds: waiting that long spares
@@ -171,7 +220,7 @@ pub async fn start(
         let deadline =
             tokio::time::Instant::now() + std::time::Duration::from_millis(AUTO_CREATE_WAIT_MS);
         let _ = tokio::time::timeout_at(deadline, created).await;
-        Some(handle(&broker, version, request))
+        Some(handle(&broker, &authz, version, request))
     })
 }
 
@@ -179,7 +228,12 @@ pub async fn start(
 const AUTO_CREATE_WAIT_MS: u64 = 500;
 
 /// The topics this request would auto-create.
-fn auto_created(broker: &Broker, version: i16, request: &MetadataRequest) -> Vec<String> {
+fn auto_created(
+    broker: &Broker,
+    authz: &Authz,
+    version: i16,
+    request: &MetadataRequest,
+) -> Vec<String> {
     let allowed = (version < 4 || request.allow_auto_topic_creation)
         && broker.config.auto_create_topics_enable;
     if !allowed {
@@ -192,5 +246,10 @@ fn auto_created(broker: &Broker, version: i16, request: &MetadataRequest) -> Vec
         .filter_map(|t| t.name.clone())
         .filter(|n| broker.cluster.topic(n).is_none())
         .filter(|n| super::context::validate_topic_name(n).is_ok())
+        .filter(|n| {
+            authz.visible(operation::DESCRIBE, resource_type::TOPIC, n)
+                && (authz.visible(operation::CREATE, resource_type::CLUSTER, CLUSTER_NAME)
+                    || authz.visible(operation::CREATE, resource_type::TOPIC, n))
+        })
         .collect()
 }

@@ -14,6 +14,7 @@ use crate::protocol::header::{
     request_header_version, response_header_version, RequestHeader, ResponseHeader,
 };
 
+pub mod authz;
 pub mod connection_context;
 pub mod context;
 
@@ -34,11 +35,14 @@ pub mod broker_heartbeat;
 pub mod broker_registration;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -136,6 +140,9 @@ api_table! {
     26 => end_txn, end_txn_request::EndTxnRequest, 0..=4;
     27 => write_txn_markers, write_txn_markers_request::WriteTxnMarkersRequest, 0..=1;
     28 => txn_offset_commit, txn_offset_commit_request::TxnOffsetCommitRequest, 0..=4;
+    29 => describe_acls, describe_acls_request::DescribeAclsRequest, 1..=3;
+    30 => create_acls, create_acls_request::CreateAclsRequest, 1..=3;
+    31 => delete_acls, delete_acls_request::DeleteAclsRequest, 1..=3;
     32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;
     35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
@@ -182,6 +189,9 @@ pub const CONTROLLER_APIS: &[i16] = &[
     api_versions_request::ApiVersionsRequest::API_KEY,
     create_topics_request::CreateTopicsRequest::API_KEY,
     delete_topics_request::DeleteTopicsRequest::API_KEY,
+    describe_acls_request::DescribeAclsRequest::API_KEY,
+    create_acls_request::CreateAclsRequest::API_KEY,
+    delete_acls_request::DeleteAclsRequest::API_KEY,
     describe_configs_request::DescribeConfigsRequest::API_KEY,
     alter_configs_request::AlterConfigsRequest::API_KEY,
     create_partitions_request::CreatePartitionsRequest::API_KEY,

@@ -4,10 +4,13 @@
 //! Partitions that do not exist are answered UNKNOWN_TOPIC_OR_PARTITION before the
 //! coordinator sees the request, as Kafka's `KafkaApis` does (v10's topic ids, answered
 //! UNKNOWN_TOPIC_ID, are not served).
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
-use super::unknown_partitions::{add_unknown, split_unknown};
+use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
@@ -22,6 +25,37 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    if !authz.group(operation::READ, &request.group_id) {
+        // Kafka: every partition fails when the group may not be read.
+        let response = OffsetCommitResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| OffsetCommitResponseTopic {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| OffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
+    let refused = split_refused(
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+        |name| authz.topic(operation::READ, name),
+    );
     let unknown = split_unknown(
         &broker.cluster.image(),
         &mut request.topics,
@@ -36,6 +70,22 @@ pub async fn start(
         broker.groups.offset_commit(&ctx, &request)
     };
     let nothing_to_store = request.topics.is_empty();
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        |t| t.name.as_str(),
+        |name| OffsetCommitResponseTopic {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| OffsetCommitResponsePartition {
+            partition_index,
+            error_code,
+            ..Default::default()
+        },
+    );
     add_unknown(
         &mut response.topics,
         unknown,

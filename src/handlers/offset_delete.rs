@@ -3,7 +3,12 @@
 //! coordinators append with acks=all. Partitions that do not exist are answered
 //! UNKNOWN_TOPIC_OR_PARTITION and not passed to the coordinator, as in Kafka (which still
 //! asks the coordinator, so group-level errors are answered whatever the partitions).
+use super::authz::Authz;
+use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::offset_delete_response::OffsetDeleteResponse;
 use std::sync::Arc;
 
 use super::unknown_partitions::{add_unknown, split_unknown};
@@ -21,6 +26,20 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    if !authz.group(operation::DELETE, &request.group_id) {
+        let response = OffsetDeleteResponse {
+            error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
+    let refused = split_refused(
+        &mut request.topics,
+        |t| (t.name.as_str(), &mut t.partitions),
+        |p| p.partition_index,
+        |name| authz.topic(operation::READ, name),
+    );
     let unknown = split_unknown(
         &broker.cluster.image(),
         &mut request.topics,
@@ -30,6 +49,21 @@ pub async fn start(
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.offset_delete(&ctx, &request);
     if response.error_code == 0 {
+        add_errors(
+            &mut response.topics,
+            refused,
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+            |t| t.name.as_str(),
+            |name| OffsetDeleteResponseTopic {
+                name,
+                ..Default::default()
+            },
+            |t| &mut t.partitions,
+            |partition_index, error_code| OffsetDeleteResponsePartition {
+                partition_index,
+                error_code,
+            },
+        );
         add_unknown(
             &mut response.topics,
             unknown,

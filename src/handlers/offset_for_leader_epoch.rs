@@ -1,11 +1,17 @@
 //! OffsetForLeaderEpoch (key 23), versions 2-4: the end offset of the largest epoch at or below
 //! the requested one, from the leader-epoch cache (Kafka's LeaderEpochFileCache.endOffsetFor).
 //! Consumers use it to detect log truncation after a leader change.
+use super::authz::Authz;
+use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::messages::offset_for_leader_epoch_response::{
+    EpochEndOffset, OffsetForLeaderTopicResult,
+};
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};
-use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_for_leader_epoch_request::OffsetForLeaderEpochRequest;
 use crate::protocol::messages::offset_for_leader_epoch_response::*;
@@ -62,8 +68,44 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: OffsetForLeaderEpochRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let response = handle(&broker, request);
+    // Kafka: a follower needs CLUSTER_ACTION on the cluster, a client DESCRIBE on each topic;
+    // refused partitions answer TOPIC_AUTHORIZATION_FAILED.
+    let mut request = request;
+    let authz = Authz::new(&broker, &conn);
+    let follower = request.replica_id >= 0;
+    let follower_refused = follower && !authz.cluster(operation::CLUSTER_ACTION);
+    let refused = split_refused(
+        &mut request.topics,
+        |t| (t.topic.as_str(), &mut t.partitions),
+        |p| p.partition,
+        |name| {
+            if follower {
+                !follower_refused
+            } else {
+                authz.topic(operation::DESCRIBE, name)
+            }
+        },
+    );
+    let mut response = handle(&broker, request);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        |t| t.topic.as_str(),
+        |topic| OffsetForLeaderTopicResult {
+            topic,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition, error_code| EpochEndOffset {
+            partition,
+            error_code,
+            leader_epoch: -1,
+            end_offset: -1,
+            ..Default::default()
+        },
+    );
     ready(header, Some(response))
 }

@@ -6,7 +6,9 @@
 //! acks=all, until the high watermark passes each partition's batch (Kafka's DelayedProduce),
 //! or `timeout_ms` (REQUEST_TIMED_OUT). On a single node the high watermark is the log end
 //! offset, so nothing waits.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -187,15 +189,49 @@ fn settle(response: &mut ProduceResponse, waits: &mut Vec<AckWait>) -> bool {
     waits.is_empty()
 }
 
+/// Kafka's checks before any append: WRITE on the transactional id of a transactional
+/// producer (every partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), and
+/// WRITE on each topic (TOPIC_AUTHORIZATION_FAILED for that topic's partitions). The refused
+/// topics are taken out of `request` and returned with their answer.
+fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceResponse> {
+    let refuse_all = request
+        .transactional_id
+        .as_deref()
+        .is_some_and(|id| !authz.transactional_id(operation::WRITE, id));
+    let mut refused = Vec::new();
+    request.topic_data.retain(|topic| {
+        let code = if refuse_all {
+            ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        } else if !authz.topic(operation::WRITE, &topic.name) {
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED
+        } else {
+            return true;
+        };
+        refused.push(TopicProduceResponse {
+            name: topic.name.clone(),
+            partition_responses: topic
+                .partition_data
+                .iter()
+                .map(|pd| partition_error(pd.index, code, None))
+                .collect(),
+            ..Default::default()
+        });
+        false
+    });
+    refused
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
-    request: ProduceRequest,
-    _conn: Arc<ConnectionContext>,
+    mut request: ProduceRequest,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let acks = request.acks;
     let timeout_ms = request.timeout_ms.max(0) as u64;
+    let refused = authorize(&Authz::new(&broker, &conn), &mut request);
     let (mut response, mut waits) = handle_with_waits(&broker, header.api_version, request);
+    response.responses.extend(refused);
     // acks=0: Kafka sends no response at all.
     if acks == 0 {
         return ready::<ProduceResponse>(header, None);

@@ -1,7 +1,10 @@
 //! SyncGroup (key 14), versions 0-5: the leader hands out assignments; followers wait for them.
 //! Delayed like JoinGroup; in a cluster released only once the group's records (the leader's
 //! assignment) reached the ISR of its `__consumer_offsets` partition.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};
@@ -16,6 +19,13 @@ pub async fn start(
     request: SyncGroupRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    if !Authz::new(&broker, &conn).group(operation::READ, &request.group_id) {
+        let response = SyncGroupResponse {
+            error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let pending = broker.groups.sync_group(&ctx, &request);
     later(header, async move {

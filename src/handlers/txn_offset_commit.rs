@@ -3,10 +3,13 @@
 //! transactional offsets reached the ISR of the group's `__consumer_offsets` partition, as
 //! Kafka appends them with acks=all. Partitions that do not exist are answered
 //! UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request, as in Kafka.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
 use std::sync::Arc;
 
-use super::unknown_partitions::{add_unknown, split_unknown};
+use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
@@ -21,6 +24,36 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let mut request = request;
+    // Kafka: WRITE on the transactional id, READ on the group (every partition fails with
+    // the first refusal), then READ on each topic.
+    let authz = Authz::new(&broker, &conn);
+    let refuse_all = if !authz.transactional_id(operation::WRITE, &request.transactional_id) {
+        Some(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    } else if !authz.group(operation::READ, &request.group_id) {
+        Some(ErrorCode::GROUP_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    let (refused, refused_code) = match refuse_all {
+        Some(code) => (
+            split_refused(
+                &mut request.topics,
+                |t| (t.name.as_str(), &mut t.partitions),
+                |p| p.partition_index,
+                |_| false,
+            ),
+            code,
+        ),
+        None => (
+            split_refused(
+                &mut request.topics,
+                |t| (t.name.as_str(), &mut t.partitions),
+                |p| p.partition_index,
+                |name| authz.topic(operation::READ, name),
+            ),
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        ),
+    };
     let unknown = split_unknown(
         &broker.cluster.image(),
         &mut request.topics,
@@ -35,6 +68,22 @@ pub async fn start(
         let ctx = group_context(&header, &conn);
         broker.groups.txn_offset_commit(&ctx, &request)
     };
+    add_errors(
+        &mut response.topics,
+        refused,
+        refused_code,
+        |t| t.name.as_str(),
+        |name| TxnOffsetCommitResponseTopic {
+            name,
+            ..Default::default()
+        },
+        |t| &mut t.partitions,
+        |partition_index, error_code| TxnOffsetCommitResponsePartition {
+            partition_index,
+            error_code,
+            ..Default::default()
+        },
+    );
     add_unknown(
         &mut response.topics,
         unknown,

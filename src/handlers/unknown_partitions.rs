@@ -39,7 +39,49 @@ pub fn add_unknown<T, P>(
     partitions_of: impl Fn(&mut T) -> &mut Vec<P>,
     new_partition: impl Fn(i32, i16) -> P,
 ) {
-    for (name, partition) in unknown {
+    add_errors(
+        topics,
+        unknown,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+        name_of,
+        new_topic,
+        partitions_of,
+        new_partition,
+    )
+}
+
+/// Removes the partitions of the topics `allowed` refuses from `topics` (the authorizer's
+/// check, made before the unknown-partition one as in Kafka) and returns them.
+pub fn split_refused<T, P>(
+    topics: &mut Vec<T>,
+    parts: impl Fn(&mut T) -> (&str, &mut Vec<P>),
+    index: impl Fn(&P) -> i32,
+    allowed: impl Fn(&str) -> bool,
+) -> Vec<(String, i32)> {
+    let mut refused = Vec::new();
+    topics.retain_mut(|t| {
+        let (name, partitions) = parts(t);
+        if allowed(name) {
+            return true;
+        }
+        refused.extend(partitions.iter().map(|p| (name.to_string(), index(p))));
+        false
+    });
+    refused
+}
+
+/// Adds answers with `code` for `partitions` to a response's topics, under the topic's
+/// existing entry when there is one.
+pub fn add_errors<T, P>(
+    topics: &mut Vec<T>,
+    partitions: Vec<(String, i32)>,
+    code: ErrorCode,
+    name_of: impl Fn(&T) -> &str,
+    new_topic: impl Fn(String) -> T,
+    partitions_of: impl Fn(&mut T) -> &mut Vec<P>,
+    new_partition: impl Fn(i32, i16) -> P,
+) {
+    for (name, partition) in partitions {
         let at = match topics.iter().position(|t| name_of(t) == name) {
             Some(at) => at,
             None => {
@@ -47,9 +89,6 @@ pub fn add_unknown<T, P>(
                 topics.len() - 1
             }
         };
-        partitions_of(&mut topics[at]).push(new_partition(
-            partition,
-            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
-        ));
+        partitions_of(&mut topics[at]).push(new_partition(partition, code.code()));
     }
 }

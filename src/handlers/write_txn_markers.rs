@@ -8,7 +8,9 @@
 //! local coordinator's ([`crate::coordinator::offsets_topic::write_marker_to_partition`]), including the
 //! completion of transactional offsets on `__consumer_offsets`. In a cluster a partition's
 //! marker is confirmed once replicated to its ISR.
+use super::authz::Authz;
 use super::ConnectionContext;
+use crate::controller::acls::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
@@ -137,8 +139,42 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: WriteTxnMarkersRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: CLUSTER_ACTION on the cluster (a transaction coordinator's request), every
+    // partition CLUSTER_AUTHORIZATION_FAILED otherwise.
+    if !Authz::new(&broker, &conn).cluster(operation::CLUSTER_ACTION) {
+        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code();
+        let response = WriteTxnMarkersResponse {
+            markers: request
+                .markers
+                .iter()
+                .map(|m| WritableTxnMarkerResult {
+                    producer_id: m.producer_id,
+                    topics: m
+                        .topics
+                        .iter()
+                        .map(|t| WritableTxnMarkerTopicResult {
+                            name: t.name.clone(),
+                            partitions: t
+                                .partition_indexes
+                                .iter()
+                                .map(|p| WritableTxnMarkerPartitionResult {
+                                    partition_index: *p,
+                                    error_code: code,
+                                    ..Default::default()
+                                })
+                                .collect(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        return ready(header, Some(response));
+    }
     let (mut response, waits) = handle_with_waits(&broker, request);
     if waits.is_empty() {
         return ready(header, Some(response));

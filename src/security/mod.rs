@@ -5,9 +5,11 @@
 //! `tls::client`, so the Raft transport below `net` can use it). ACLs, SCRAM credentials and
 //! client quotas are metadata records, so every broker agrees on them and they survive
 //! restarts.
+pub mod authorizer;
 pub mod principal;
 pub mod stream;
 pub mod tls;
 
+pub use authorizer::Authorizer;
 pub use principal::KafkaPrincipal;
 pub use stream::SecuredStream;

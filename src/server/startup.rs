@@ -306,6 +306,7 @@ pub async fn start(
         markers.clone(),
     ));
     let broker = Arc::new(Broker {
+        authorizer: crate::security::Authorizer::from_config(&config).map(Arc::new),
         node_id: config.node_id,
         cluster_id,
         limits: Limits {

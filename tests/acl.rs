@@ -1,0 +1,939 @@
+//! Authorization end to end on an in-process broker with Kafka's StandardAuthorizer on: every
+//! API a client sends, first as a principal without the ACL it needs (the API's
+//! *_AUTHORIZATION_FAILED code, and nothing done), then with it (served); ACL admin APIs;
+//! ACLs surviving a restart. Requests go through `handlers::start` with a connection whose
+//! principal the test sets, as TLS or SASL would.
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use common::TestBroker;
+use strata::broker::Broker;
+use strata::config::SecurityProtocol;
+use strata::controller::acls::{
+    operation as op, pattern_type, permission_type, resource_type as rt,
+};
+use strata::handlers::{ConnectionContext, ListenerScope, Outcome};
+use strata::protocol::codec::{Decode, Encode};
+use strata::protocol::header::{request_header_version, response_header_version, RequestHeader};
+use strata::protocol::messages::*;
+use strata::security::KafkaPrincipal;
+
+const AUTHORIZER: (&str, &str) = (
+    "authorizer.class.name",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+);
+const ADMIN: &str = "User:admin";
+/// The broker's own principal on its PLAINTEXT controller connection: as in Kafka, the
+/// node's registration and heartbeats need CLUSTER_ACTION, so it is a super user here.
+const SUPER_USERS: &str = "User:admin;User:ANONYMOUS";
+const ALICE: &str = "User:alice";
+
+/// Sends one request as `principal` (from 127.0.0.1) and decodes the response.
+async fn call_as<Req: Encode, Resp: Decode>(
+    broker: &Arc<Broker>,
+    principal: &str,
+    scope: ListenerScope,
+    api_key: i16,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+    let conn = Arc::new(ConnectionContext::new(
+        "PLAINTEXT".into(),
+        SecurityProtocol::Plaintext,
+        scope,
+        peer,
+    ));
+    conn.set_principal(KafkaPrincipal::parse(principal).unwrap());
+    let header = RequestHeader {
+        api_key,
+        api_version: version,
+        correlation_id: 7,
+        client_id: Some("acl-test".into()),
+        unknown_tagged_fields: vec![],
+    };
+    let mut frame = BytesMut::new();
+    header.encode(&mut frame, request_header_version(api_key, version));
+    request.encode(&mut frame, version);
+    let fut = match strata::handlers::start(broker, frame.freeze(), &conn).await {
+        Outcome::Respond(fut) => fut,
+        Outcome::Close(why) => panic!("api {api_key} v{version} closed: {why}"),
+    };
+    let mut bytes: Bytes = fut.await.expect("a response");
+    bytes.advance(4);
+    assert_eq!(bytes.get_i32(), 7);
+    if response_header_version(api_key, version) >= 1 {
+        assert_eq!(bytes.get_u8(), 0, "no tagged fields");
+    }
+    Resp::decode(&mut bytes, version).expect("response decodes")
+}
+
+async fn call<Req: Encode, Resp: Decode>(
+    broker: &Arc<Broker>,
+    principal: &str,
+    api_key: i16,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    call_as(
+        broker,
+        principal,
+        ListenerScope::Broker,
+        api_key,
+        version,
+        request,
+    )
+    .await
+}
+
+fn acl(
+    resource_type: i8,
+    name: &str,
+    pattern: i8,
+    principal: &str,
+    operation: i8,
+) -> create_acls_request::AclCreation {
+    create_acls_request::AclCreation {
+        resource_type,
+        resource_name: name.into(),
+        resource_pattern_type: pattern,
+        principal: principal.into(),
+        host: "*".into(),
+        operation,
+        permission_type: permission_type::ALLOW,
+        ..Default::default()
+    }
+}
+
+async fn grant(broker: &Arc<Broker>, creations: Vec<create_acls_request::AclCreation>) {
+    let n = creations.len();
+    let r: create_acls_response::CreateAclsResponse = call(
+        broker,
+        ADMIN,
+        30,
+        3,
+        &create_acls_request::CreateAclsRequest {
+            creations,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.results.len(), n);
+    for res in &r.results {
+        assert_eq!(res.error_code, 0, "{:?}", res.error_message);
+    }
+}
+
+async fn create_topic(broker: &Arc<Broker>, principal: &str, name: &str) -> i16 {
+    let r: create_topics_response::CreateTopicsResponse = call(
+        broker,
+        principal,
+        19,
+        7,
+        &create_topics_request::CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: name.into(),
+                num_partitions: 1,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.topics.len(), 1);
+    r.topics[0].error_code
+}
+
+async fn metadata(
+    broker: &Arc<Broker>,
+    principal: &str,
+    topics: Option<Vec<&str>>,
+) -> metadata_response::MetadataResponse {
+    call(
+        broker,
+        principal,
+        3,
+        12,
+        &metadata_request::MetadataRequest {
+            topics: topics.map(|t| {
+                t.into_iter()
+                    .map(|n| metadata_request::MetadataRequestTopic {
+                        name: Some(n.into()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            allow_auto_topic_creation: false,
+            include_topic_authorized_operations: true,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+fn produce_request(topic: &str, transactional_id: Option<&str>) -> produce_request::ProduceRequest {
+    produce_request::ProduceRequest {
+        transactional_id: transactional_id.map(String::from),
+        acks: 1,
+        timeout_ms: 5000,
+        topic_data: vec![produce_request::TopicProduceData {
+            name: topic.into(),
+            partition_data: vec![produce_request::PartitionProduceData {
+                index: 0,
+                records: Some(common::batch(&[b"v"], None)),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+async fn produce_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    let r: produce_response::ProduceResponse =
+        call(broker, principal, 0, 9, &produce_request(topic, None)).await;
+    r.responses[0].partition_responses[0].error_code
+}
+
+async fn fetch_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    let r: fetch_response::FetchResponse = call(
+        broker,
+        principal,
+        1,
+        12,
+        &fetch_request::FetchRequest {
+            replica_id: -1,
+            max_wait_ms: 0,
+            min_bytes: 0,
+            max_bytes: 1 << 20,
+            topics: vec![fetch_request::FetchTopic {
+                topic: topic.into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    current_leader_epoch: -1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.responses[0].partitions[0].error_code
+}
+
+async fn list_offsets_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    let r: list_offsets_response::ListOffsetsResponse = call(
+        broker,
+        principal,
+        2,
+        7,
+        &list_offsets_request::ListOffsetsRequest {
+            replica_id: -1,
+            topics: vec![list_offsets_request::ListOffsetsTopic {
+                name: topic.into(),
+                partitions: vec![list_offsets_request::ListOffsetsPartition {
+                    partition_index: 0,
+                    current_leader_epoch: -1,
+                    timestamp: -1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.topics[0].partitions[0].error_code
+}
+
+async fn describe_configs_code(
+    broker: &Arc<Broker>,
+    principal: &str,
+    resource_type: i8,
+    name: &str,
+) -> i16 {
+    let r: describe_configs_response::DescribeConfigsResponse = call(
+        broker,
+        principal,
+        32,
+        4,
+        &describe_configs_request::DescribeConfigsRequest {
+            resources: vec![describe_configs_request::DescribeConfigsResource {
+                resource_type,
+                resource_name: name.into(),
+                configuration_keys: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.results[0].error_code
+}
+
+async fn alter_config_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    use incremental_alter_configs_request::*;
+    let r: incremental_alter_configs_response::IncrementalAlterConfigsResponse = call(
+        broker,
+        principal,
+        44,
+        1,
+        &IncrementalAlterConfigsRequest {
+            resources: vec![AlterConfigsResource {
+                resource_type: 2,
+                resource_name: topic.into(),
+                configs: vec![AlterableConfig {
+                    name: "retention.ms".into(),
+                    config_operation: 0,
+                    value: Some("1234567".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.responses[0].error_code
+}
+
+async fn find_coordinator_code(
+    broker: &Arc<Broker>,
+    principal: &str,
+    key_type: i8,
+    key: &str,
+) -> i16 {
+    let r: find_coordinator_response::FindCoordinatorResponse = call(
+        broker,
+        principal,
+        10,
+        4,
+        &find_coordinator_request::FindCoordinatorRequest {
+            key_type,
+            coordinator_keys: vec![key.into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.coordinators[0].error_code
+}
+
+async fn offset_commit_code(
+    broker: &Arc<Broker>,
+    principal: &str,
+    group: &str,
+    topic: &str,
+) -> i16 {
+    let r: offset_commit_response::OffsetCommitResponse = call(
+        broker,
+        principal,
+        8,
+        8,
+        &offset_commit_request::OffsetCommitRequest {
+            group_id: group.into(),
+            generation_id_or_member_epoch: -1,
+            member_id: String::new(),
+            topics: vec![offset_commit_request::OffsetCommitRequestTopic {
+                name: topic.into(),
+                partitions: vec![offset_commit_request::OffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 1,
+                    committed_leader_epoch: -1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.topics[0].partitions[0].error_code
+}
+
+async fn offset_fetch(
+    broker: &Arc<Broker>,
+    principal: &str,
+    group: &str,
+    topic: &str,
+) -> offset_fetch_response::OffsetFetchResponse {
+    call(
+        broker,
+        principal,
+        9,
+        7,
+        &offset_fetch_request::OffsetFetchRequest {
+            group_id: group.into(),
+            topics: Some(vec![offset_fetch_request::OffsetFetchRequestTopic {
+                name: topic.into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn init_producer_id_code(broker: &Arc<Broker>, principal: &str, tid: Option<&str>) -> i16 {
+    let r: init_producer_id_response::InitProducerIdResponse = call(
+        broker,
+        principal,
+        22,
+        4,
+        &init_producer_id_request::InitProducerIdRequest {
+            transactional_id: tid.map(String::from),
+            transaction_timeout_ms: 60000,
+            producer_id: -1,
+            producer_epoch: -1,
+            ..Default::default()
+        },
+    )
+    .await;
+    r.error_code
+}
+
+async fn describe_groups_code(broker: &Arc<Broker>, principal: &str, group: &str) -> i16 {
+    let r: describe_groups_response::DescribeGroupsResponse = call(
+        broker,
+        principal,
+        15,
+        5,
+        &describe_groups_request::DescribeGroupsRequest {
+            groups: vec![group.into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    r.groups[0].error_code
+}
+
+async fn heartbeat_code(broker: &Arc<Broker>, principal: &str, group: &str) -> i16 {
+    let r: heartbeat_response::HeartbeatResponse = call(
+        broker,
+        principal,
+        12,
+        4,
+        &heartbeat_request::HeartbeatRequest {
+            group_id: group.into(),
+            generation_id: 1,
+            member_id: "m".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    r.error_code
+}
+
+async fn describe_cluster_code(broker: &Arc<Broker>, principal: &str) -> i16 {
+    let r: describe_cluster_response::DescribeClusterResponse = call(
+        broker,
+        principal,
+        60,
+        1,
+        &describe_cluster_request::DescribeClusterRequest {
+            endpoint_type: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    r.error_code
+}
+
+async fn delete_topic_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    let r: delete_topics_response::DeleteTopicsResponse = call(
+        broker,
+        principal,
+        20,
+        5,
+        &delete_topics_request::DeleteTopicsRequest {
+            topic_names: vec![topic.into()],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    r.responses[0].error_code
+}
+
+const TOPIC_DENIED: i16 = 29;
+const GROUP_DENIED: i16 = 30;
+const CLUSTER_DENIED: i16 = 31;
+const TXN_DENIED: i16 = 53;
+
+async fn secured_broker() -> TestBroker {
+    TestBroker::start(&[AUTHORIZER, ("super.users", SUPER_USERS)]).await
+}
+
+#[tokio::test]
+async fn every_api_refuses_without_its_acl_and_serves_with_it() {
+    let tb = secured_broker().await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    assert_eq!(create_topic(&b, ADMIN, "orders").await, 0);
+    assert_eq!(create_topic(&b, ADMIN, "hidden").await, 0);
+
+    // Topics: alice may do nothing yet.
+    assert_eq!(produce_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    assert_eq!(fetch_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    assert_eq!(list_offsets_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    assert_eq!(
+        describe_configs_code(&b, ALICE, 2, "orders").await,
+        TOPIC_DENIED
+    );
+    assert_eq!(alter_config_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    assert_eq!(
+        describe_configs_code(&b, ALICE, 4, "1").await,
+        CLUSTER_DENIED
+    );
+    assert_eq!(create_topic(&b, ALICE, "new").await, TOPIC_DENIED);
+    assert_eq!(delete_topic_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    let all = metadata(&b, ALICE, None).await;
+    assert!(
+        all.topics.is_empty(),
+        "alice sees no topic: {:?}",
+        all.topics
+    );
+    let named = metadata(&b, ALICE, Some(vec!["orders"])).await;
+    assert_eq!(named.topics[0].error_code, TOPIC_DENIED);
+    assert_eq!(named.topics[0].name.as_deref(), Some("orders"));
+    assert_eq!(
+        named.topics[0].topic_id,
+        strata::protocol::codec::Uuid::ZERO
+    );
+    assert_eq!(describe_cluster_code(&b, ALICE).await, CLUSTER_DENIED);
+    // Groups and transactions.
+    assert_eq!(
+        find_coordinator_code(&b, ALICE, 0, "g1").await,
+        GROUP_DENIED
+    );
+    assert_eq!(find_coordinator_code(&b, ALICE, 1, "tx1").await, TXN_DENIED);
+    assert_eq!(
+        offset_commit_code(&b, ALICE, "g1", "orders").await,
+        GROUP_DENIED
+    );
+    assert_eq!(
+        offset_fetch(&b, ALICE, "g1", "orders").await.error_code,
+        GROUP_DENIED
+    );
+    assert_eq!(heartbeat_code(&b, ALICE, "g1").await, GROUP_DENIED);
+    assert_eq!(describe_groups_code(&b, ALICE, "g1").await, GROUP_DENIED);
+    assert_eq!(
+        init_producer_id_code(&b, ALICE, Some("tx1")).await,
+        TXN_DENIED
+    );
+    assert_eq!(init_producer_id_code(&b, ALICE, None).await, CLUSTER_DENIED);
+    let r: produce_response::ProduceResponse =
+        call(&b, ALICE, 0, 9, &produce_request("orders", Some("tx1"))).await;
+    assert_eq!(r.responses[0].partition_responses[0].error_code, TXN_DENIED);
+    // ACL admin APIs need the cluster.
+    let r: describe_acls_response::DescribeAclsResponse = call(
+        &b,
+        ALICE,
+        29,
+        3,
+        &describe_acls_request::DescribeAclsRequest {
+            resource_type_filter: rt::ANY,
+            pattern_type_filter: pattern_type::ANY,
+            resource_name_filter: None,
+            principal_filter: None,
+            host_filter: None,
+            operation: op::ANY,
+            permission_type: permission_type::ANY,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.error_code, CLUSTER_DENIED);
+    let r: create_acls_response::CreateAclsResponse = call(
+        &b,
+        ALICE,
+        30,
+        3,
+        &create_acls_request::CreateAclsRequest {
+            creations: vec![acl(
+                rt::TOPIC,
+                "orders",
+                pattern_type::LITERAL,
+                ALICE,
+                op::ALL,
+            )],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.results[0].error_code, CLUSTER_DENIED);
+    // The broker's own APIs need CLUSTER_ACTION, on the controller listener too.
+    let r: broker_heartbeat_response::BrokerHeartbeatResponse = call_as(
+        &b,
+        ALICE,
+        ListenerScope::Controller,
+        63,
+        1,
+        &broker_heartbeat_request::BrokerHeartbeatRequest {
+            broker_id: 1,
+            broker_epoch: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.error_code, CLUSTER_DENIED);
+    let r: elect_leaders_response::ElectLeadersResponse = call(
+        &b,
+        ALICE,
+        43,
+        2,
+        &elect_leaders_request::ElectLeadersRequest {
+            election_type: 0,
+            topic_partitions: None,
+            timeout_ms: 1000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.error_code, CLUSTER_DENIED);
+
+    // Nothing refused was done: the topic has no records and no override.
+    assert_eq!(
+        b.cluster.image().topic_config("orders", "retention.ms"),
+        None
+    );
+
+    // Now the ACLs: a literal topic, a prefixed group, a transactional id, the cluster.
+    grant(
+        &b,
+        vec![
+            acl(rt::TOPIC, "orders", pattern_type::LITERAL, ALICE, op::WRITE),
+            acl(rt::TOPIC, "orders", pattern_type::LITERAL, ALICE, op::READ),
+            acl(
+                rt::TOPIC,
+                "orders",
+                pattern_type::LITERAL,
+                ALICE,
+                op::ALTER_CONFIGS,
+            ),
+            acl(rt::TOPIC, "new", pattern_type::PREFIXED, ALICE, op::CREATE),
+            acl(rt::GROUP, "g", pattern_type::PREFIXED, ALICE, op::READ),
+            acl(
+                rt::TRANSACTIONAL_ID,
+                "tx1",
+                pattern_type::LITERAL,
+                ALICE,
+                op::WRITE,
+            ),
+            acl(
+                rt::CLUSTER,
+                "kafka-cluster",
+                pattern_type::LITERAL,
+                ALICE,
+                op::DESCRIBE,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(produce_code(&b, ALICE, "orders").await, 0);
+    assert_eq!(fetch_code(&b, ALICE, "orders").await, 0);
+    // DESCRIBE is implied by READ and WRITE; DESCRIBE_CONFIGS by ALTER_CONFIGS.
+    assert_eq!(list_offsets_code(&b, ALICE, "orders").await, 0);
+    assert_eq!(describe_configs_code(&b, ALICE, 2, "orders").await, 0);
+    assert_eq!(alter_config_code(&b, ALICE, "orders").await, 0);
+    assert_eq!(
+        b.cluster.image().topic_config("orders", "retention.ms"),
+        Some("1234567")
+    );
+    assert_eq!(create_topic(&b, ALICE, "new-topic").await, 0);
+    // Still no DELETE.
+    assert_eq!(delete_topic_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    let all = metadata(&b, ALICE, None).await;
+    let names: Vec<_> = all.topics.iter().filter_map(|t| t.name.clone()).collect();
+    assert_eq!(
+        names,
+        vec!["orders".to_string()],
+        "only what alice may describe"
+    );
+    // KIP-430: READ, WRITE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS on "orders".
+    let expected = [
+        op::READ,
+        op::WRITE,
+        op::DESCRIBE,
+        op::DESCRIBE_CONFIGS,
+        op::ALTER_CONFIGS,
+    ]
+    .iter()
+    .fold(0, |bits, o| bits | (1 << o));
+    assert_eq!(all.topics[0].topic_authorized_operations, expected);
+    assert_eq!(describe_cluster_code(&b, ALICE).await, 0);
+    assert_eq!(find_coordinator_code(&b, ALICE, 0, "g1").await, 0);
+    assert_eq!(find_coordinator_code(&b, ALICE, 1, "tx1").await, 0);
+    assert_eq!(offset_commit_code(&b, ALICE, "g1", "orders").await, 0);
+    let fetched = offset_fetch(&b, ALICE, "g1", "orders").await;
+    assert_eq!(fetched.error_code, 0);
+    assert_eq!(fetched.topics[0].partitions[0].committed_offset, 1);
+    // A group outside the prefix stays refused.
+    assert_eq!(
+        offset_commit_code(&b, ALICE, "other", "orders").await,
+        GROUP_DENIED
+    );
+    assert_ne!(heartbeat_code(&b, ALICE, "g1").await, GROUP_DENIED);
+    assert_eq!(describe_groups_code(&b, ALICE, "g1").await, 0);
+    assert_eq!(init_producer_id_code(&b, ALICE, Some("tx1")).await, 0);
+    // WRITE on a topic stands in for IDEMPOTENT_WRITE (Kafka's authorizeByResourceType).
+    assert_eq!(init_producer_id_code(&b, ALICE, None).await, 0);
+    // Describe lists what was created.
+    let r: describe_acls_response::DescribeAclsResponse = call(
+        &b,
+        ALICE,
+        29,
+        3,
+        &describe_acls_request::DescribeAclsRequest {
+            resource_type_filter: rt::GROUP,
+            pattern_type_filter: pattern_type::MATCH,
+            resource_name_filter: Some("g1".into()),
+            principal_filter: None,
+            host_filter: None,
+            operation: op::ANY,
+            permission_type: permission_type::ANY,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.resources.len(), 1);
+    assert_eq!(r.resources[0].resource_name, "g");
+    assert_eq!(r.resources[0].pattern_type, pattern_type::PREFIXED);
+    assert_eq!(r.resources[0].acls[0].principal, ALICE);
+}
+
+#[tokio::test]
+async fn acl_admin_apis_filters_errors_and_restart() {
+    let tb = secured_broker().await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    let any_filter = delete_acls_request::DeleteAclsFilter {
+        resource_type_filter: rt::ANY,
+        resource_name_filter: None,
+        pattern_type_filter: pattern_type::ANY,
+        principal_filter: None,
+        host_filter: None,
+        operation: op::ANY,
+        permission_type: permission_type::ANY,
+        ..Default::default()
+    };
+    // Bad creations and filters: INVALID_REQUEST.
+    let r: create_acls_response::CreateAclsResponse = call(
+        &b,
+        ADMIN,
+        30,
+        2,
+        &create_acls_request::CreateAclsRequest {
+            creations: vec![
+                acl(
+                    rt::CLUSTER,
+                    "other",
+                    pattern_type::LITERAL,
+                    ALICE,
+                    op::ALTER,
+                ),
+                acl(rt::TOPIC, "t", pattern_type::MATCH, ALICE, op::READ),
+                acl(rt::TOPIC, "t", pattern_type::LITERAL, "alice", op::READ),
+                acl(rt::TOPIC, "t", pattern_type::LITERAL, ALICE, op::READ),
+            ],
+            ..Default::default()
+        },
+    )
+    .await;
+    let codes: Vec<i16> = r.results.iter().map(|r| r.error_code).collect();
+    assert_eq!(codes, vec![42, 42, 42, 0]);
+    let r: delete_acls_response::DeleteAclsResponse = call(
+        &b,
+        ADMIN,
+        31,
+        3,
+        &delete_acls_request::DeleteAclsRequest {
+            filters: vec![delete_acls_request::DeleteAclsFilter {
+                operation: op::UNKNOWN,
+                ..any_filter.clone()
+            }],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.filter_results[0].error_code, 42);
+
+    // The ACL survives a restart (the metadata log), and still denies what it should.
+    let tb = tb
+        .restart(&[AUTHORIZER, ("super.users", SUPER_USERS)])
+        .await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    assert_eq!(b.cluster.image().acls.len(), 1);
+    let r: delete_acls_response::DeleteAclsResponse = call(
+        &b,
+        ADMIN,
+        31,
+        1,
+        &delete_acls_request::DeleteAclsRequest {
+            filters: vec![any_filter],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.filter_results[0].error_code, 0);
+    assert_eq!(r.filter_results[0].matching_acls.len(), 1);
+    assert_eq!(r.filter_results[0].matching_acls[0].resource_name, "t");
+    assert!(b.cluster.image().acls.is_empty());
+}
+
+#[tokio::test]
+async fn without_an_authorizer_acl_apis_answer_security_disabled_and_all_is_allowed() {
+    let tb = TestBroker::start(&[]).await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    let r: describe_acls_response::DescribeAclsResponse = call(
+        &b,
+        ALICE,
+        29,
+        1,
+        &describe_acls_request::DescribeAclsRequest {
+            resource_type_filter: rt::ANY,
+            pattern_type_filter: pattern_type::ANY,
+            operation: op::ANY,
+            permission_type: permission_type::ANY,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.error_code, 54);
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some("No Authorizer is configured.")
+    );
+    assert_eq!(create_topic(&b, ALICE, "free").await, 0);
+    assert_eq!(produce_code(&b, ALICE, "free").await, 0);
+}
+
+#[tokio::test]
+async fn allow_everyone_if_no_acl_found_opens_resources_without_acls() {
+    let tb = TestBroker::start(&[
+        AUTHORIZER,
+        ("allow.everyone.if.no.acl.found", "true"),
+        ("super.users", "User:ANONYMOUS"),
+    ])
+    .await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    assert_eq!(create_topic(&b, ALICE, "open").await, 0);
+    assert_eq!(produce_code(&b, ALICE, "open").await, 0);
+    // Neither alice nor bob is a super user: once the cluster has an ACL, ALTER needs one.
+    grant_as_everyone_denied(&b).await;
+}
+
+/// With `allow.everyone.if.no.acl.found`, the first ACL on the cluster resource closes it
+/// to everybody else: bob's DENY-free ALLOW for alice makes cluster ALTER refused to bob.
+async fn grant_as_everyone_denied(b: &Arc<Broker>) {
+    let r: create_acls_response::CreateAclsResponse = call(
+        b,
+        "User:bob",
+        30,
+        3,
+        &create_acls_request::CreateAclsRequest {
+            creations: vec![acl(
+                rt::CLUSTER,
+                "kafka-cluster",
+                pattern_type::LITERAL,
+                ALICE,
+                op::ALTER,
+            )],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.results[0].error_code, 0);
+    let r: create_acls_response::CreateAclsResponse = call(
+        b,
+        "User:bob",
+        30,
+        3,
+        &create_acls_request::CreateAclsRequest {
+            creations: vec![acl(rt::TOPIC, "x", pattern_type::LITERAL, ALICE, op::READ)],
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.results[0].error_code, CLUSTER_DENIED);
+}
+
+#[tokio::test]
+async fn acls_reach_every_node_of_a_three_node_cluster() {
+    use common::cluster::{Cluster, Node};
+    // Ports from this suite's own range (20340-20359), not the shared harness's.
+    let mut c = Cluster {
+        nodes: (1..=3)
+            .map(|id| Node {
+                id,
+                roles: "broker,controller",
+                broker_port: 20340 + id as u16,
+                running: None,
+            })
+            .collect(),
+        controller_ports: (1..=3).map(|i| 20350 + i).collect(),
+        dir: tempfile::tempdir().unwrap(),
+        log_dirs: 1,
+        extra_overrides: vec![
+            format!("{}={}", AUTHORIZER.0, AUTHORIZER.1),
+            format!("super.users={SUPER_USERS}"),
+        ],
+    };
+    for i in 0..3 {
+        c.start_node(i).await;
+    }
+    let node = |c: &Cluster, i: usize| c.nodes[i].running.as_ref().unwrap().broker.clone();
+    // Created through every node in turn (two of them forward to the active controller).
+    for i in 0..3 {
+        let topic = format!("t{i}");
+        grant(
+            &node(&c, i),
+            vec![acl(
+                rt::TOPIC,
+                &topic,
+                pattern_type::LITERAL,
+                ALICE,
+                op::READ,
+            )],
+        )
+        .await;
+    }
+    for i in 0..3 {
+        let b = node(&c, i);
+        let mut seen = 0;
+        for _ in 0..100 {
+            seen = b.cluster.image().acls.len();
+            if seen == 3 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(seen, 3, "node {} has every ACL", i + 1);
+        let authz = strata::handlers::authz::Authz::new(&b, &{
+            let conn = ConnectionContext::plaintext_broker("127.0.0.1:1".parse().unwrap());
+            conn.set_principal(KafkaPrincipal::parse(ALICE).unwrap());
+            conn
+        });
+        assert!(authz.topic(op::READ, "t2") && !authz.topic(op::WRITE, "t2"));
+    }
+    // A restarted node reads them back from the metadata log.
+    c.stop_node(2).await;
+    c.start_node(2).await;
+    let restarted = node(&c, 2);
+    let mut seen = 0;
+    for _ in 0..100 {
+        seen = restarted.cluster.image().acls.len();
+        if seen == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, 3, "the restarted node replayed the ACLs");
+}
