@@ -129,6 +129,8 @@ pub struct BrokerConfig {
     pub request_read_timeout_ms: i64,
     /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
     pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
+    /// SASL mechanisms, JAAS users and re-authentication per SASL listener.
+    pub sasl: super::sasl::SaslConfig,
     pub max_inflight_requests_per_connection: i32,
     pub log_segment_bytes: i32,
     pub log_roll_ms: i64,
@@ -357,6 +359,8 @@ impl BrokerConfig {
             }
             if broker_def(k).is_some() {
                 static_configs.insert(k.clone(), v.clone());
+            } else if super::sasl::handles(k) {
+                // Read by config::sasl below.
             } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
                 warnings.push(ConfigWarning::IgnoredKafkaKey(k.clone()));
             } else {
@@ -437,6 +441,12 @@ impl BrokerConfig {
         check_listener_protocols(
             &listener_security_protocol_map,
             "controller.listener.names",
+            &controller_listener_names,
+        )?;
+        let sasl = super::sasl::parse(
+            props,
+            &listener_security_protocol_map,
+            &listener_names,
             &controller_listener_names,
         )?;
         let max_connections_per_ip_overrides =
@@ -543,6 +553,7 @@ impl BrokerConfig {
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
             listener_security_protocol_map,
+            sasl,
             max_inflight_requests_per_connection: p
                 .int("strata.max.inflight.requests.per.connection")?,
             log_segment_bytes: p.int("log.segment.bytes")?,

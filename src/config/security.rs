@@ -133,7 +133,8 @@ pub fn check_listener_protocols(
                     ),
                 ))
             }
-            Some(SecurityProtocol::Plaintext) => {}
+            // SASL over plaintext is served by `security::sasl` (issue 13, sasl slice).
+            Some(SecurityProtocol::Plaintext | SecurityProtocol::SaslPlaintext) => {}
             Some(p) => {
                 return Err(ConfigError::Unsupported {
                     key: PROTOCOL_MAP_KEY.into(),
@@ -180,6 +181,10 @@ const SECURITY_KEY_DEFAULTS: &[(&str, &str)] = &[
 /// weaken what the operator configured, so start-up stops with an error naming the key.
 /// Per-listener forms (`listener.name.<name>.<key>`) are judged by their inner key.
 pub fn refused_setting(key: &str, value: &str) -> Option<String> {
+    // The SASL keys Strata implements are read and validated by `config::sasl`.
+    if super::sasl::handles(key) {
+        return None;
+    }
     let inner = match key.strip_prefix("listener.name.") {
         Some(rest) => rest.split_once('.').map(|(_, k)| k).unwrap_or(rest),
         None => key,
@@ -282,6 +287,7 @@ mod tests {
         assert!(err
             .to_string()
             .contains("No security protocol defined for listener INTERNAL"));
+        assert!(check_listener_protocols(&m, "listeners", &names(&["SASL_PLAINTEXT"])).is_ok());
         let err = check_listener_protocols(&m, "listeners", &names(&["SSL"])).unwrap_err();
         assert!(
             matches!(&err, ConfigError::Unsupported { key, .. } if key == PROTOCOL_MAP_KEY),
@@ -295,8 +301,9 @@ mod tests {
         for (k, v) in [
             ("ssl.keystore.location", "/etc/k.jks"),
             ("ssl.client.auth", "required"),
-            ("sasl.enabled.mechanisms", "PLAIN"),
-            ("listener.name.sasl_ssl.plain.sasl.jaas.config", "x"),
+            ("sasl.kerberos.service.name", "kafka"),
+            ("listener.name.sasl_ssl.gssapi.sasl.jaas.config", "x"),
+            ("sasl.oauthbearer.jwks.endpoint.url", "file:///jwks.json"),
             ("listener.name.external.ssl.keystore.location", "/k"),
             ("security.inter.broker.protocol", "SSL"),
             (

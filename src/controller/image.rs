@@ -139,6 +139,9 @@ pub struct MetadataImage {
     /// The highest broker epoch ever registered, so that the next registration gets a higher
     /// one even after its broker was unregistered (KIP-903 needs them never reused).
     pub last_broker_epoch: i64,
+    /// SCRAM credentials (issue 13, sasl slice); absent in snapshots written before them.
+    #[serde(default)]
+    pub scram: super::scram::ScramCredentials,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -444,6 +447,10 @@ impl MetadataImage {
                 next_producer_id, ..
             } => {
                 self.next_producer_id = self.next_producer_id.max(*next_producer_id);
+            }
+            MetadataRecord::UserScramCredential { .. }
+            | MetadataRecord::RemoveUserScramCredential { .. } => {
+                self.scram.apply(record);
             }
         }
     }
