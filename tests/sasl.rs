@@ -147,8 +147,8 @@ async fn requests_before_authentication_close_the_connection() {
         c,
         api_versions_request::ApiVersionsRequest,
         api_versions_response::ApiVersionsResponse,
-        3,
-        Default::default()
+        2,
+        strata::protocol::messages::api_versions_request::ApiVersionsRequest::default()
     );
     assert_eq!(r.error_code, 0);
     assert!(r

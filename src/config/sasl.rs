@@ -240,7 +240,8 @@ fn check_peer_listeners(
             key: "listener.security.protocol.map".into(),
             value: name.clone(),
             reason: format!(
-                "listener {name} carries inter-broker or controller traffic, and Strata's peer                  client cannot authenticate with SASL yet; use SASL on client listeners only                  (list a PLAINTEXT listener first: it is the inter-broker listener)"
+                "listener {name} carries inter-broker or controller traffic, and Strata's peer client cannot authenticate with SASL yet; use SASL on client listeners \
+                 only (list a PLAINTEXT listener first: it is the inter-broker listener)"
             ),
         });
     }
