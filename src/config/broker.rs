@@ -142,6 +142,8 @@ pub struct BrokerConfig {
     /// The listener other brokers replicate from (`inter.broker.listener.name`, or the
     /// listener named after `security.inter.broker.protocol`); None when neither is set.
     pub inter_broker_listener_name: Option<String>,
+    /// SASL mechanisms, JAAS users and re-authentication per SASL listener.
+    pub sasl: super::sasl::SaslConfig,
     pub max_inflight_requests_per_connection: i32,
     pub log_segment_bytes: i32,
     pub log_roll_ms: i64,
@@ -376,6 +378,8 @@ impl BrokerConfig {
                     .entry(listener)
                     .or_default()
                     .insert(key, v.clone());
+            } else if super::sasl::handles(k) {
+                // Read by config::sasl below.
             } else if IGNORED_KAFKA_KEYS.contains(&k.as_str()) || k.starts_with("listener.name.") {
                 warnings.push(ConfigWarning::IgnoredKafkaKey(k.clone()));
             } else {
@@ -462,6 +466,12 @@ impl BrokerConfig {
             &static_configs,
             &listener_names,
             process_roles.contains(&ProcessRole::Broker),
+        )?;
+        let sasl = super::sasl::parse(
+            props,
+            &listener_security_protocol_map,
+            &listener_names,
+            &controller_listener_names,
         )?;
         let max_connections_per_ip_overrides =
             super::network::parse_per_ip_overrides(&p.string("max.connections.per.ip.overrides")?)?;
@@ -578,6 +588,7 @@ impl BrokerConfig {
             listener_security_protocol_map,
             listener_ssl_configs,
             inter_broker_listener_name,
+            sasl,
             max_inflight_requests_per_connection: p
                 .int("strata.max.inflight.requests.per.connection")?,
             log_segment_bytes: p.int("log.segment.bytes")?,

@@ -21,6 +21,7 @@ pub mod describe;
 pub mod network;
 pub mod properties;
 pub mod registry;
+pub mod sasl;
 pub mod security;
 pub mod topic;
 

@@ -285,6 +285,12 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("max.connections.per.ip", I, Some(INT_MAX), AtLeast(0), true),
     def("max.connections.per.ip.overrides", T, Some(""), Any, true),
     def("strata.request.read.timeout.ms", G, Some("30000"), AtLeast(1), false),
+    // SASL (config::sasl reads these and their listener.name.<l>. forms).
+    def("sasl.enabled.mechanisms", L, Some("GSSAPI"), Any, false),
+    def("sasl.mechanism.inter.broker.protocol", T, Some("GSSAPI"), Any, false),
+    def("sasl.mechanism.controller.protocol", T, Some("GSSAPI"), Any, false),
+    def("connections.max.reauth.ms", G, Some("0"), Any, false),
+    def("sasl.server.max.receive.size", I, Some("524288"), Any, false),
     def("listener.security.protocol.map", T, Some(super::security::DEFAULT_PROTOCOL_MAP), Any, false),
     def("strata.max.inflight.requests.per.connection", I, Some("16"), AtLeast(1), false),
     def("log.segment.bytes", I, Some("1073741824"), AtLeast(14), true),

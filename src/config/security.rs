@@ -134,17 +134,14 @@ pub fn check_listener_protocols(
                     ),
                 ))
             }
-            Some(SecurityProtocol::Plaintext) | Some(SecurityProtocol::Ssl) => {}
-            Some(p) => {
-                return Err(ConfigError::Unsupported {
-                    key: PROTOCOL_MAP_KEY.into(),
-                    value: format!("{name}:{p}"),
-                    reason: format!(
-                        "listener {name} uses security protocol {p}, and Strata serves only \
-                         PLAINTEXT and SSL listeners (SASL is not implemented yet)"
-                    ),
-                })
-            }
+            // TLS is served by `security::tls`, SASL (after TLS for SASL_SSL) by
+            // `security::sasl`.
+            Some(
+                SecurityProtocol::Plaintext
+                | SecurityProtocol::Ssl
+                | SecurityProtocol::SaslPlaintext
+                | SecurityProtocol::SaslSsl,
+            ) => {}
         }
     }
     Ok(())
@@ -222,6 +219,10 @@ pub const TLS_KEYS: &[&str] = &[
 /// weaken what the operator configured, so start-up stops with an error naming the key.
 /// Per-listener forms (`listener.name.<name>.<key>`) are judged by their inner key.
 pub fn refused_setting(key: &str, value: &str) -> Option<String> {
+    // The SASL keys Strata implements are read and validated by `config::sasl`.
+    if super::sasl::handles(key) {
+        return None;
+    }
     let inner = match key.strip_prefix("listener.name.") {
         Some(rest) => rest.split_once('.').map(|(_, k)| k).unwrap_or(rest),
         None => key,
@@ -320,7 +321,7 @@ mod tests {
     }
 
     #[test]
-    fn listeners_need_a_plaintext_or_ssl_protocol() {
+    fn every_listener_needs_a_known_protocol() {
         let m = parse_protocol_map(DEFAULT_PROTOCOL_MAP, true, &[], &[]).unwrap();
         assert!(check_listener_protocols(&m, "listeners", &names(&["PLAINTEXT"])).is_ok());
         let err = check_listener_protocols(&m, "listeners", &names(&["INTERNAL"])).unwrap_err();
@@ -328,12 +329,8 @@ mod tests {
             .to_string()
             .contains("No security protocol defined for listener INTERNAL"));
         assert!(check_listener_protocols(&m, "listeners", &names(&["SSL"])).is_ok());
-        let err = check_listener_protocols(&m, "listeners", &names(&["SASL_SSL"])).unwrap_err();
-        assert!(
-            matches!(&err, ConfigError::Unsupported { key, .. } if key == PROTOCOL_MAP_KEY),
-            "{err}"
-        );
-        assert!(err.to_string().contains("listener.security.protocol.map"));
+        assert!(check_listener_protocols(&m, "listeners", &names(&["SASL_PLAINTEXT"])).is_ok());
+        assert!(check_listener_protocols(&m, "listeners", &names(&["SASL_SSL"])).is_ok());
     }
 
     #[test]
@@ -341,10 +338,10 @@ mod tests {
         for (k, v) in [
             ("ssl.keymanager.algorithm", "PKIX"),
             ("ssl.provider", "SunJSSE"),
-            ("sasl.enabled.mechanisms", "PLAIN"),
-            ("listener.name.sasl_ssl.plain.sasl.jaas.config", "x"),
+            ("sasl.kerberos.service.name", "kafka"),
+            ("listener.name.sasl_ssl.gssapi.sasl.jaas.config", "x"),
+            ("sasl.oauthbearer.jwks.endpoint.url", "file:///jwks.json"),
             ("listener.name.external.ssl.engine.factory.class", "x.Y"),
-            ("security.inter.broker.protocol", "SASL_SSL"),
             (
                 "authorizer.class.name",
                 "kafka.security.authorizer.AclAuthorizer",

@@ -142,6 +142,9 @@ pub struct MetadataImage {
     /// The ACLs, indexed for the authorizer (issue 13).
     #[serde(default)]
     pub acls: super::acls::AclIndex,
+    /// SCRAM credentials (issue 13, sasl slice); absent in snapshots written before them.
+    #[serde(default)]
+    pub scram: super::scram::ScramCredentials,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -455,6 +458,10 @@ impl MetadataImage {
                 if !self.acls.remove(id) {
                     tracing::warn!(id = %Uuid(*id), "metadata: removal of an unknown ACL skipped");
                 }
+            }
+            MetadataRecord::UserScramCredential { .. }
+            | MetadataRecord::RemoveUserScramCredential { .. } => {
+                self.scram.apply(record);
             }
         }
     }

@@ -25,6 +25,7 @@ pub mod producer_ids;
 pub mod quorum;
 pub mod raft;
 pub mod records;
+pub mod scram;
 pub mod service;
 pub mod topics;
 

@@ -135,4 +135,20 @@ pub enum MetadataRecord {
     RemoveAccessControlEntry {
         id: [u8; 16],
     },
+    // Issue 13, sasl slice: SCRAM credentials (Kafka's UserScramCredentialRecord and
+    // RemoveUserScramCredentialRecord); the state they build is `controller::scram`.
+    /// Sets one user's credential for one mechanism (ids as `ScramMechanism::id`).
+    UserScramCredential {
+        name: String,
+        mechanism: i8,
+        salt: Vec<u8>,
+        stored_key: Vec<u8>,
+        server_key: Vec<u8>,
+        iterations: i32,
+    },
+    /// Removes one user's credential for one mechanism.
+    RemoveUserScramCredential {
+        name: String,
+        mechanism: i8,
+    },
 }

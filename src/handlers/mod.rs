@@ -29,6 +29,7 @@ pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod alter_partition;
 pub mod alter_partition_reassignments;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod assign_replicas_to_dirs;
 pub mod broker_heartbeat;
@@ -50,6 +51,7 @@ pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
@@ -71,6 +73,8 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod remove_raft_voter;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod unknown_partitions;
@@ -129,6 +133,7 @@ api_table! {
     14 => sync_group, sync_group_request::SyncGroupRequest, 0..=5;
     15 => describe_groups, describe_groups_request::DescribeGroupsRequest, 0..=5;
     16 => list_groups, list_groups_request::ListGroupsRequest, 0..=5;
+    17 => sasl_handshake, sasl_handshake_request::SaslHandshakeRequest, 0..=1;
     18 => api_versions, api_versions_request::ApiVersionsRequest, 0..=4;
     19 => create_topics, create_topics_request::CreateTopicsRequest, 2..=7;
     20 => delete_topics, delete_topics_request::DeleteTopicsRequest, 1..=6;
@@ -146,6 +151,7 @@ api_table! {
     32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;
     35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
+    36 => sasl_authenticate, sasl_authenticate_request::SaslAuthenticateRequest, 0..=2;
     37 => create_partitions, create_partitions_request::CreatePartitionsRequest, 0..=3;
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     43 => elect_leaders, elect_leaders_request::ElectLeadersRequest, 0..=2;
@@ -153,6 +159,8 @@ api_table! {
     45 => alter_partition_reassignments, alter_partition_reassignments_request::AlterPartitionReassignmentsRequest, 0..=0;
     46 => list_partition_reassignments, list_partition_reassignments_request::ListPartitionReassignmentsRequest, 0..=0;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
+    50 => describe_user_scram_credentials, describe_user_scram_credentials_request::DescribeUserScramCredentialsRequest, 0..=0;
+    51 => alter_user_scram_credentials, alter_user_scram_credentials_request::AlterUserScramCredentialsRequest, 0..=0;
     55 => describe_quorum, describe_quorum_request::DescribeQuorumRequest, 0..=2;
     56 => alter_partition, alter_partition_request::AlterPartitionRequest, 0..=3;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
@@ -187,6 +195,9 @@ pub fn group_context(
 /// closes one that uses an API its listener does not enable.
 pub const CONTROLLER_APIS: &[i16] = &[
     api_versions_request::ApiVersionsRequest::API_KEY,
+    sasl_handshake_request::SaslHandshakeRequest::API_KEY,
+    sasl_authenticate_request::SaslAuthenticateRequest::API_KEY,
+    alter_user_scram_credentials_request::AlterUserScramCredentialsRequest::API_KEY,
     create_topics_request::CreateTopicsRequest::API_KEY,
     delete_topics_request::DeleteTopicsRequest::API_KEY,
     describe_acls_request::DescribeAclsRequest::API_KEY,

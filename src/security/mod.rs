@@ -9,6 +9,7 @@ pub mod authorizer;
 pub mod principal;
 pub mod stream;
 pub mod tls;
+pub mod sasl;
 
 pub use authorizer::Authorizer;
 pub use principal::KafkaPrincipal;

@@ -40,6 +40,7 @@ use super::listener::NetworkState;
 use super::memory_pool::{MemoryPool, Reservation};
 use crate::broker::Broker;
 use crate::handlers::{self, ConnectionContext, Outcome};
+use crate::security::sasl::Gate;
 use crate::security::SecuredStream;
 
 /// Read buffer per connection. Small on purpose: it is allocated (and zeroed) for every
@@ -78,6 +79,10 @@ enum CloseReason {
         received: usize,
     },
     BadRequest(String),
+    /// SASL refused the connection (logged by the exchange) or its session expired.
+    Authentication(String),
+    /// The SASL exchange did not finish within `strata.request.read.timeout.ms`.
+    AuthenticationTimeout,
     Shutdown,
 }
 
@@ -147,7 +152,7 @@ async fn serve<R, W>(
         .await;
         match &reason {
             CloseReason::Eof | CloseReason::Shutdown => {}
-            CloseReason::ReadTimeout { .. } => {
+            CloseReason::ReadTimeout { .. } | CloseReason::AuthenticationTimeout => {
                 tracing::info!(peer = %context.peer, listener = %context.listener_name, reason = ?reason, "closing a connection that did not send its request in time")
             }
             other => {
@@ -201,15 +206,30 @@ async fn read_loop<R: AsyncRead + Unpin>(
     activity: &Activity,
 ) -> CloseReason {
     let max_frame = broker.limits.socket_request_max_bytes;
+    // On a SASL listener: the exchange, which must end within the request read timeout.
+    let mut sasl = super::sasl_gate::session(&network.sasl, context);
+    let auth_deadline = Instant::now() + network.request_read_timeout;
     loop {
-        let size = match read_size(&mut rd, network.connections_max_idle, shutdown, activity).await
-        {
+        let read = read_size(&mut rd, network.connections_max_idle, shutdown, activity);
+        let size = match sasl.as_ref().filter(|s| !s.authenticated()) {
+            Some(_) => match tokio::time::timeout_at(auth_deadline, read).await {
+                Ok(r) => r,
+                Err(_) => return CloseReason::AuthenticationTimeout,
+            },
+            None => read.await,
+        };
+        let size = match size {
             Ok(size) => size,
             Err(reason) => return reason,
         };
         if size < 0 {
             return CloseReason::NegativeFrameSize(size);
         }
+        // `sasl.server.max.receive.size` bounds frames until the client authenticates.
+        let max_frame = sasl
+            .as_ref()
+            .and_then(|s| s.max_receive_size())
+            .unwrap_or(max_frame);
         if size as usize > max_frame {
             return CloseReason::FrameTooLarge(size);
         }
@@ -235,6 +255,36 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Err(reason) => return reason,
         };
         activity.touch();
+        if let Some(session) = sasl.as_mut() {
+            match super::sasl_gate::judge(broker, session, &frame) {
+                Gate::Pass => {}
+                Gate::Reply {
+                    reply,
+                    principal,
+                    close,
+                } => {
+                    if let Some(p) = principal {
+                        context.set_principal(p);
+                    }
+                    let bytes = super::sasl_gate::encode(reply);
+                    drop(reservation);
+                    drop(queued);
+                    activity.in_flight.fetch_add(1, Ordering::AcqRel);
+                    if tx
+                        .send(tokio::spawn(async move { Some(bytes) }))
+                        .await
+                        .is_err()
+                    {
+                        return CloseReason::Eof;
+                    }
+                    match close {
+                        Some(why) => return CloseReason::Authentication(why),
+                        None => continue,
+                    }
+                }
+                Gate::Close(why) => return CloseReason::Authentication(why),
+            }
+        }
         let outcome = handlers::start(broker, frame, context).await;
         // The request is decoded and its handler started: Kafka's request queue and memory
         // pool let go of a request at this point too.

@@ -44,6 +44,8 @@ pub struct NetworkState {
     pub connections_max_idle: Option<Duration>,
     /// `strata.request.read.timeout.ms`.
     pub request_read_timeout: Duration,
+    /// The settings of each SASL listener (issue 13, sasl slice).
+    pub sasl: super::sasl_gate::SaslListeners,
 }
 
 impl NetworkState {
@@ -61,6 +63,7 @@ impl NetworkState {
             request_read_timeout: Duration::from_millis(
                 config.request_read_timeout_ms.max(1) as u64
             ),
+            sasl: super::sasl_gate::listeners(config),
         }))
     }
 }

@@ -9,6 +9,7 @@ pub mod connection_quotas;
 pub mod listener;
 pub mod log_cleaner;
 pub mod memory_pool;
+pub mod sasl_gate;
 pub mod startup;
 
 pub use listener::serve;

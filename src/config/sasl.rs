@@ -1,0 +1,530 @@
+//! SASL settings as Kafka's broker reads them: `sasl.enabled.mechanisms` (and its per-listener
+//! form `listener.name.<l>.sasl.enabled.mechanisms`), the JAAS line of each listener and
+//! mechanism (`listener.name.<l>.<mechanism>.sasl.jaas.config`, Kafka's
+//! `JaasContext.loadServerContext`: PLAIN users as `user_<name>="<password>"` options of the
+//! PlainLoginModule, the `username`/`password` options the broker itself logs in with),
+//! `connections.max.reauth.ms` (global, per listener, per listener and mechanism, KIP-368),
+//! `sasl.server.max.receive.size` and the mechanisms the peer client uses
+//! (`sasl.mechanism.inter.broker.protocol`, `sasl.mechanism.controller.protocol`).
+//!
+//! Kafka's broker does not read an unprefixed `sasl.jaas.config` for its listeners (it falls
+//! back to a static JAAS file, which Strata does not read), so that key stops start-up with a
+//! pointer to the listener form rather than being ignored. GSSAPI (Kerberos) and custom
+//! callback handlers are not implemented and stop start-up when a SASL listener would use them.
+use std::collections::BTreeMap;
+
+use super::registry::split_list;
+use super::{ConfigError, SecurityProtocol};
+
+pub const PLAIN: &str = "PLAIN";
+pub const SCRAM_SHA_256: &str = "SCRAM-SHA-256";
+pub const SCRAM_SHA_512: &str = "SCRAM-SHA-512";
+pub const OAUTHBEARER: &str = "OAUTHBEARER";
+/// The mechanisms Strata serves.
+pub const SUPPORTED_MECHANISMS: &[&str] = &[PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER];
+
+/// One login module line of a JAAS configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JaasEntry {
+    pub login_module: String,
+    pub options: BTreeMap<String, String>,
+}
+
+/// Kafka's `JaasConfig` grammar: `<LoginModule class> <flag> key=value ... ;`, values quoted
+/// (`"..."`, with `\` escapes) or bare words; one or more entries.
+pub fn parse_jaas(text: &str) -> Result<Vec<JaasEntry>, String> {
+    let mut tokens: Vec<(String, bool)> = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '"' || c == '\'' {
+            chars.next();
+            let mut s = String::new();
+            loop {
+                match chars.next() {
+                    None => return Err("unterminated quoted value".into()),
+                    Some('\\') => match chars.next() {
+                        Some(e) => s.push(e),
+                        None => return Err("unterminated quoted value".into()),
+                    },
+                    Some(q) if q == c => break,
+                    Some(o) => s.push(o),
+                }
+            }
+            tokens.push((s, true));
+        } else if c == '=' || c == ';' {
+            chars.next();
+            tokens.push((c.to_string(), false));
+        } else {
+            let mut s = String::new();
+            while let Some(&w) = chars.peek() {
+                if w.is_whitespace() || w == '=' || w == ';' || w == '"' {
+                    break;
+                }
+                s.push(w);
+                chars.next();
+            }
+            tokens.push((s, false));
+        }
+    }
+    let mut entries = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let (module, _) = &tokens[i];
+        let flag = tokens.get(i + 1).map(|t| t.0.to_ascii_lowercase());
+        if !matches!(
+            flag.as_deref(),
+            Some("required" | "requisite" | "sufficient" | "optional")
+        ) {
+            return Err(format!(
+                "expected a login module and its control flag, found {module:?}"
+            ));
+        }
+        let mut entry = JaasEntry {
+            login_module: module.clone(),
+            options: BTreeMap::new(),
+        };
+        i += 2;
+        loop {
+            match tokens.get(i) {
+                None => return Err("missing ';' at the end of the login module".into()),
+                Some((t, false)) if t == ";" => {
+                    i += 1;
+                    break;
+                }
+                Some((key, _)) => {
+                    let eq = tokens.get(i + 1).map(|t| t.0.as_str());
+                    let value = tokens.get(i + 2);
+                    match (eq, value) {
+                        (Some("="), Some((v, _))) => {
+                            entry.options.insert(key.clone(), v.clone());
+                            i += 3;
+                        }
+                        _ => return Err(format!("expected {key}=<value>")),
+                    }
+                }
+            }
+        }
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return Err("no login module".into());
+    }
+    Ok(entries)
+}
+
+/// The login module Kafka expects for a mechanism's JAAS line (its callback handlers read the
+/// options of entries of this module).
+fn login_module_for(mechanism: &str) -> &'static str {
+    match mechanism {
+        PLAIN => "org.apache.kafka.common.security.plain.PlainLoginModule",
+        OAUTHBEARER => "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+        _ => "org.apache.kafka.common.security.scram.ScramLoginModule",
+    }
+}
+
+/// The SASL settings of one listener.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListenerSaslConfig {
+    /// Upper-cased, as listener names are.
+    pub listener: String,
+    /// Enabled mechanisms, in configured order.
+    pub mechanisms: Vec<String>,
+    /// The JAAS entry of each mechanism that has one.
+    pub jaas: BTreeMap<String, JaasEntry>,
+    /// `connections.max.reauth.ms` for each enabled mechanism (0: sessions never expire).
+    pub reauth_ms: BTreeMap<String, i64>,
+    /// `sasl.server.max.receive.size`: the largest frame accepted before authentication.
+    pub max_receive_size: i32,
+}
+
+impl ListenerSaslConfig {
+    pub fn enabled(&self, mechanism: &str) -> bool {
+        self.mechanisms.iter().any(|m| m == mechanism)
+    }
+
+    /// PLAIN's users: `user_<name>` options of the PlainLoginModule entry.
+    pub fn plain_password(&self, user: &str) -> Option<&str> {
+        self.jaas
+            .get(PLAIN)?
+            .options
+            .get(&format!("user_{user}"))
+            .map(|s| s.as_str())
+    }
+
+    /// An option of the mechanism's JAAS entry.
+    pub fn jaas_option(&self, mechanism: &str, option: &str) -> Option<&str> {
+        self.jaas
+            .get(mechanism)?
+            .options
+            .get(option)
+            .map(|s| s.as_str())
+    }
+
+    pub fn reauth_ms(&self, mechanism: &str) -> i64 {
+        self.reauth_ms.get(mechanism).copied().unwrap_or(0)
+    }
+}
+
+/// Every SASL setting of the broker.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SaslConfig {
+    /// Only the listeners whose protocol is SASL_PLAINTEXT or SASL_SSL.
+    pub listeners: BTreeMap<String, ListenerSaslConfig>,
+    pub mechanism_inter_broker: String,
+    pub mechanism_controller: String,
+}
+
+impl SaslConfig {
+    pub fn listener(&self, name: &str) -> Option<&ListenerSaslConfig> {
+        self.listeners.get(&name.to_ascii_uppercase())
+    }
+}
+
+/// Whether `key` is a SASL key this module reads (so the generic refusal of unimplemented
+/// security keys lets it through). `listener.name.<l>.` forms included.
+pub fn handles(key: &str) -> bool {
+    if key == "sasl.jaas.config" {
+        // Refused by `parse` with a pointer to the listener form.
+        return true;
+    }
+    let inner = match key.strip_prefix("listener.name.") {
+        Some(rest) => match rest.split_once('.') {
+            Some((_, k)) => k,
+            None => return false,
+        },
+        None => key,
+    };
+    let inner_no_mech = SUPPORTED_MECHANISMS
+        .iter()
+        .find_map(|m| inner.strip_prefix(&format!("{}.", m.to_ascii_lowercase())))
+        .unwrap_or(inner);
+    matches!(
+        inner_no_mech,
+        "sasl.enabled.mechanisms"
+            | "sasl.mechanism.inter.broker.protocol"
+            | "sasl.mechanism.controller.protocol"
+            | "connections.max.reauth.ms"
+            | "sasl.server.max.receive.size"
+    ) || (inner_no_mech == "sasl.jaas.config" && inner != inner_no_mech)
+}
+
+/// The peer client (replica fetchers, forwarding, the Raft transport) does not authenticate
+/// with SASL yet, so a controller listener or the inter-broker listener (Strata's first
+/// broker listener) on SASL would leave the cluster unable to talk to itself: refused.
+fn check_peer_listeners(
+    protocols: &BTreeMap<String, SecurityProtocol>,
+    listener_names: &[String],
+    controller_listener_names: &[String],
+) -> Result<(), ConfigError> {
+    let is_sasl = |n: &String| {
+        matches!(
+            protocols.get(&n.to_ascii_uppercase()),
+            Some(SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl)
+        )
+    };
+    let controllers: Vec<String> = controller_listener_names
+        .iter()
+        .map(|n| n.to_ascii_uppercase())
+        .collect();
+    let inter_broker = listener_names
+        .iter()
+        .find(|n| !controllers.contains(&n.to_ascii_uppercase()));
+    let peer_listener = controller_listener_names
+        .iter()
+        .chain(inter_broker)
+        .find(|n| is_sasl(n));
+    if let Some(name) = peer_listener {
+        return Err(ConfigError::Unsupported {
+            key: "listener.security.protocol.map".into(),
+            value: name.clone(),
+            reason: format!(
+                "listener {name} carries inter-broker or controller traffic, and Strata's peer client cannot authenticate with SASL yet; use SASL on client listeners \
+                 only (list a PLAINTEXT listener first: it is the inter-broker listener)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn parse_long(key: &str, v: &str) -> Result<i64, ConfigError> {
+    v.trim()
+        .parse::<i64>()
+        .map_err(|_| ConfigError::invalid(key, v, "Expected a 64-bit integer"))
+}
+
+/// Reads the SASL settings for the listeners in `protocols` (name -> protocol of each
+/// configured listener) from the raw properties.
+pub fn parse(
+    props: &BTreeMap<String, String>,
+    protocols: &BTreeMap<String, SecurityProtocol>,
+    listener_names: &[String],
+    controller_listener_names: &[String],
+) -> Result<SaslConfig, ConfigError> {
+    let get = |k: &str| props.get(k).map(|s| s.as_str());
+    check_peer_listeners(protocols, listener_names, controller_listener_names)?;
+    if let Some(v) = get("sasl.jaas.config") {
+        if !v.trim().is_empty() {
+            return Err(ConfigError::Unsupported {
+                key: "sasl.jaas.config".into(),
+                value: "[hidden]".into(),
+                reason: "a Kafka broker does not read an unprefixed sasl.jaas.config for its \
+                         listeners; set listener.name.<listener>.<mechanism>.sasl.jaas.config \
+                         (e.g. listener.name.sasl_plaintext.plain.sasl.jaas.config)"
+                    .into(),
+            });
+        }
+    }
+    let global_mechanisms = get("sasl.enabled.mechanisms").unwrap_or("GSSAPI");
+    let global_reauth = match get("connections.max.reauth.ms") {
+        Some(v) => parse_long("connections.max.reauth.ms", v)?,
+        None => 0,
+    };
+    let max_receive_size = match get("sasl.server.max.receive.size") {
+        Some(v) => v.trim().parse::<i32>().map_err(|_| {
+            ConfigError::invalid("sasl.server.max.receive.size", v, "Expected an integer")
+        })?,
+        None => 524288,
+    };
+    let mut out = SaslConfig {
+        listeners: BTreeMap::new(),
+        mechanism_inter_broker: get("sasl.mechanism.inter.broker.protocol")
+            .unwrap_or("GSSAPI")
+            .trim()
+            .to_string(),
+        mechanism_controller: get("sasl.mechanism.controller.protocol")
+            .unwrap_or("GSSAPI")
+            .trim()
+            .to_string(),
+    };
+    for name in listener_names {
+        let upper = name.to_ascii_uppercase();
+        if !matches!(
+            protocols.get(&upper),
+            Some(SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl)
+        ) {
+            continue;
+        }
+        let prefix = format!("listener.name.{}.", upper.to_ascii_lowercase());
+        // Kafka matches the prefix on the lower-cased listener name.
+        let lget = |k: &str| {
+            props
+                .iter()
+                .find(|(key, _)| {
+                    key.len() == prefix.len() + k.len()
+                        && key[..prefix.len()].eq_ignore_ascii_case(&prefix)
+                        && &key[prefix.len()..] == k
+                })
+                .map(|(key, v)| (key.clone(), v.as_str()))
+        };
+        let (mech_key, mech_raw) = lget("sasl.enabled.mechanisms")
+            .unwrap_or_else(|| ("sasl.enabled.mechanisms".into(), global_mechanisms));
+        let mechanisms: Vec<String> = split_list(mech_raw)
+            .into_iter()
+            .map(|m| m.to_ascii_uppercase())
+            .collect();
+        if mechanisms.is_empty() {
+            return Err(ConfigError::invalid(
+                &mech_key,
+                mech_raw,
+                format!("listener {upper} is SASL but enables no mechanism"),
+            ));
+        }
+        for m in &mechanisms {
+            if !SUPPORTED_MECHANISMS.contains(&m.as_str()) {
+                return Err(ConfigError::Unsupported {
+                    key: mech_key.clone(),
+                    value: mech_raw.to_string(),
+                    reason: format!(
+                        "listener {upper} enables SASL mechanism {m}; Strata serves PLAIN, \
+                         SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (GSSAPI/Kerberos is not \
+                         implemented)"
+                    ),
+                });
+            }
+        }
+        let mut cfg = ListenerSaslConfig {
+            listener: upper.clone(),
+            mechanisms: mechanisms.clone(),
+            jaas: BTreeMap::new(),
+            reauth_ms: BTreeMap::new(),
+            max_receive_size,
+        };
+        let listener_reauth = match lget("connections.max.reauth.ms") {
+            Some((k, v)) => parse_long(&k, v)?,
+            None => global_reauth,
+        };
+        for m in &mechanisms {
+            let lower = m.to_ascii_lowercase();
+            if let Some((k, _)) = lget(&format!("{lower}.sasl.server.callback.handler.class"))
+                .or_else(|| lget("sasl.server.callback.handler.class"))
+            {
+                return Err(ConfigError::Unsupported {
+                    key: k,
+                    value: "(class)".into(),
+                    reason: "custom SASL callback handlers are Java classes Strata cannot load"
+                        .into(),
+                });
+            }
+            let reauth = match lget(&format!("{lower}.connections.max.reauth.ms")) {
+                Some((k, v)) => parse_long(&k, v)?,
+                None => listener_reauth,
+            };
+            cfg.reauth_ms.insert(m.clone(), reauth);
+            match lget(&format!("{lower}.sasl.jaas.config")) {
+                Some((k, v)) => {
+                    let entries =
+                        parse_jaas(v).map_err(|why| ConfigError::invalid(&k, "[hidden]", why))?;
+                    let module = login_module_for(m);
+                    let entry = entries
+                        .into_iter()
+                        .find(|e| e.login_module == module)
+                        .ok_or_else(|| {
+                            ConfigError::invalid(
+                                &k,
+                                "[hidden]",
+                                format!("mechanism {m} needs a {module} entry"),
+                            )
+                        })?;
+                    cfg.jaas.insert(m.clone(), entry);
+                }
+                None if m == PLAIN => {
+                    // Kafka fails start-up without a JAAS entry for the listener; PLAIN has
+                    // no other source of users.
+                    return Err(ConfigError::invalid(
+                        &format!("{prefix}plain.sasl.jaas.config"),
+                        "",
+                        format!(
+                            "listener {upper} enables PLAIN, which needs a PlainLoginModule \
+                             line with its users (user_<name>=\"<password>\")"
+                        ),
+                    ));
+                }
+                None => {}
+            }
+        }
+        out.listeners.insert(upper, cfg);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn protocols(kv: &[(&str, SecurityProtocol)]) -> BTreeMap<String, SecurityProtocol> {
+        kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn jaas_lines_parse_as_kafka_reads_them() {
+        let e = parse_jaas(
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required
+               username="admin" password="admin-secret" user_admin="admin-secret"
+               user_alice='al"ice' user_bob="b\"ob";"#,
+        )
+        .unwrap();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].options["username"], "admin");
+        assert_eq!(e[0].options["user_alice"], "al\"ice");
+        assert_eq!(e[0].options["user_bob"], "b\"ob");
+        assert!(parse_jaas("Module required a=b").is_err());
+        assert!(parse_jaas("Module a=b;").is_err());
+        assert!(parse_jaas("").is_err());
+    }
+
+    #[test]
+    fn listener_settings_override_global_ones() {
+        let p = props(&[
+            ("sasl.enabled.mechanisms", "SCRAM-SHA-512"),
+            ("listener.name.client.sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER"),
+            (
+                "listener.name.client.plain.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"a1\";",
+            ),
+            ("connections.max.reauth.ms", "60000"),
+            ("listener.name.client.oauthbearer.connections.max.reauth.ms", "1000"),
+        ]);
+        let prot = protocols(&[
+            ("CLIENT", SecurityProtocol::SaslPlaintext),
+            ("INTERNAL", SecurityProtocol::SaslSsl),
+            ("PLAINTEXT", SecurityProtocol::Plaintext),
+        ]);
+        let names = vec!["PLAINTEXT".to_string(), "CLIENT".into(), "INTERNAL".into()];
+        let c = parse(&p, &prot, &names, &[]).unwrap();
+        let client = c.listener("client").unwrap();
+        assert_eq!(client.mechanisms, vec!["PLAIN", "OAUTHBEARER"]);
+        assert_eq!(client.plain_password("alice"), Some("a1"));
+        assert_eq!(client.plain_password("bob"), None);
+        assert_eq!(client.reauth_ms("PLAIN"), 60000);
+        assert_eq!(client.reauth_ms("OAUTHBEARER"), 1000);
+        assert_eq!(
+            c.listener("INTERNAL").unwrap().mechanisms,
+            vec!["SCRAM-SHA-512"]
+        );
+        assert!(c.listener("PLAINTEXT").is_none());
+    }
+
+    #[test]
+    fn gssapi_plain_without_users_and_unprefixed_jaas_stop_start_up() {
+        let prot = protocols(&[
+            ("SASL_PLAINTEXT", SecurityProtocol::SaslPlaintext),
+            ("PLAINTEXT", SecurityProtocol::Plaintext),
+        ]);
+        let names = vec!["PLAINTEXT".to_string(), "SASL_PLAINTEXT".into()];
+        // Kafka's default mechanism is GSSAPI.
+        let err = parse(&props(&[]), &prot, &names, &[]).unwrap_err();
+        assert!(err.to_string().contains("GSSAPI"), "{err}");
+        let err = parse(
+            &props(&[("sasl.enabled.mechanisms", "PLAIN")]),
+            &prot,
+            &names,
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("PlainLoginModule"), "{err}");
+        let err = parse(
+            &props(&[
+                ("sasl.enabled.mechanisms", "SCRAM-SHA-256"),
+                ("sasl.jaas.config", "x"),
+            ]),
+            &prot,
+            &names,
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("listener.name."), "{err}");
+        // No SASL listener: the GSSAPI default asks for nothing.
+        assert!(parse(&props(&[]), &BTreeMap::new(), &[], &[]).is_ok());
+        // SASL on the inter-broker (first) or a controller listener: the peer client cannot
+        // authenticate yet.
+        let scram = props(&[("sasl.enabled.mechanisms", "SCRAM-SHA-512")]);
+        let first = vec!["SASL_PLAINTEXT".to_string(), "PLAINTEXT".into()];
+        let err = parse(&scram, &prot, &first, &[]).unwrap_err();
+        assert!(err.to_string().contains("peer client"), "{err}");
+        let err = parse(&scram, &prot, &names, &["SASL_PLAINTEXT".to_string()]).unwrap_err();
+        assert!(err.to_string().contains("peer client"), "{err}");
+        assert!(parse(&scram, &prot, &names, &[]).is_ok());
+    }
+
+    #[test]
+    fn handled_keys() {
+        assert!(handles("sasl.enabled.mechanisms"));
+        assert!(handles("listener.name.x.sasl.enabled.mechanisms"));
+        assert!(handles("listener.name.x.plain.sasl.jaas.config"));
+        assert!(handles("listener.name.x.scram-sha-512.sasl.jaas.config"));
+        assert!(handles(
+            "listener.name.x.oauthbearer.connections.max.reauth.ms"
+        ));
+        assert!(!handles("listener.name.x.sasl.jaas.config"));
+        assert!(!handles("sasl.kerberos.service.name"));
+        assert!(!handles("listener.name.x.gssapi.sasl.jaas.config"));
+    }
+}

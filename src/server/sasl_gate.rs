@@ -1,0 +1,63 @@
+//! The connection's side of SASL (issue 13, sasl slice): builds a connection's
+//! [`SaslSession`] on a SASL listener, hands it each frame with the SCRAM credentials of the
+//! current metadata image, and frames its replies. The exchange itself is `security::sasl`.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::broker::Broker;
+use crate::config::sasl::ListenerSaslConfig;
+use crate::config::BrokerConfig;
+use crate::handlers::{encode_response, ConnectionContext};
+use crate::security::sasl::scram::ScramMechanism;
+use crate::security::sasl::{Gate, SaslReply, SaslSession};
+
+/// Each SASL listener's settings, shared by its connections.
+pub type SaslListeners = BTreeMap<String, Arc<ListenerSaslConfig>>;
+
+pub fn listeners(config: &BrokerConfig) -> SaslListeners {
+    config
+        .sasl
+        .listeners
+        .iter()
+        .map(|(name, c)| (name.clone(), Arc::new(c.clone())))
+        .collect()
+}
+
+/// The session of a connection accepted on a SASL listener; None on any other.
+pub fn session(listeners: &SaslListeners, context: &ConnectionContext) -> Option<SaslSession> {
+    if !matches!(
+        context.security_protocol,
+        crate::config::SecurityProtocol::SaslPlaintext | crate::config::SecurityProtocol::SaslSsl
+    ) {
+        return None;
+    }
+    let config = listeners
+        .get(&context.listener_name.to_ascii_uppercase())
+        .cloned()
+        // Config parsing gives every SASL listener its settings; an empty one refuses all.
+        .unwrap_or_default();
+    Some(SaslSession::new(config, context.peer))
+}
+
+/// Judges a frame with the broker's current SCRAM credentials.
+pub fn judge(broker: &Broker, session: &mut SaslSession, frame: &Bytes) -> Gate {
+    let image = broker.cluster.image();
+    let lookup = |user: &str, m: ScramMechanism| image.scram.credential(user, m).cloned();
+    session.on_frame(frame, broker.now_ms(), &lookup)
+}
+
+/// The framed bytes of a reply.
+pub fn encode(reply: SaslReply) -> Bytes {
+    match reply {
+        SaslReply::Handshake(header, r) => encode_response(&header, &r),
+        SaslReply::Authenticate(header, r) => encode_response(&header, &r),
+        SaslReply::Raw(token) => {
+            let mut b = BytesMut::with_capacity(4 + token.len());
+            b.put_i32(token.len() as i32);
+            b.put_slice(&token);
+            b.freeze()
+        }
+    }
+}
