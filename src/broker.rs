@@ -38,6 +38,8 @@ pub struct Broker {
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// This node's membership of its controller quorum (a quorum of one by default).
     pub cluster: Arc<crate::cluster::ClusterContext>,
+    /// Client quota managers (produce and fetch byte rates, request time, mutations).
+    pub quotas: Arc<crate::security::quotas::QuotaManagers>,
 }
 
 /// The transaction coordinator's settings from the broker config.

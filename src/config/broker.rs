@@ -127,6 +127,10 @@ pub struct BrokerConfig {
     pub max_connections_per_ip_overrides: BTreeMap<String, i32>,
     /// How long a request's bytes, once its size prefix is read, may take to arrive.
     pub request_read_timeout_ms: i64,
+    /// Client quotas are measured over this many sample windows (Kafka's `quota.window.num`).
+    pub quota_window_num: i32,
+    /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
+    pub quota_window_size_seconds: i32,
     /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
     pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
     pub max_inflight_requests_per_connection: i32,
@@ -542,6 +546,8 @@ impl BrokerConfig {
             max_connections_per_ip: p.int("max.connections.per.ip")?,
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
+            quota_window_num: p.int("quota.window.num")?,
+            quota_window_size_seconds: p.int("quota.window.size.seconds")?,
             listener_security_protocol_map,
             max_inflight_requests_per_connection: p
                 .int("strata.max.inflight.requests.per.connection")?,

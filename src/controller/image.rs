@@ -139,6 +139,9 @@ pub struct MetadataImage {
     /// The highest broker epoch ever registered, so that the next registration gets a higher
     /// one even after its broker was unregistered (KIP-903 needs them never reused).
     pub last_broker_epoch: i64,
+    /// Client quotas by entity (user, client-id, ip).
+    #[serde(default)]
+    pub client_quotas: super::client_quotas::ClientQuotas,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -444,6 +447,9 @@ impl MetadataImage {
                 next_producer_id, ..
             } => {
                 self.next_producer_id = self.next_producer_id.max(*next_producer_id);
+            }
+            MetadataRecord::ClientQuota { entity, key, value } => {
+                self.client_quotas.apply(entity, key, *value);
             }
         }
     }

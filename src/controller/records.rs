@@ -124,4 +124,11 @@ pub enum MetadataRecord {
         broker_epoch: i64,
         next_producer_id: i64,
     },
+    // Quotas slice (issue 13): client quotas (Kafka's `ClientQuotaRecord`).
+    /// Sets (`Some`) or removes (`None`) one quota value of a client quota entity.
+    ClientQuota {
+        entity: super::client_quotas::QuotaEntity,
+        key: String,
+        value: Option<f64>,
+    },
 }

@@ -4,5 +4,6 @@
 //! inter-broker and controller traffic, lives in `net`. ACLs, SCRAM credentials and client
 //! quotas are metadata records, so every broker agrees on them and they survive restarts.
 pub mod principal;
+pub mod quotas;
 
 pub use principal::KafkaPrincipal;
