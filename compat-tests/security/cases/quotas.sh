@@ -14,7 +14,10 @@ start_broker quotas "listeners=PLAINTEXT://127.0.0.1:$PORT" || exit 1
 QPY="$(dirname "$0")/../quota_rate.py"
 RATE=1048576
 
-describe() { kafka_configs --describe "$@" 2>&1; }
+# The output is checked line by line; the exit status is not: kafka-configs --describe for
+# users also asks for SCRAM credentials (DescribeUserScramCredentials), which a broker without
+# that API refuses after the quota lines are printed.
+describe() { kafka_configs --describe "$@" 2>&1 || true; }
 
 quotas_clients() {
   local c="app-$RUN_ID"
@@ -61,11 +64,12 @@ quotas_users() {
 }
 
 quotas_invalid() {
-  # Kafka's controller refuses an unknown key and a fraction for a byte rate.
+  # kafka-configs itself refuses a key that is not a quota key before asking the broker
+  # (the broker's own refusals are checked in tests/quotas.rs).
   out=$(kafka_configs --alter --entity-type clients --entity-name bad \
     --add-config "producer_bytes_rate=10" 2>&1) && fail "unknown key accepted"
   echo "$out"
-  grep -qi "Invalid configuration key producer_bytes_rate\|InvalidRequest\|Unknown" <<<"$out" \
+  grep -qi "Unexpected config names: Set(producer_bytes_rate)\|Invalid configuration key" <<<"$out" \
     || fail "unexpected error for an unknown key"
 }
 
@@ -87,9 +91,11 @@ quotas_producer_held_to_1mb() {
   local c="perf-$RUN_ID" t; t=$(topic quota-produce)
   create_topic "$t" 1
   kafka_configs --alter --entity-type clients --entity-name "$c" --add-config "producer_byte_rate=$RATE"
-  # Warm-up: the first burst is measured over the quota windows (11 x 1 s), so the rate
-  # settles once they have passed; then 20 s are measured.
-  out=$("$PY" "$QPY" produce "$BOOTSTRAP" "$t" "$c" 12 20) || fail "producer failed"
+  # The first 20 s of producing, acknowledged bytes. Kafka's rate is measured over the quota
+  # windows (11 x 1 s, at least 10 counted), so a fresh client may send 10 windows' worth at
+  # once and is then held back until that sample expires; bytes come in such bursts about
+  # every 11 s, and a 20 s span starting elsewhere than at the first may hold one burst more.
+  out=$("$PY" "$QPY" produce "$BOOTSTRAP" "$t" "$c" 0 20) || fail "producer failed"
   check_rate "$out"
 }
 
@@ -110,7 +116,7 @@ for _ in range(4800):
 p.flush(60)
 PYEOF
   kafka_configs --alter --entity-type clients --entity-name "$c" --add-config "consumer_byte_rate=$RATE"
-  out=$("$PY" "$QPY" consume "$BOOTSTRAP" "$t" "$c" 12 20) || fail "consumer failed"
+  out=$("$PY" "$QPY" consume "$BOOTSTRAP" "$t" "$c" 0 20) || fail "consumer failed"
   check_rate "$out"
 }
 
