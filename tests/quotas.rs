@@ -10,10 +10,10 @@ use bytes::Bytes;
 use strata::protocol::messages::alter_client_quotas_request::{
     AlterClientQuotasRequest, EntityData, EntryData, OpData,
 };
+use strata::protocol::messages::alter_client_quotas_response;
 use strata::protocol::messages::describe_client_quotas_request::{
     ComponentData, DescribeClientQuotasRequest,
 };
-use strata::protocol::messages::{alter_client_quotas_response, describe_client_quotas_response};
 
 /// The client id every test `Client` sends.
 const CLIENT_ID: &str = "strata-test";
