@@ -67,6 +67,9 @@ impl QuotaEntity {
     }
 }
 
+/// An entity DescribeClientQuotas found, with its values.
+pub type DescribedEntity<'a> = (&'a QuotaEntity, &'a BTreeMap<String, f64>);
+
 /// Every entity's quota values. Values are finite (see [`alter_client_quotas`]), so equality
 /// is an equivalence and the image can stay `Eq`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -128,7 +131,7 @@ impl ClientQuotas {
         &self,
         components: &[(String, i8, Option<String>)],
         strict: bool,
-    ) -> Result<Vec<(&QuotaEntity, &BTreeMap<String, f64>)>, (ErrorCode, String)> {
+    ) -> Result<Vec<DescribedEntity<'_>>, (ErrorCode, String)> {
         let invalid = |m: String| (ErrorCode::INVALID_REQUEST, m);
         let mut exact: BTreeMap<&str, Option<&str>> = BTreeMap::new();
         let mut specified: Vec<&str> = Vec::new();
@@ -197,7 +200,6 @@ impl ClientQuotas {
                         .all(|(t, n)| entity.0.get(*t).is_some_and(|have| have.as_deref() == *n))
                     && specified.iter().all(|t| entity.0.contains_key(*t))
             })
-            .map(|(e, v)| (e, v))
             .collect())
     }
 }
@@ -488,7 +490,7 @@ mod tests {
             ),
         ];
         for (a, message) in cases {
-            let (records, results) = alter_client_quotas(&image, &[a.clone()], false);
+            let (records, results) = alter_client_quotas(&image, std::slice::from_ref(&a), false);
             assert!(records.is_empty(), "{a:?}");
             assert_eq!(
                 results,

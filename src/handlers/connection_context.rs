@@ -81,7 +81,7 @@ impl ConnectionContext {
         let until =
             tokio::time::Instant::now() + std::time::Duration::from_millis(throttle_time_ms as u64);
         let mut muted = self.muted_until.lock();
-        if muted.is_none_or(|m| m < until) {
+        if muted.map_or(true, |m| m < until) {
             *muted = Some(until);
         }
     }
