@@ -41,6 +41,8 @@ pub struct Broker {
     /// Kafka's StandardAuthorizer when `authorizer.class.name` asks for it; None: every
     /// client may use every API (Kafka without an authorizer).
     pub authorizer: Option<Arc<crate::security::Authorizer>>,
+    /// Client quota managers (produce and fetch byte rates, request time, mutations).
+    pub quotas: Arc<crate::security::quotas::QuotaManagers>,
 }
 
 /// The transaction coordinator's settings from the broker config.

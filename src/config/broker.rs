@@ -134,6 +134,10 @@ pub struct BrokerConfig {
     pub max_connections_per_ip_overrides: BTreeMap<String, i32>,
     /// How long a request's bytes, once its size prefix is read, may take to arrive.
     pub request_read_timeout_ms: i64,
+    /// Client quotas are measured over this many sample windows (Kafka's `quota.window.num`).
+    pub quota_window_num: i32,
+    /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
+    pub quota_window_size_seconds: i32,
     /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
     pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
     /// `listener.name.<listener>.ssl.*`: listener name (upper-cased) to `ssl.*` key to value;
@@ -585,6 +589,8 @@ impl BrokerConfig {
             max_connections_per_ip: p.int("max.connections.per.ip")?,
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
+            quota_window_num: p.int("quota.window.num")?,
+            quota_window_size_seconds: p.int("quota.window.size.seconds")?,
             listener_security_protocol_map,
             listener_ssl_configs,
             inter_broker_listener_name,

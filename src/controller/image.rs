@@ -145,6 +145,9 @@ pub struct MetadataImage {
     /// SCRAM credentials (issue 13, sasl slice); absent in snapshots written before them.
     #[serde(default)]
     pub scram: super::scram::ScramCredentials,
+    /// Client quotas by entity (user, client-id, ip).
+    #[serde(default)]
+    pub client_quotas: super::client_quotas::ClientQuotas,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -462,6 +465,9 @@ impl MetadataImage {
             MetadataRecord::UserScramCredential { .. }
             | MetadataRecord::RemoveUserScramCredential { .. } => {
                 self.scram.apply(record);
+            }
+            MetadataRecord::ClientQuota { entity, key, value } => {
+                self.client_quotas.apply(entity, key, *value);
             }
         }
     }

@@ -9,9 +9,11 @@
 //!   propose plus the reply; the caller commits the records through the quorum and applies
 //!   them. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
 //!   (AlterPartition, elections, reassignments), [`directories`] (KIP-858 log dirs of
-//!   replicas), [`producer_ids`], [`configs`], [`acls`] (the ACLs and their index), with the
-//!   shared election rules in [`election`] and replica placement in [`placement`].
+//!   replicas), [`producer_ids`], [`configs`], [`acls`] (the ACLs and their index),
+//!   [`client_quotas`], with the shared election rules in [`election`] and replica placement
+//!   in [`placement`].
 pub mod acls;
+pub mod client_quotas;
 pub mod cluster;
 pub mod configs;
 pub mod controller_config;

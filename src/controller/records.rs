@@ -151,4 +151,11 @@ pub enum MetadataRecord {
         name: String,
         mechanism: i8,
     },
+    // Quotas slice (issue 13): client quotas (Kafka's `ClientQuotaRecord`).
+    /// Sets (`Some`) or removes (`None`) one quota value of a client quota entity.
+    ClientQuota {
+        entity: super::client_quotas::QuotaEntity,
+        key: String,
+        value: Option<f64>,
+    },
 }

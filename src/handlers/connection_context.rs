@@ -2,7 +2,7 @@
 //! on (name and security protocol, which decide the APIs it serves, as Kafka's per-listener
 //! `ApiVersionManager`), the peer address, and the principal the connection authenticated as
 //! (which the authorizer and quotas read; it may change when a SASL client re-authenticates,
-//! KIP-368).
+//! KIP-368), and until when a throttled client's connection is muted (KIP-219).
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -29,6 +29,8 @@ pub struct ConnectionContext {
     pub scope: ListenerScope,
     pub peer: SocketAddr,
     principal: RwLock<Arc<KafkaPrincipal>>,
+    /// Until when the connection reads no further request: a quota throttle (KIP-219).
+    muted_until: parking_lot::Mutex<Option<tokio::time::Instant>>,
 }
 
 impl ConnectionContext {
@@ -45,6 +47,7 @@ impl ConnectionContext {
             scope,
             peer,
             principal: RwLock::new(Arc::new(KafkaPrincipal::anonymous())),
+            muted_until: parking_lot::Mutex::new(None),
         }
     }
 
@@ -67,5 +70,25 @@ impl ConnectionContext {
     /// the peer is (and again on re-authentication).
     pub fn set_principal(&self, principal: KafkaPrincipal) {
         *self.principal.write() = Arc::new(principal);
+    }
+
+    /// Mutes the connection for `throttle_time_ms` from now (a quota throttle whose response
+    /// goes out at once; KIP-219). A longer mute already in force stays.
+    pub fn throttle(&self, throttle_time_ms: i64) {
+        if throttle_time_ms <= 0 {
+            return;
+        }
+        let until =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(throttle_time_ms as u64);
+        let mut muted = self.muted_until.lock();
+        if muted.map_or(true, |m| m < until) {
+            *muted = Some(until);
+        }
+    }
+
+    /// When the current mute ends, if the connection is muted.
+    pub fn muted_until(&self) -> Option<tokio::time::Instant> {
+        let muted = *self.muted_until.lock();
+        muted.filter(|m| *m > tokio::time::Instant::now())
     }
 }

@@ -17,7 +17,7 @@ use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{later, Broker, ResponseFuture};
+use super::{later, throttle, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
@@ -34,9 +34,12 @@ struct Gathered {
     response: FetchResponse,
     bytes: usize,
     error: bool,
+    /// How long gathering took (what `request_percentage` measures).
+    took: Duration,
 }
 
 fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
+    let started = std::time::Instant::now();
     let isolation = Isolation::from_wire(request.isolation_level);
     let mut remaining = if request.max_bytes <= 0 {
         0
@@ -149,6 +152,7 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
         },
         bytes: total,
         error,
+        took: started.elapsed(),
     }
 }
 
@@ -250,6 +254,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let version = header.api_version;
+    let client = throttle::QuotaClient::of(&broker, &header, &conn);
     later(header, async move {
         // A client continuing a session we never created is told it does not exist.
         if request.session_id != 0 && request.session_epoch > 0 {
@@ -310,6 +315,24 @@ pub async fn start(
             }
             return Some(response);
         }
+        // A consumer with a byte-rate quota gets at most what its quota allows over the
+        // quota windows in one response (Kafka's `getMaxValueInQuotaWindow`).
+        if let Some(cap) = client
+            .any_quota()
+            .then(|| {
+                broker.quotas.fetch.max_value_in_quota_window(
+                    &client.image.client_quotas,
+                    &client.user,
+                    &client.client_id,
+                )
+            })
+            .flatten()
+        {
+            let cap = cap.clamp(1.0, i32::MAX as f64) as i32;
+            if request.max_bytes <= 0 || request.max_bytes > cap {
+                request.max_bytes = cap;
+            }
+        }
         let partitions = requested_partitions(&broker, &request, |t| {
             if version >= 13 {
                 broker.cluster.topic_name_by_id(&t.topic_id)
@@ -323,8 +346,50 @@ pub async fn start(
         })
         .await
         .unwrap_or_else(|| gather(&broker, &request, version));
-        let mut response = gathered.response;
+        let mut response = if client.any_quota() {
+            throttled(&broker, &client, &conn, gathered)
+        } else {
+            gathered.response
+        };
         response.responses.extend(refused);
         Some(response)
     })
+}
+
+/// Records a consumer's fetch against its quotas (Kafka's `KafkaApis.handleFetchRequest`): the
+/// response's record bytes against `consumer_byte_rate` and the time to gather them against
+/// `request_percentage`. A throttled consumer gets an empty response carrying the larger
+/// throttle (its bytes un-recorded, since it does not get them) and its connection is muted.
+fn throttled(
+    broker: &Broker,
+    client: &throttle::QuotaClient,
+    conn: &ConnectionContext,
+    gathered: Gathered,
+) -> FetchResponse {
+    let now_ms = broker.now_ms();
+    let quotas = &client.image.client_quotas;
+    let bytes = gathered.bytes as f64;
+    let bandwidth = broker.quotas.fetch.record_and_get_throttle_time_ms(
+        quotas,
+        &client.user,
+        &client.client_id,
+        bytes,
+        now_ms,
+    );
+    let request_time = throttle::request_time_throttle_ms(broker, client, gathered.took);
+    let throttle_time_ms = throttle::apply(conn, &[bandwidth, request_time]);
+    if throttle_time_ms == 0 {
+        return gathered.response;
+    }
+    broker
+        .quotas
+        .fetch
+        .unrecord(quotas, &client.user, &client.client_id, bytes, now_ms);
+    FetchResponse {
+        throttle_time_ms,
+        error_code: 0,
+        session_id: 0,
+        responses: Vec::new(),
+        ..Default::default()
+    }
 }

@@ -26,6 +26,7 @@ pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod add_raft_voter;
 pub mod allocate_producer_ids;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_partition;
 pub mod alter_partition_reassignments;
@@ -44,6 +45,7 @@ pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -76,6 +78,7 @@ pub mod remove_raft_voter;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
+pub mod throttle;
 pub mod txn_offset_commit;
 pub mod unknown_partitions;
 pub mod write_txn_markers;
@@ -159,6 +162,8 @@ api_table! {
     45 => alter_partition_reassignments, alter_partition_reassignments_request::AlterPartitionReassignmentsRequest, 0..=0;
     46 => list_partition_reassignments, list_partition_reassignments_request::ListPartitionReassignmentsRequest, 0..=0;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
+    48 => describe_client_quotas, describe_client_quotas_request::DescribeClientQuotasRequest, 0..=1;
+    49 => alter_client_quotas, alter_client_quotas_request::AlterClientQuotasRequest, 0..=1;
     50 => describe_user_scram_credentials, describe_user_scram_credentials_request::DescribeUserScramCredentialsRequest, 0..=0;
     51 => alter_user_scram_credentials, alter_user_scram_credentials_request::AlterUserScramCredentialsRequest, 0..=0;
     55 => describe_quorum, describe_quorum_request::DescribeQuorumRequest, 0..=2;
@@ -210,6 +215,8 @@ pub const CONTROLLER_APIS: &[i16] = &[
     incremental_alter_configs_request::IncrementalAlterConfigsRequest::API_KEY,
     alter_partition_reassignments_request::AlterPartitionReassignmentsRequest::API_KEY,
     list_partition_reassignments_request::ListPartitionReassignmentsRequest::API_KEY,
+    describe_client_quotas_request::DescribeClientQuotasRequest::API_KEY,
+    alter_client_quotas_request::AlterClientQuotasRequest::API_KEY,
     describe_quorum_request::DescribeQuorumRequest::API_KEY,
     alter_partition_request::AlterPartitionRequest::API_KEY,
     describe_cluster_request::DescribeClusterRequest::API_KEY,

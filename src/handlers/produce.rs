@@ -12,7 +12,7 @@ use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{later, ready, Broker, ResponseFuture};
+use super::{later, ready, throttle, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
@@ -221,6 +221,16 @@ fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceRes
     refused
 }
 
+/// Bytes of records a Produce request carries (what `producer_byte_rate` measures).
+fn produced_bytes(request: &ProduceRequest) -> usize {
+    request
+        .topic_data
+        .iter()
+        .flat_map(|t| &t.partition_data)
+        .map(|p| p.records.as_ref().map_or(0, |r| r.len()))
+        .sum()
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -230,8 +240,28 @@ pub async fn start(
     let acks = request.acks;
     let timeout_ms = request.timeout_ms.max(0) as u64;
     let refused = authorize(&Authz::new(&broker, &conn), &mut request);
+    let produced = produced_bytes(&request);
+    let started = std::time::Instant::now();
     let (mut response, mut waits) = handle_with_waits(&broker, header.api_version, request);
     response.responses.extend(refused);
+    // Kafka records both quotas once the appends are done and answers with the larger
+    // throttle; the connection is muted for it (even with acks=0, which gets no answer).
+    let client = throttle::QuotaClient::of(&broker, &header, &conn);
+    if client.any_quota() {
+        let bandwidth = broker.quotas.produce.record_and_get_throttle_time_ms(
+            &client.image.client_quotas,
+            &client.user,
+            &client.client_id,
+            produced as f64,
+            broker.now_ms(),
+        );
+        let request_time = if acks == 0 {
+            0
+        } else {
+            throttle::request_time_throttle_ms(&broker, &client, started.elapsed())
+        };
+        response.throttle_time_ms = throttle::apply(&conn, &[bandwidth, request_time]);
+    }
     // acks=0: Kafka sends no response at all.
     if acks == 0 {
         return ready::<ProduceResponse>(header, None);

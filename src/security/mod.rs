@@ -10,6 +10,7 @@ pub mod principal;
 pub mod stream;
 pub mod tls;
 pub mod sasl;
+pub mod quotas;
 
 pub use authorizer::Authorizer;
 pub use principal::KafkaPrincipal;

@@ -14,7 +14,9 @@
 //! connection with no request in flight and no traffic for `connections.max.idle.ms` is
 //! closed (Kafka's idle expiry); and a frame waits for one of the broker's
 //! `queued.max.requests` slots before it is read, so when the handlers fall behind the
-//! connections stop reading, as Kafka's processors stop when its request queue is full.
+//! connections stop reading, as Kafka's processors stop when its request queue is full. A
+//! client throttled by a quota has its connection muted (no request read) for its throttle
+//! time, as Kafka's KIP-219 channel muting.
 //!
 //! The stream is plaintext or TLS ([`SecuredStream`]); the loops are generic over its two
 //! halves, so a plaintext connection splits its socket without a lock as before, and a TLS
@@ -232,6 +234,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
             .unwrap_or(max_frame);
         if size as usize > max_frame {
             return CloseReason::FrameTooLarge(size);
+        }
+        // A throttled client's connection reads no further request until its throttle time
+        // has passed (KIP-219: its response, carrying the time, went out at once).
+        if let Some(until) = context.muted_until() {
+            tokio::select! {
+                _ = shutdown.cancelled() => return CloseReason::Shutdown,
+                _ = tokio::time::sleep_until(until) => {}
+            }
         }
         // One of the broker's `queued.max.requests` slots, held until the request is handed
         // to its handler; while none is free this connection reads nothing more.

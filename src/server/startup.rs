@@ -320,6 +320,10 @@ pub async fn start(
         txns,
         endpoints,
         clock,
+        quotas: Arc::new(crate::security::quotas::QuotaManagers::new(
+            config.quota_window_num,
+            config.quota_window_size_seconds,
+        )),
         config,
         cluster: cluster.clone(),
     });

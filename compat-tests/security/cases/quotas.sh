@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Client quotas with real clients (issue 13): kafka-configs adds, describes and removes client,
+# user and default quotas (AlterClientQuotas / DescribeClientQuotas), a confluent-kafka
+# producer limited to 1 MB/s by a client-id quota is held within 10 % of it over 20 s, and a
+# consumer limited the same way stays below it; both see throttle_time_ms in responses
+# (librdkafka's throttle callback).
+# shellcheck source=../../lib/harness.sh
+source "$(dirname "$0")/../../lib/harness.sh"
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+PORT=$CASE_PORT_BASE
+export BOOTSTRAP="127.0.0.1:$PORT"
+# Quotas are measured over Kafka's sample windows, `quota.window.num` of
+# `quota.window.size.seconds` each, and a client is throttled only once its rate over at least
+# `quota.window.num - 1` windows passes the quota: with Kafka's defaults (11 x 1 s) a fresh
+# client sends 10 s worth at once and again each time that sample expires, so a 20 s span
+# holds one or two such bursts. Apache Kafka 4.1.2 itself, measured with quota_rate.py at
+# 1 MB/s with the default windows, gave 134 % over the first 20 s and 124 % over 12..32 s
+# (Strata: 139 % and 126 %); with 2 windows of 1 s, 95.2 % over 2..22 s (Strata: 95.2 %).
+# So this broker uses 2 windows of 1 s: the burst is one second's worth and "held within
+# 10 % over 20 s" means what the issue asks.
+start_broker quotas "listeners=PLAINTEXT://127.0.0.1:$PORT" \
+  "quota.window.num=2" "quota.window.size.seconds=1" || exit 1
+QPY="$(dirname "$0")/../quota_rate.py"
+RATE=1048576
+
+# The output is checked line by line; the exit status is not: kafka-configs --describe for
+# users also asks for SCRAM credentials (DescribeUserScramCredentials), which a broker without
+# that API refuses after the quota lines are printed.
+describe() { kafka_configs --describe "$@" 2>&1 || true; }
+
+quotas_clients() {
+  local c="app-$RUN_ID"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "producer_byte_rate=$RATE,consumer_byte_rate=2097152"
+  out=$(describe --entity-type clients --entity-name "$c"); echo "$out"
+  grep -q "producer_byte_rate=1048576" <<<"$out" || fail "producer_byte_rate not described"
+  grep -q "consumer_byte_rate=2097152" <<<"$out" || fail "consumer_byte_rate not described"
+  kafka_configs --alter --entity-type clients --entity-name "$c" --delete-config consumer_byte_rate
+  out=$(describe --entity-type clients --entity-name "$c"); echo "$out"
+  grep -q "producer_byte_rate=1048576" <<<"$out" || fail "producer_byte_rate lost"
+  ! grep -q "consumer_byte_rate" <<<"$out" || fail "consumer_byte_rate not removed"
+  kafka_configs --alter --entity-type clients --entity-name "$c" --delete-config producer_byte_rate
+  out=$(describe --entity-type clients --entity-name "$c"); echo "$out"
+  ! grep -q "byte_rate" <<<"$out" || fail "quota not removed"
+}
+
+quotas_defaults() {
+  kafka_configs --alter --entity-type clients --entity-default --add-config "request_percentage=50"
+  out=$(describe --entity-type clients --entity-default); echo "$out"
+  grep -q "request_percentage=50" <<<"$out" || fail "default client quota not described"
+  kafka_configs --alter --entity-type users --entity-default --add-config "controller_mutation_rate=10"
+  out=$(describe --entity-type users --entity-default); echo "$out"
+  grep -q "controller_mutation_rate=10" <<<"$out" || fail "default user quota not described"
+  kafka_configs --alter --entity-type clients --entity-default --delete-config request_percentage
+  kafka_configs --alter --entity-type users --entity-default --delete-config controller_mutation_rate
+  out=$(describe --entity-type clients --entity-default); echo "$out"
+  ! grep -q "request_percentage" <<<"$out" || fail "default client quota not removed"
+}
+
+quotas_users() {
+  local u="alice-$RUN_ID" c="app-$RUN_ID"
+  kafka_configs --alter --entity-type users --entity-name "$u" --add-config "producer_byte_rate=4096"
+  kafka_configs --alter --entity-type users --entity-name "$u" --entity-type clients \
+    --entity-name "$c" --add-config "consumer_byte_rate=8192"
+  out=$(describe --entity-type users --entity-name "$u"); echo "$out"
+  grep -q "producer_byte_rate=4096" <<<"$out" || fail "user quota not described"
+  out=$(describe --entity-type users --entity-name "$u" --entity-type clients --entity-name "$c")
+  echo "$out"
+  grep -q "consumer_byte_rate=8192" <<<"$out" || fail "user+client quota not described"
+  kafka_configs --alter --entity-type users --entity-name "$u" --delete-config producer_byte_rate
+  out=$(describe --entity-type users --entity-name "$u"); echo "$out"
+  ! grep -q "producer_byte_rate" <<<"$out" || fail "user quota not removed"
+}
+
+quotas_invalid() {
+  # kafka-configs itself refuses a key that is not a quota key before asking the broker
+  # (the broker's own refusals are checked in tests/quotas.rs).
+  out=$(kafka_configs --alter --entity-type clients --entity-name bad \
+    --add-config "producer_bytes_rate=10" 2>&1) && fail "unknown key accepted"
+  echo "$out"
+  grep -qi "Unexpected config names: Set(producer_bytes_rate)\|Invalid configuration key" <<<"$out" \
+    || fail "unexpected error for an unknown key"
+}
+
+# check_rate JSON MIN MAX -> asserts the rate is within [MIN, MAX] x RATE and was throttled
+check_rate() {
+  echo "$1"
+  "$PY" - "$1" "$RATE" "$2" "$3" <<'PYEOF' || return 1
+import json, sys
+r = json.loads(sys.argv[1]); rate = float(sys.argv[2]); lo, hi = float(sys.argv[3]), float(sys.argv[4])
+share = r["rate"] / rate
+print(f"measured {r['rate']:.0f} B/s = {100 * share:.1f} % of the quota (allowed {100 * lo:.0f}"
+      f"..{100 * hi:.0f} %); {r['throttle_events']} throttled responses, "
+      f"max {r['max_throttle_ms']:.0f} ms")
+assert lo <= share <= hi, "rate outside the allowed range"
+assert r["throttle_events"] > 0, "no response carried throttle_time_ms"
+PYEOF
+}
+
+quotas_producer_held_to_1mb() {
+  local c="perf-$RUN_ID" t; t=$(topic quota-produce)
+  create_topic "$t" 1
+  kafka_configs --alter --entity-type clients --entity-name "$c" --add-config "producer_byte_rate=$RATE"
+  # Acknowledged bytes over 20 s after a 2 s warm-up (the first window's burst): the issue's
+  # criterion, within 10 % of the quota.
+  out=$("$PY" "$QPY" produce "$BOOTSTRAP" "$t" "$c" 2 20) || fail "producer failed"
+  check_rate "$out" 0.90 1.10
+}
+
+quotas_consumer_held_to_1mb() {
+  local c="cons-$RUN_ID" t; t=$(topic quota-consume)
+  create_topic "$t" 1
+  # 48 MB to read, more than 1 MB/s can take in the time.
+  "$PY" - "$BOOTSTRAP" "$t" <<'PYEOF' || fail "seeding failed"
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "linger.ms": 20})
+for _ in range(4800):
+    while True:
+        try:
+            p.produce(sys.argv[2], b"y" * 10_000); break
+        except BufferError:
+            p.poll(0.05)
+p.flush(60)
+PYEOF
+  kafka_configs --alter --entity-type clients --entity-name "$c" --add-config "consumer_byte_rate=$RATE"
+  # A throttled fetch is answered empty (its bytes un-recorded) and the consumer waits out
+  # the throttle before fetching again, so consumers settle below the quota: Apache Kafka
+  # 4.1.2 gave 40 % over 2..22 s with these windows (88 % with the default ones), Strata
+  # 68 % (106 %). Held means never above it; 25 % guards against a consumer starved outright.
+  out=$("$PY" "$QPY" consume "$BOOTSTRAP" "$t" "$c" 2 20) || fail "consumer failed"
+  check_rate "$out" 0.25 1.10
+}
+
+case_run security quotas.kafka_configs.clients quotas_clients
+case_run security quotas.kafka_configs.defaults quotas_defaults
+case_run security quotas.kafka_configs.users quotas_users
+case_run security quotas.kafka_configs.invalid quotas_invalid
+case_run security quotas.producer_held_to_1mb quotas_producer_held_to_1mb
+case_run security quotas.consumer_held_to_1mb quotas_consumer_held_to_1mb
+case_summary
