@@ -7,10 +7,10 @@
 //! restarts.
 pub mod authorizer;
 pub mod principal;
+pub mod quotas;
+pub mod sasl;
 pub mod stream;
 pub mod tls;
-pub mod sasl;
-pub mod quotas;
 
 pub use authorizer::Authorizer;
 pub use principal::KafkaPrincipal;
