@@ -314,8 +314,9 @@ async fn api_versions_advertises_what_each_listener_serves() {
 }
 
 #[test]
-fn an_ssl_listener_refuses_start_up_with_an_error_naming_the_key() {
+fn listeners_that_cannot_be_secured_refuse_start_up_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
+    // An SSL listener without key material: never plaintext, never a broker without TLS.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "--override",
@@ -325,22 +326,29 @@ fn an_ssl_listener_refuses_start_up_with_an_error_naming_the_key() {
         .arg(format!("log.dirs={}", dir.path().display()))
         .output()
         .unwrap();
-    assert!(!out.status.success(), "started with an SSL listener");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("listener.security.protocol.map") && stderr.contains("SSL"),
-        "{stderr}"
+        !out.status.success(),
+        "started an SSL listener without a key"
     );
-    // And a TLS key on a plaintext broker is refused by name.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ssl.keystore.location"), "{stderr}");
+    // SASL on the inter-broker listener: the peer client cannot authenticate with SASL yet.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
         .args([
             "--override",
-            "ssl.keystore.location=/etc/kafka/k.jks",
+            "listeners=SASL_SSL://127.0.0.1:20302",
             "--override",
         ])
         .arg(format!("log.dirs={}", dir.path().display()))
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ssl.keystore.location"));
+    assert!(
+        !out.status.success(),
+        "started SASL on the inter-broker listener"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("listener.security.protocol.map") && stderr.contains("SASL"),
+        "{stderr}"
+    );
 }

@@ -389,3 +389,45 @@ async fn scram_credentials_via_the_admin_apis_survive_a_restart() {
         .collect();
     assert_eq!(codes, vec![("bob".into(), 0), ("nobody".into(), 91)]);
 }
+
+/// Kafka answers Metadata with the endpoints of the listener the request came on: a client on
+/// the SASL listener must be sent to SASL ports, not to the first (PLAINTEXT) listener, where
+/// its SaslHandshake would be refused (librdkafka then fails every connection).
+#[tokio::test]
+async fn metadata_names_the_brokers_on_the_listener_it_came_on() {
+    let b = sasl_broker(&[]).await;
+    let addrs = b.running.as_ref().unwrap().local_addrs.clone();
+    let brokers_seen_by = |r: &strata::protocol::messages::metadata_response::MetadataResponse| {
+        r.brokers.iter().map(|b| b.port).collect::<Vec<_>>()
+    };
+    let metadata = MetadataRequest {
+        topics: Some(vec![]),
+        ..Default::default()
+    };
+    let mut plain = Client::connect(addrs[0]).await;
+    let r = api_call!(
+        plain,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        metadata.clone()
+    );
+    assert_eq!(brokers_seen_by(&r), vec![addrs[0].port() as i32]);
+
+    let mut sasl = Client::connect(addrs[1]).await;
+    assert_eq!(handshake(&mut sasl, "PLAIN").await.0, 0);
+    assert_eq!(
+        authenticate(&mut sasl, b"\0alice\0alice-secret")
+            .await
+            .error_code,
+        0
+    );
+    let r = api_call!(
+        sasl,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        metadata
+    );
+    assert_eq!(brokers_seen_by(&r), vec![addrs[1].port() as i32]);
+}

@@ -28,7 +28,13 @@ certs_dir() {
         -keyout rogue-ca.key -out rogue-ca.pem 2>/dev/null
       issue() { # name subject ca-prefix [san]
         openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null
-        if [ -n "${4:-}" ]; then printf 'subjectAltName=%s\n' "$4" >"$1.ext"; else : >"$1.ext"; fi
+        # X.509 v3 with the usual leaf extensions: rustls (webpki) refuses v1 certificates.
+        {
+          echo "basicConstraints=CA:FALSE"
+          echo "keyUsage=digitalSignature,keyEncipherment"
+          echo "extendedKeyUsage=serverAuth,clientAuth"
+          if [ -n "${4:-}" ]; then echo "subjectAltName=$4"; fi
+        } >"$1.ext"
         openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days 2 \
           -extfile "$1.ext" -out "$1.pem" 2>/dev/null
       }

@@ -168,17 +168,32 @@ impl ClusterContext {
 
     /// Unfenced brokers as clients should reach them: (id, host, port, rack).
     pub fn client_brokers(&self) -> Vec<(i32, String, i32, Option<String>)> {
+        self.client_brokers_on(None)
+    }
+
+    /// The live brokers' endpoints on `listener`, as Kafka answers Metadata, FindCoordinator
+    /// and DescribeCluster with the listener the request came on (a client on a SASL_SSL
+    /// listener must be sent to SASL_SSL ports); a broker without that listener is left out.
+    /// None, or a listener that is not a client listener: the first client listener.
+    pub fn client_brokers_on(
+        &self,
+        listener: Option<&str>,
+    ) -> Vec<(i32, String, i32, Option<String>)> {
+        let requested = listener.filter(|l| self.client_listeners.iter().any(|c| c == l));
         let image = self.image();
         image
             .brokers
             .values()
             .filter(|b| !b.fenced)
             .filter_map(|b| {
-                let ep = b
-                    .endpoints
-                    .iter()
-                    .find(|e| self.client_listeners.first() == Some(&e.name))
-                    .or_else(|| b.endpoints.first())?;
+                let ep = match requested {
+                    Some(l) => b.endpoints.iter().find(|e| e.name == l)?,
+                    None => b
+                        .endpoints
+                        .iter()
+                        .find(|e| self.client_listeners.first() == Some(&e.name))
+                        .or_else(|| b.endpoints.first())?,
+                };
                 Some((b.broker_id, ep.host.clone(), ep.port, b.rack.clone()))
             })
             .collect()

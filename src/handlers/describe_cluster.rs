@@ -10,7 +10,11 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_cluster_request::DescribeClusterRequest;
 use crate::protocol::messages::describe_cluster_response::*;
 
-pub fn handle(broker: &Broker, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+pub fn handle(
+    broker: &Broker,
+    listener: &str,
+    request: &DescribeClusterRequest,
+) -> DescribeClusterResponse {
     if request.endpoint_type != 1 && request.endpoint_type != 2 {
         return DescribeClusterResponse {
             error_code: ErrorCode::UNSUPPORTED_ENDPOINT_TYPE.code(),
@@ -30,7 +34,7 @@ pub fn handle(broker: &Broker, request: &DescribeClusterRequest) -> DescribeClus
             })
             .collect()
     } else {
-        cluster.client_brokers()
+        cluster.client_brokers_on(Some(listener))
     };
     DescribeClusterResponse {
         error_code: 0,
@@ -73,7 +77,7 @@ pub async fn start(
     ) {
         return refused;
     }
-    let mut response = handle(&broker, &request);
+    let mut response = handle(&broker, &conn.listener_name, &request);
     if request.include_cluster_authorized_operations {
         response.cluster_authorized_operations = super::authz::Authz::new(&broker, &conn)
             .authorized_operations(

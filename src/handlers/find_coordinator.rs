@@ -19,6 +19,7 @@ pub const KEY_TYPE_TRANSACTION: i8 = 1;
 pub fn handle(
     broker: &Broker,
     authz: &Authz,
+    listener: &str,
     version: i16,
     request: &FindCoordinatorRequest,
 ) -> FindCoordinatorResponse {
@@ -35,7 +36,7 @@ pub fn handle(
         };
         match refused {
             Some(code) => (code, -1, String::new(), -1),
-            None => find(broker, key_type, key),
+            None => find(broker, listener, key_type, key),
         }
     };
     if version < 4 {
@@ -171,7 +172,7 @@ pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
 /// The coordinator for one key, (error, node id, host, port): the leader of the key's
 /// partition of the internal topic, from the image. The topic is created on first use, with
 /// COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka answers while it creates it.
-fn find(broker: &Broker, key_type: i8, key: &str) -> (ErrorCode, i32, String, i32) {
+fn find(broker: &Broker, listener: &str, key_type: i8, key: &str) -> (ErrorCode, i32, String, i32) {
     let Some(InternalTopic { name: topic, .. }) = internal_topic(broker, key_type) else {
         return (ErrorCode::INVALID_REQUEST, -1, String::new(), -1);
     };
@@ -190,7 +191,7 @@ fn find(broker: &Broker, key_type: i8, key: &str) -> (ErrorCode, i32, String, i3
         return unavailable;
     };
     match cluster
-        .client_brokers()
+        .client_brokers_on(Some(listener))
         .into_iter()
         .find(|(id, ..)| *id == leader)
     {
@@ -216,7 +217,13 @@ pub async fn start(
         .filter(|k| !create_internal_topic(&broker, *k))
         .collect();
     if missing.is_empty() {
-        let response = handle(&broker, &authz, header.api_version, &request);
+        let response = handle(
+            &broker,
+            &authz,
+            &conn.listener_name,
+            header.api_version,
+            &request,
+        );
         return ready(header, Some(response));
     }
     let version = header.api_version;
@@ -224,7 +231,13 @@ pub async fn start(
         for k in missing {
             await_internal_topic(&broker, k).await;
         }
-        Some(handle(&broker, &authz, version, &request))
+        Some(handle(
+            &broker,
+            &authz,
+            &conn.listener_name,
+            version,
+            &request,
+        ))
     })
 }
 

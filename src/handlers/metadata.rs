@@ -14,10 +14,10 @@ use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::metadata_request::MetadataRequest;
 use crate::protocol::messages::metadata_response::*;
 
-pub fn brokers(broker: &Broker) -> Vec<MetadataResponseBroker> {
+pub fn brokers(broker: &Broker, listener: &str) -> Vec<MetadataResponseBroker> {
     broker
         .cluster
-        .client_brokers()
+        .client_brokers_on(Some(listener))
         .into_iter()
         .map(|(node_id, host, port, rack)| MetadataResponseBroker {
             node_id,
@@ -93,6 +93,7 @@ fn may_create(authz: &Authz, name: &str) -> bool {
 pub fn handle(
     broker: &Broker,
     authz: &Authz,
+    listener: &str,
     version: i16,
     request: MetadataRequest,
 ) -> MetadataResponse {
@@ -175,7 +176,7 @@ pub fn handle(
     };
     MetadataResponse {
         throttle_time_ms: 0,
-        brokers: brokers(broker),
+        brokers: brokers(broker, listener),
         cluster_id: Some(broker.cluster_id.clone()),
         // KRaft brokers name a live broker here: admin requests sent to it are forwarded to
         // the active controller.
@@ -200,7 +201,7 @@ pub async fn start(
     let authz = Authz::new(&broker, &conn);
     let missing = auto_created(&broker, &authz, version, &request);
     if missing.is_empty() {
-        let response = handle(&broker, &authz, version, request);
+        let response = handle(&broker, &authz, &conn.listener_name, version, request);
         return ready(header, Some(response));
     }
     // The controller usually creates a topic within milliseconds: waiting that long spares
@@ -220,7 +221,13 @@ pub async fn start(
         let deadline =
             tokio::time::Instant::now() + std::time::Duration::from_millis(AUTO_CREATE_WAIT_MS);
         let _ = tokio::time::timeout_at(deadline, created).await;
-        Some(handle(&broker, &authz, version, request))
+        Some(handle(
+            &broker,
+            &authz,
+            &conn.listener_name,
+            version,
+            request,
+        ))
     })
 }
 

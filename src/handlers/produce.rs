@@ -47,13 +47,13 @@ fn partition_error(
 
 /// KIP-951: a NOT_LEADER_OR_FOLLOWER answer (v10+) names the current leader and its
 /// endpoint, so the client can go there without a Metadata round trip.
-fn add_leader_hints(broker: &Broker, version: i16, response: &mut ProduceResponse) {
+fn add_leader_hints(broker: &Broker, listener: &str, version: i16, response: &mut ProduceResponse) {
     let cluster = &broker.cluster;
     if version < 10 {
         return;
     }
     let image = cluster.image();
-    let brokers = cluster.client_brokers();
+    let brokers = cluster.client_brokers_on(Some(listener));
     let mut leaders = Vec::new();
     for t in response.responses.iter_mut() {
         for p in t
@@ -267,7 +267,12 @@ pub async fn start(
         return ready::<ProduceResponse>(header, None);
     }
     if settle(&mut response, &mut waits) {
-        add_leader_hints(&broker, header.api_version, &mut response);
+        add_leader_hints(
+            &broker,
+            &conn.listener_name,
+            header.api_version,
+            &mut response,
+        );
         return ready(header, Some(response));
     }
     let version = header.api_version;
@@ -279,7 +284,7 @@ pub async fn start(
         })
         .await;
         if settled.is_some() {
-            add_leader_hints(&broker, version, &mut response);
+            add_leader_hints(&broker, &conn.listener_name, version, &mut response);
         } else {
             for w in &waits {
                 let r = &mut response.responses[w.topic].partition_responses[w.partition];
