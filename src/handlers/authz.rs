@@ -108,6 +108,21 @@ impl Authz {
         self.allowed(op, resource_type::TRANSACTIONAL_ID, id)
     }
 
+    /// Why CreateAcls or DeleteAcls is refused, as Kafka answers them: ALTER on the cluster
+    /// first (CLUSTER_AUTHORIZATION_FAILED), then an authorizer to hold the ACLs
+    /// (SECURITY_DISABLED).
+    pub fn acl_change_refusal(&self) -> Option<(ErrorCode, String)> {
+        if !self.cluster(operation::ALTER) {
+            let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
+            return Some((code, code.message()));
+        }
+        if !self.enabled() {
+            let message = super::describe_acls::NO_AUTHORIZER.to_string();
+            return Some((ErrorCode::SECURITY_DISABLED, message));
+        }
+        None
+    }
+
     pub fn cluster(&self, op: i8) -> bool {
         self.allowed(op, resource_type::CLUSTER, CLUSTER_NAME)
     }

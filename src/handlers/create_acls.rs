@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use super::authz::Authz;
-use super::describe_acls::NO_AUTHORIZER;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{create_acls, operation, AclBinding};
+use crate::controller::acls::{create_acls, AclBinding};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -49,14 +48,8 @@ pub async fn start(
     request: CreateAclsRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let authz = Authz::new(&broker, &conn);
-    if !authz.cluster(operation::ALTER) {
-        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
-        return ready(header, Some(all_failed(&request, code, &code.message())));
-    }
-    if !authz.enabled() {
-        let response = all_failed(&request, ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER);
-        return ready(header, Some(response));
+    if let Some((code, message)) = Authz::new(&broker, &conn).acl_change_refusal() {
+        return ready(header, Some(all_failed(&request, code, &message)));
     }
     let cluster = broker.cluster.clone();
     let version = header.api_version;

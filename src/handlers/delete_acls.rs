@@ -6,9 +6,8 @@
 use std::sync::Arc;
 
 use super::authz::Authz;
-use super::describe_acls::NO_AUTHORIZER;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{delete_acls, operation, AclBinding, AclFilter};
+use crate::controller::acls::{delete_acls, AclBinding, AclFilter};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
@@ -64,14 +63,8 @@ pub async fn start(
     request: DeleteAclsRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let authz = Authz::new(&broker, &conn);
-    if !authz.cluster(operation::ALTER) {
-        let code = ErrorCode::CLUSTER_AUTHORIZATION_FAILED;
-        return ready(header, Some(all_failed(&request, code, &code.message())));
-    }
-    if !authz.enabled() {
-        let response = all_failed(&request, ErrorCode::SECURITY_DISABLED, NO_AUTHORIZER);
-        return ready(header, Some(response));
+    if let Some((code, message)) = Authz::new(&broker, &conn).acl_change_refusal() {
+        return ready(header, Some(all_failed(&request, code, &message)));
     }
     let cluster = broker.cluster.clone();
     let version = header.api_version;
