@@ -5,7 +5,8 @@
 # (fuzz/corpus/<target>/, read-only here); what libFuzzer finds goes to a scratch dir, and a
 # crash leaves its input in fuzz/artifacts/<target>/ (add it to the corpus with its fix).
 #
-#   fuzz/run-bounded.sh                 every target, FUZZ_SECONDS (default 25) each
+#   fuzz/run-bounded.sh                 every target, FUZZ_SECONDS (default 25) each, FUZZ_JOBS
+#                                       (default: the core count) at a time
 #   fuzz/run-bounded.sh raft_rpc        only the targets named
 #
 # Without nightly or cargo-fuzz the script says so and FAILS (exit 2): a CI run that fuzzed
@@ -50,21 +51,39 @@ echo "building ${#targets[@]} fuzz targets (nightly, release, address sanitizer)
 
 scratch=$(mktemp -d /tmp/strata-fuzz.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
+# One target's bounded run; its summary goes to $scratch/$t.out and its verdict to .status.
+fuzz_one() {
+  local t=$1 log="$scratch/$1.log"
+  mkdir -p "fuzz/corpus/$t" "$scratch/$t"
+  {
+    echo "==> fuzz $t for ${SECONDS_EACH}s (seeds: $(ls "fuzz/corpus/$t" | wc -l))"
+    # New inputs go to the scratch dir (first); the committed corpus is only read.
+    # libFuzzer prints a line per new input: keep it in a log, show its end.
+    if (cd fuzz && cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
+        -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1) \
+        >"$log" 2>&1; then
+      grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || tail -3 "$log"
+      echo ok >"$scratch/$t.status"
+    else
+      tail -60 "$log"
+      echo failed >"$scratch/$t.status"
+    fi
+  } >"$scratch/$t.out" 2>&1
+}
+# libFuzzer uses one core per run: FUZZ_JOBS targets at a time (default: the core count), each
+# still for its full SECONDS_EACH.
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
 failed=()
 for t in "${targets[@]}"; do
-  mkdir -p "fuzz/corpus/$t" "$scratch/$t"
-  echo "==> fuzz $t for ${SECONDS_EACH}s (seeds: $(ls "fuzz/corpus/$t" | wc -l))"
-  # New inputs go to the scratch dir (first); the committed corpus is only read.
-  # libFuzzer prints a line per new input: keep it in a log, show its end.
-  log="$scratch/$t.log"
-  if (cd fuzz && cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
-      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1) \
-      >"$log" 2>&1; then
-    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || tail -3 "$log"
-  else
-    failed+=("$t")
-    tail -60 "$log"
-  fi
+  cat "$scratch/$t.out"
+  [ "$(cat "$scratch/$t.status" 2>/dev/null)" = ok ] || failed+=("$t")
 done
 echo "fuzz: $(( ${#targets[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -5,16 +5,21 @@
 # Central, kcat, Python and Node clients, franz-go, cargo-fuzz) on first use and caches it
 # under compat-tests/.cache.
 #
-# The compat-tests are two suites that share no port: the single-broker one
-# (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT) and the 3-process cluster one
+# The compat-tests are three suites that share no port: the single-broker one
+# (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT), the 3-process cluster one
 # (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19415 or
-# CLUSTER_PORT_BASE), followed by the security suite (compat-tests/security/run.sh: secured
-# brokers of its own from port 19500). They run side by side (STRATA_SERIAL_SUITES=1 runs them one after the
-# other); the exit status is non-zero if any step fails. The last line totals every step.
+# CLUSTER_PORT_BASE) and the security one (compat-tests/security/run.sh: secured brokers of its
+# own from port 19500). They run side by side, each printing its output when it ends
+# (STRATA_SERIAL_SUITES=1 runs them one after the other); the exit status is non-zero if any
+# step fails. The last line totals every step.
+#
+# Time on two cores: the client installer (compat-tests/setup.sh, mostly downloads) runs while
+# cargo compiles the tests, and the tests themselves run after both, with the machine to
+# themselves, because several are timing-sensitive. Fuzz targets run FUZZ_JOBS (2) at a time.
 #
 #   tests/run-all.sh            everything
 #   tests/run-all.sh --unit     only cargo test
-#   tests/run-all.sh --compat   only the compat-tests (both suites)
+#   tests/run-all.sh --compat   only the compat-tests (all three suites)
 #   tests/run-all.sh --cluster  only the cluster suite
 #   tests/run-all.sh --fuzz     only the bounded fuzz runs (fuzz/run-bounded.sh: every target
 #                               FUZZ_SECONDS (25) each; fails without nightly unless
@@ -42,6 +47,30 @@ tally() {
   fi
 }
 
+setup_pid=""
+setup_log=/tmp/strata-setup.log
+if want --compat || [ "$mode" = --cluster ]; then
+  if [ "$mode" = all ] && [ "${STRATA_SERIAL_SUITES:-0}" != 1 ]; then
+    step "compat-tests: installing clients in the background while cargo compiles (log: $setup_log)"
+    bash compat-tests/setup.sh >"$setup_log" 2>&1 &
+    setup_pid=$!
+  fi
+fi
+
+if want --unit; then
+  step "cargo test: compiling"
+  cargo test --all-targets --no-run 2>&1 | tail -3 || true
+fi
+if [ -n "$setup_pid" ]; then
+  setup_status=0
+  wait "$setup_pid" || setup_status=$?
+  step "compat-tests: client installer output"
+  cat "$setup_log"
+  if [ $setup_status -ne 0 ]; then
+    echo "error: compat-tests/setup.sh failed (exit $setup_status)" >&2
+    exit 1
+  fi
+fi
 if want --unit; then
   step "cargo test (unit and integration tests)"
   cargo test --all-targets --no-fail-fast 2>&1 | tee /tmp/strata-cargo-test.log || status=1
@@ -52,8 +81,10 @@ if want --unit; then
 fi
 
 if want --compat || [ "$mode" = --cluster ]; then
-  step "compat-tests: installing clients (cached in compat-tests/.cache)"
-  bash compat-tests/setup.sh
+  if [ -z "$setup_pid" ]; then
+    step "compat-tests: installing clients (cached in compat-tests/.cache)"
+    bash compat-tests/setup.sh
+  fi
   step "building the release broker"
   cargo build --release --bin strata
 fi
@@ -96,9 +127,23 @@ if want --compat; then
     step "compat-tests against strata (single broker)"
     single_suite 2>&1 | tee "$single_log" || status=1
   else
-    step "compat-tests against strata (single broker), beside the cluster suite; its output follows the cluster suite's"
+    step "compat-tests against strata (single broker), beside the others"
     single_suite >"$single_log" 2>&1 &
     single_pid=$!
+  fi
+fi
+
+security_pid=""
+if want --compat; then
+  security_log=$(mktemp /tmp/strata-security-suite.XXXXXX)
+  if [ "${STRATA_SERIAL_SUITES:-0}" = 1 ]; then
+    step "compat-tests: security (TLS, SASL, ACLs, quotas; own ports from 19500)"
+    bash compat-tests/security/run.sh 2>&1 | tee "$security_log" || status=1
+    tally "$security_log"
+  else
+    step "compat-tests: security (TLS, SASL, ACLs, quotas; own ports from 19500), beside the others"
+    bash compat-tests/security/run.sh >"$security_log" 2>&1 &
+    security_pid=$!
   fi
 fi
 
@@ -107,9 +152,13 @@ if want --compat || [ "$mode" = --cluster ]; then
   cluster_log=$(mktemp /tmp/strata-cluster-suite.XXXXXX)
   bash compat-tests/cluster/run.sh 2>&1 | tee "$cluster_log" || status=1
   tally "$cluster_log"
-  step "compat-tests: security (TLS, SASL, ACLs, quotas; own ports from 19500)"
-  security_log=$(mktemp /tmp/strata-security-suite.XXXXXX)
-  bash compat-tests/security/run.sh 2>&1 | tee "$security_log" || status=1
+fi
+if [ -n "$security_pid" ]; then
+  security_status=0
+  wait "$security_pid" || security_status=$?
+  step "compat-tests: security suite output"
+  cat "$security_log"
+  [ $security_status -eq 0 ] || status=1
   tally "$security_log"
 fi
 

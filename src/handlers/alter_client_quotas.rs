@@ -85,12 +85,19 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterClientQuotasRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka's controller: ALTER_CONFIGS on the cluster, else every entry is
+    // CLUSTER_AUTHORIZATION_FAILED.
+    let authorized = super::authz::Authz::new(&broker, &conn)
+        .cluster(crate::controller::acls::operation::ALTER_CONFIGS);
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {
         let failed = |code: ErrorCode| response(&request, |_| (code, Some(code.message())));
+        if !authorized {
+            return Some(failed(ErrorCode::CLUSTER_AUTHORIZATION_FAILED));
+        }
         let verdict = cluster
             .controller_op(
                 AlterClientQuotasRequest::API_KEY,

@@ -65,8 +65,12 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: AlterUserScramCredentialsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka's controller: ALTER on the cluster, else every user's result is
+    // CLUSTER_AUTHORIZATION_FAILED.
+    let authorized =
+        super::authz::Authz::new(&broker, &conn).cluster(crate::controller::acls::operation::ALTER);
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {
@@ -91,6 +95,9 @@ pub async fn start(
                 .collect(),
             ..Default::default()
         };
+        if !authorized {
+            return Some(failed(ErrorCode::CLUSTER_AUTHORIZATION_FAILED));
+        }
         let expected = alterations(&request);
         let response = cluster
             .controller_op(

@@ -66,6 +66,21 @@ pub async fn start(
     request: DescribeClientQuotasRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: DESCRIBE_CONFIGS on the cluster, else the whole request is
+    // CLUSTER_AUTHORIZATION_FAILED.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE_CONFIGS,
+        |r: &mut DescribeClientQuotasResponse, code| {
+            r.error_code = code.code();
+            r.error_message = Some(code.message());
+            r.entries = None;
+        },
+    ) {
+        return refused;
+    }
     let client = QuotaClient::of(&broker, &header, &conn);
     let response = handle(&client.image.client_quotas, &request);
     ready(header, Some(response))

@@ -88,8 +88,21 @@ pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
     request: DescribeUserScramCredentialsRequest,
-    _conn: Arc<ConnectionContext>,
+    conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // Kafka: DESCRIBE on the cluster, else the whole request is CLUSTER_AUTHORIZATION_FAILED.
+    if let Some(refused) = super::authz::refuse_cluster(
+        &broker,
+        &conn,
+        &header,
+        crate::controller::acls::operation::DESCRIBE,
+        |r: &mut DescribeUserScramCredentialsResponse, code| {
+            r.error_code = code.code();
+            r.error_message = Some(code.message());
+        },
+    ) {
+        return refused;
+    }
     let image = broker.cluster.image();
     ready(header, Some(handle(&image.scram, &request)))
 }

@@ -1,0 +1,132 @@
+//! Requests as a chosen principal on an in-process broker with Kafka's StandardAuthorizer on,
+//! for the authorization tests: a connection whose principal the test sets (as TLS or SASL
+//! would), `handlers::start` with an encoded request, and the decoded response.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use strata::broker::Broker;
+use strata::config::SecurityProtocol;
+use strata::controller::acls::permission_type;
+use strata::handlers::{ConnectionContext, ListenerScope, Outcome};
+use strata::protocol::codec::{Decode, Encode};
+use strata::protocol::header::{request_header_version, response_header_version, RequestHeader};
+use strata::protocol::messages::*;
+use strata::security::KafkaPrincipal;
+
+use super::TestBroker;
+
+pub const AUTHORIZER: (&str, &str) = (
+    "authorizer.class.name",
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+);
+pub const ADMIN: &str = "User:admin";
+/// The broker's own principal on its PLAINTEXT controller connection: as in Kafka, the
+/// node's registration and heartbeats need CLUSTER_ACTION, so it is a super user here.
+pub const SUPER_USERS: &str = "User:admin;User:ANONYMOUS";
+pub const ALICE: &str = "User:alice";
+
+/// Sends one request as `principal` (from 127.0.0.1) and decodes the response.
+pub async fn call_as<Req: Encode, Resp: Decode>(
+    broker: &Arc<Broker>,
+    principal: &str,
+    scope: ListenerScope,
+    api_key: i16,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+    let conn = Arc::new(ConnectionContext::new(
+        "PLAINTEXT".into(),
+        SecurityProtocol::Plaintext,
+        scope,
+        peer,
+    ));
+    conn.set_principal(KafkaPrincipal::parse(principal).unwrap());
+    let header = RequestHeader {
+        api_key,
+        api_version: version,
+        correlation_id: 7,
+        client_id: Some("acl-test".into()),
+        unknown_tagged_fields: vec![],
+    };
+    let mut frame = BytesMut::new();
+    header.encode(&mut frame, request_header_version(api_key, version));
+    request.encode(&mut frame, version);
+    let fut = match strata::handlers::start(broker, frame.freeze(), &conn).await {
+        Outcome::Respond(fut) => fut,
+        Outcome::Close(why) => panic!("api {api_key} v{version} closed: {why}"),
+    };
+    let mut bytes: Bytes = fut.await.expect("a response");
+    bytes.advance(4);
+    assert_eq!(bytes.get_i32(), 7);
+    if response_header_version(api_key, version) >= 1 {
+        assert_eq!(bytes.get_u8(), 0, "no tagged fields");
+    }
+    Resp::decode(&mut bytes, version).expect("response decodes")
+}
+
+pub async fn call<Req: Encode, Resp: Decode>(
+    broker: &Arc<Broker>,
+    principal: &str,
+    api_key: i16,
+    version: i16,
+    request: &Req,
+) -> Resp {
+    call_as(
+        broker,
+        principal,
+        ListenerScope::Broker,
+        api_key,
+        version,
+        request,
+    )
+    .await
+}
+
+pub fn acl(
+    resource_type: i8,
+    name: &str,
+    pattern: i8,
+    principal: &str,
+    operation: i8,
+) -> create_acls_request::AclCreation {
+    create_acls_request::AclCreation {
+        resource_type,
+        resource_name: name.into(),
+        resource_pattern_type: pattern,
+        principal: principal.into(),
+        host: "*".into(),
+        operation,
+        permission_type: permission_type::ALLOW,
+        ..Default::default()
+    }
+}
+
+pub async fn grant(broker: &Arc<Broker>, creations: Vec<create_acls_request::AclCreation>) {
+    let n = creations.len();
+    let r: create_acls_response::CreateAclsResponse = call(
+        broker,
+        ADMIN,
+        30,
+        3,
+        &create_acls_request::CreateAclsRequest {
+            creations,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.results.len(), n);
+    for res in &r.results {
+        assert_eq!(res.error_code, 0, "{:?}", res.error_message);
+    }
+}
+
+pub const TOPIC_DENIED: i16 = 29;
+pub const GROUP_DENIED: i16 = 30;
+pub const CLUSTER_DENIED: i16 = 31;
+pub const TXN_DENIED: i16 = 53;
+
+pub async fn secured_broker() -> TestBroker {
+    TestBroker::start(&[AUTHORIZER, ("super.users", SUPER_USERS)]).await
+}
