@@ -8,7 +8,8 @@
 #
 # Env: KGO_TEST_RECORDS (records per ETL test, default 10000; franz-go's own default is
 # 500000), KGO_LOG_LEVEL (info), KGO_ALLOWLIST (another list file), KGO_TEST_RF (1: Strata is
-# a single node). All allow-listed tests take about 2 minutes here.
+# a single node), KGO_CASE_PREFIX (case names, default franz-kgo; the security suite runs the
+# same list over TLS as franz-kgo-tls). All allow-listed tests take about 2 minutes here.
 source "$(dirname "$0")/../lib/harness.sh"
 KGO_TEST="$CACHE/bin/kgo.test"
 ALLOWLIST="${KGO_ALLOWLIST:-$HERE/franz-kgo/allowlist.txt}"
@@ -41,6 +42,6 @@ kgo_case() {
 NAMES=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$ALLOWLIST" | grep -v '^$')
 for t in $(grep -v / <<<"$NAMES"); do
   eval "kgo_$t() { kgo_case $t; }"
-  case_run kgo "franz-kgo.$t" "kgo_$t"
+  case_run kgo "${KGO_CASE_PREFIX:-franz-kgo}.$t" "kgo_$t"
 done
 case_summary
