@@ -6,6 +6,9 @@
 #        broker.pem broker.key     the broker (SAN 127.0.0.1 and localhost), signed by the CA
 #        alice.pem alice.key       a client, subject CN=alice,OU=eng,O=strata; signed by the CA
 #        rogue-ca.pem rogue.pem rogue.key   a client signed by a CA nobody trusts
+#        broker.keystore.pem alice.keystore.pem   key then certificate, for PEM keystores
+#      (made once per run in $SECURITY_CERTS, shared read-only by case files running side by
+#      side; a case that must change a certificate copies it first)
 #   start_broker NAME KEY=VALUE... -> starts target/release/strata with those overrides (data
 #        dir and node id are filled in), waits for its first listener port, prints nothing;
 #        the broker's log is $OUT/broker-NAME.log; every broker stops when the case file
@@ -17,8 +20,8 @@ SEC_PIDS=""
 trap 'for p in $SEC_PIDS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
 
 certs_dir() {
-  local d="$OUT/certs"
-  if [ ! -s "$d/rogue.pem" ]; then
+  local d="${SECURITY_CERTS:-$OUT/certs}"
+  if [ ! -s "$d/alice.keystore.pem" ]; then
     mkdir -p "$d"
     (
       cd "$d" || exit 1
@@ -41,6 +44,8 @@ certs_dir() {
       issue broker "/CN=broker" ca "DNS:localhost,IP:127.0.0.1"
       issue alice "/O=strata/OU=eng/CN=alice" ca
       issue rogue "/CN=rogue" rogue-ca
+      cat broker.key broker.pem >broker.keystore.pem
+      cat alice.key alice.pem >alice.keystore.pem
     ) || return 1
   fi
   echo "$d"

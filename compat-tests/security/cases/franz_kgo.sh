@@ -15,7 +15,6 @@ source "$(dirname "$0")/../../lib/harness.sh"
 source "$(dirname "$0")/../lib.sh"
 
 CERTS="$(certs_dir)" || exit 1
-cat "$CERTS/broker.key" "$CERTS/broker.pem" >"$CERTS/broker.keystore.pem"
 PLAIN_PORT=$CASE_PORT_BASE
 SSL_PORT=$((CASE_PORT_BASE + 1))
 SCRAM_PORT=$((CASE_PORT_BASE + 2))

@@ -12,7 +12,6 @@ source "$(dirname "$0")/../../lib/harness.sh"
 source "$(dirname "$0")/../lib.sh"
 
 CERTS="$(certs_dir)" || exit 1
-cat "$CERTS/broker.key" "$CERTS/broker.pem" >"$CERTS/broker.keystore.pem"
 PLAIN_PORT=$CASE_PORT_BASE
 SASL_SSL_PORT=$((CASE_PORT_BASE + 1))
 SASL_SSL="127.0.0.1:$SASL_SSL_PORT"

@@ -11,8 +11,6 @@ source "$(dirname "$0")/../lib.sh"
 
 CERTS="$(certs_dir)" || exit 1
 # Kafka's PEM keystore: the private key and the certificate chain in one file.
-cat "$CERTS/broker.key" "$CERTS/broker.pem" >"$CERTS/broker.keystore.pem"
-cat "$CERTS/alice.key" "$CERTS/alice.pem" >"$CERTS/alice.keystore.pem"
 MTLS_PORT=$CASE_PORT_BASE
 TLS_PORT=$((CASE_PORT_BASE + 1))
 MTLS="127.0.0.1:$MTLS_PORT"
