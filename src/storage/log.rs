@@ -1,8 +1,8 @@
 //! One partition's log (the local half of Kafka's `UnifiedLog`/`LocalLog`): an ordered map of
 //! segments with the last one active, the log start and end offsets, the recovery point, the
 //! leader epoch cache and `partition.metadata`. Owns appends (leader and follower), reads,
-//! timestamp lookups, truncation and flushing; loading and recovery live in `recovery.rs`,
-//! retention and DeleteRecords in `retention.rs`.
+//! timestamp lookups and flushing; loading and recovery live in `recovery.rs`, retention and
+//! DeleteRecords in `retention.rs`, truncation in `truncation.rs`.
 //!
 //! All state sits behind one `RwLock`: reads share it, everything else takes it exclusively.
 
@@ -26,7 +26,6 @@ use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
 use super::log_dir::LogDirState;
-use super::producer_snapshot::delete_snapshots_where;
 use super::segment::{offset_of_timestamp, LogSegment};
 
 /// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
@@ -634,85 +633,6 @@ impl PartitionLog {
                 None => None,
             };
             Ok(Some((exact.unwrap_or(shallow), ts)))
-        })
-    }
-
-    /// Drops everything at and after `offset` (the batch holding it goes whole); the log end
-    /// offset becomes `offset`, as in Kafka's `truncateTo`.
-    pub fn truncate_to(&self, offset: i64) -> Result<()> {
-        self.log_dir.guard(|| {
-            if offset < 0 {
-                return Err(StorageError::InvalidArgument("negative truncation offset"));
-            }
-            let mut inner = self.inner.write();
-            if offset >= inner.log_end_offset {
-                return Ok(());
-            }
-            if offset < inner.log_start_offset {
-                drop(inner);
-                return self.truncate_fully_and_start_at(offset);
-            }
-            let doomed: Vec<i64> = inner
-                .segments
-                .range(offset + 1..)
-                .map(|(b, _)| *b)
-                .collect();
-            for base in doomed {
-                if inner.segments.len() == 1 {
-                    break;
-                }
-                if let Some(seg) = inner.segments.remove(&base) {
-                    delete_files_now(seg.mark_deleted()?);
-                }
-            }
-            let interval = inner.config.index_interval_bytes;
-            let index_bytes = inner.config.segment_index_bytes;
-            let active = inner.active_mut();
-            active.truncate_to(offset, interval)?;
-            active.preallocate_indexes(index_bytes)?;
-            inner.log_end_offset = offset;
-            inner.recovery_point = inner.recovery_point.min(offset);
-            inner.truncations += 1;
-            inner.epochs.truncate_from_end(offset)?;
-            // Producer state after the truncation point no longer describes the log.
-            delete_snapshots_where(&inner.dir, |o| o > offset)?;
-            self.cleaner.on_truncate(offset);
-            Ok(())
-        })
-    }
-
-    /// Deletes every segment and starts an empty log at `offset` (log start = log end = offset).
-    pub fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
-        self.log_dir.guard(|| {
-            if offset < 0 {
-                return Err(StorageError::InvalidArgument("negative start offset"));
-            }
-            let mut inner = self.inner.write();
-            let bases: Vec<i64> = inner.segments.keys().copied().collect();
-            let mut new = LogSegment::open(&inner.dir, offset, inner.active().created_ms())?;
-            for base in bases {
-                if base == offset {
-                    continue;
-                }
-                if let Some(seg) = inner.segments.remove(&base) {
-                    delete_files_now(seg.mark_deleted()?);
-                }
-            }
-            if let Some(old) = inner.segments.remove(&offset) {
-                drop(old);
-            }
-            new.recover(inner.config.index_interval_bytes)?;
-            new.truncate_to(offset, inner.config.index_interval_bytes)?;
-            new.preallocate_indexes(inner.config.segment_index_bytes)?;
-            inner.segments.insert(offset, new);
-            inner.log_start_offset = offset;
-            inner.log_end_offset = offset;
-            inner.recovery_point = offset;
-            inner.truncations += 1;
-            inner.epochs.clear()?;
-            delete_snapshots_where(&inner.dir, |_| true)?;
-            self.cleaner.on_truncate(offset);
-            Ok(())
         })
     }
 

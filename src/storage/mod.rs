@@ -17,6 +17,7 @@ mod recovery;
 mod retention;
 pub mod segment;
 pub mod time_index;
+mod truncation;
 pub mod txn_index;
 
 pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig, Throttler};

@@ -1,6 +1,7 @@
 //! Deterministic tests of the group coordinator: a manual clock, an in-memory log, and a
 //! harness that drives one shard and collects its completions.
 mod consumer;
+mod consumer_offsets;
 mod join_sync;
 mod membership;
 mod offsets;
