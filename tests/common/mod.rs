@@ -10,6 +10,7 @@ use strata::server::startup::{start, RunningBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+pub mod certs;
 pub mod cluster;
 pub mod coord;
 pub mod process;
