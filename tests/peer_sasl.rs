@@ -344,3 +344,49 @@ async fn a_single_node_formatted_with_add_scram_has_its_first_user() {
         broker = broker.restart(&keys).await;
     }
 }
+
+/// KIP-368: when the broker limits SASL sessions (`connections.max.reauth.ms`), the peer
+/// client logs in again on the same connection before its session ends, so a long-lived
+/// connection (a replica fetcher's) keeps working past the lifetime.
+#[tokio::test]
+async fn the_peer_client_re_authenticates_before_its_session_expires() {
+    use strata::config::sasl::PeerLogin;
+    use strata::net::peer::{PeerClient, PeerSecurity};
+    use strata::protocol::messages::api_versions_request::ApiVersionsRequest;
+    let broker = common::TestBroker::start(&[
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        (
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required \
+             user_alice=\"alice-secret\";",
+        ),
+        ("connections.max.reauth.ms", "1000"),
+    ])
+    .await;
+    let addr = broker.running.as_ref().unwrap().local_addrs[1].to_string();
+    let security = PeerSecurity {
+        tls: None,
+        sasl: Some(std::sync::Arc::new(
+            strata::net::sasl_client::PeerSasl::new(PeerLogin {
+                listener: "SASL_PLAINTEXT".into(),
+                mechanism: "PLAIN".into(),
+                username: "alice".into(),
+                password: "alice-secret".into(),
+            }),
+        )),
+    };
+    let mut c = PeerClient::connect_secured(&addr, "t", 2_000, &security)
+        .await
+        .expect("logs in");
+    // Past the session's lifetime three times over, on the one connection.
+    for i in 0..8 {
+        c.call(18, 0, &ApiVersionsRequest::default())
+            .await
+            .unwrap_or_else(|e| panic!("call {i} at {} ms: {e}", i * 400));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+}
