@@ -278,7 +278,7 @@ fn peer_login(
         });
     }
     if let Some(enabled) = enabled {
-        if !enabled.iter().any(|m| *m == mechanism) {
+        if !enabled.contains(&mechanism) {
             return Err(ConfigError::invalid(
                 mechanism_key,
                 &mechanism,

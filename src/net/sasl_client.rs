@@ -195,7 +195,6 @@ pub async fn authenticate<S: AsyncRead + AsyncWrite + Unpin>(
         client_id,
         &SaslHandshakeRequest {
             mechanism: login.mechanism.clone(),
-            ..Default::default()
         },
     )
     .await?;
