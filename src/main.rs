@@ -56,6 +56,11 @@ enum StorageCommand {
         /// Skip log dirs that are formatted already instead of failing.
         #[arg(short = 'g', long = "ignore-formatted")]
         ignore_formatted: bool,
+        /// A SCRAM credential for the bootstrap metadata, repeatable (KIP-900):
+        /// `SCRAM-SHA-512=[name=admin,password=admin-secret]` or
+        /// `SCRAM-SHA-256=[name=alice,salt=<b64>,saltedpassword=<b64>,iterations=8192]`.
+        #[arg(short = 'S', long = "add-scram")]
+        add_scram: Vec<String>,
     },
 }
 
@@ -143,6 +148,7 @@ fn storage(
         standalone,
         initial_controllers,
         ignore_formatted,
+        add_scram,
     } = action
     else {
         println!("{}", strata::cluster::format::random_uuid());
@@ -164,6 +170,7 @@ fn storage(
         standalone,
         initial_controllers,
         ignore_formatted,
+        add_scram,
     };
     match strata::cluster::format::format(&config, &options) {
         Ok(lines) => {

@@ -766,6 +766,7 @@ async fn acls_reach_every_node_of_a_three_node_cluster() {
             format!("{}={}", AUTHORIZER.0, AUTHORIZER.1),
             format!("super.users={SUPER_USERS}"),
         ],
+        internal_ports: Vec::new(),
     };
     for i in 0..3 {
         c.start_node(i).await;

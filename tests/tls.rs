@@ -7,96 +7,20 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use strata::protocol::codec::{Decode, Encode};
 use strata::protocol::header::RequestHeader;
 use strata::protocol::messages::*;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use common::certs::{server_leaf, write_stores, Ca, Leaf};
 use common::TestBroker;
-
-/// A certificate authority and the certificates it issues.
-struct Ca {
-    cert: rcgen::Certificate,
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-}
-
-/// A leaf certificate with its key, as PEM and as rustls wants them.
-struct Leaf {
-    cert_pem: String,
-    key_pem: String,
-    der: CertificateDer<'static>,
-    key_der: Vec<u8>,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.distinguished_name = dn(&[(rcgen::DnType::CommonName, name)]);
-        params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.self_signed(&key).unwrap();
-        Ca {
-            cert,
-            issuer: rcgen::Issuer::new(params, key),
-        }
-    }
-
-    fn pem(&self) -> String {
-        self.cert.pem()
-    }
-
-    fn issue(&self, subject: &[(rcgen::DnType, &str)], sans: &[&str]) -> Leaf {
-        let mut params =
-            rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-                .unwrap();
-        params.distinguished_name = dn(subject);
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        Leaf {
-            cert_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
-            der: cert.der().clone(),
-            key_der: key.serialize_der(),
-        }
-    }
-}
-
-fn dn(parts: &[(rcgen::DnType, &str)]) -> rcgen::DistinguishedName {
-    let mut dn = rcgen::DistinguishedName::new();
-    for (t, v) in parts {
-        dn.push(t.clone(), *v);
-    }
-    dn
-}
-
-fn server_leaf(ca: &Ca) -> Leaf {
-    ca.issue(
-        &[(rcgen::DnType::CommonName, "broker")],
-        &["localhost", "127.0.0.1"],
-    )
-}
-
-/// Writes the PEM keystore (key and chain in one file) and the truststore; returns the
-/// broker keys for them.
-fn write_stores(dir: &Path, leaf: &Leaf, trust: &[&Ca]) -> (PathBuf, PathBuf) {
-    let keystore = dir.join("broker.keystore.pem");
-    let truststore = dir.join("truststore.pem");
-    std::fs::write(&keystore, format!("{}{}", leaf.key_pem, leaf.cert_pem)).unwrap();
-    let trusted: String = trust.iter().map(|c| c.pem()).collect();
-    std::fs::write(&truststore, trusted).unwrap();
-    (keystore, truststore)
-}
 
 fn client_config(trust: &Ca, identity: Option<&Leaf>) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();

@@ -36,8 +36,8 @@ pub struct ControllerChannel {
     /// after a clean exchange, so a call stuck on an unresponsive controller never holds up
     /// the others (heartbeats above all: a blocked heartbeat gets a healthy broker fenced).
     idle: parking_lot::Mutex<Vec<(i32, PeerClient)>>,
-    /// TLS for the controller listener, when it is SSL or SASL_SSL.
-    tls: Option<crate::security::tls::client::PeerTls>,
+    /// TLS and the SASL login for the controller listener, when it is secured.
+    security: crate::net::peer::PeerSecurity,
 }
 
 /// Idle connections kept per channel.
@@ -56,7 +56,7 @@ impl ControllerChannel {
             quorum,
             timeout_ms,
             idle: parking_lot::Mutex::new(Vec::new()),
-            tls: None,
+            security: Default::default(),
         }
     }
 
@@ -65,9 +65,9 @@ impl ControllerChannel {
         self.timeout_ms
     }
 
-    /// Connects to the controllers over TLS.
-    pub fn with_tls(mut self, tls: Option<crate::security::tls::client::PeerTls>) -> Self {
-        self.tls = tls;
+    /// Connects to the controllers with the controller listener's TLS and SASL login.
+    pub fn with_security(mut self, security: crate::net::peer::PeerSecurity) -> Self {
+        self.security = security;
         self
     }
 
@@ -115,7 +115,7 @@ impl ControllerChannel {
             Some((_, c)) => c,
             None => {
                 let client_id = format!("strata-broker-{}-to-controller", self.node_id);
-                PeerClient::connect_secured(&addr, &client_id, timeout_ms, self.tls.as_ref())
+                PeerClient::connect_secured(&addr, &client_id, timeout_ms, &self.security)
                     .await
                     .map_err(|e| ChannelError::Network(format!("{e:?}")))?
             }

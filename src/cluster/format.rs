@@ -4,7 +4,8 @@
 //! the quorum member in the metadata log dir, and with `--standalone` or
 //! `--initial-controllers` the voters the quorum starts with, which a node whose config names
 //! only `controller.quorum.bootstrap.servers` (Kafka 4's shipped `server.properties`) uses as
-//! its `controller.quorum.voters` until the quorum stores its own.
+//! its `controller.quorum.voters` until the quorum stores its own. `--add-scram` adds SCRAM
+//! credentials to the bootstrap metadata (`cluster::bootstrap_scram`).
 use std::path::{Path, PathBuf};
 
 use crate::config::{BrokerConfig, ProcessRole, QuorumVoter};
@@ -29,6 +30,8 @@ pub struct FormatOptions {
     pub initial_controllers: Option<String>,
     /// Log dirs formatted already are skipped instead of refused.
     pub ignore_formatted: bool,
+    /// `--add-scram` arguments (`SCRAM-SHA-512=[name=admin,password=admin-secret]`).
+    pub add_scram: Vec<String>,
 }
 
 /// The metadata log dir (the first log dir, as `metadata.log.dir` defaults in Kafka).
@@ -107,6 +110,7 @@ pub fn format(config: &BrokerConfig, options: &FormatOptions) -> Result<Vec<Stri
             )
         })?
         .to_string();
+    let scram = super::bootstrap_scram::parse_all(&options.add_scram)?;
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     if options.standalone && options.initial_controllers.is_some() {
         return Err("--standalone and --initial-controllers cannot be used together".into());
@@ -201,6 +205,13 @@ pub fn format(config: &BrokerConfig, options: &FormatOptions) -> Result<Vec<Stri
                     .map(|v| format!("{}@{}:{}\n", v.id, v.host, v.port))
                     .collect();
                 write_file(&meta_dir, BOOTSTRAP_VOTERS_FILE, &text)?;
+            }
+            if !scram.users.is_empty() {
+                write_file(
+                    &meta_dir,
+                    super::bootstrap_scram::BOOTSTRAP_SCRAM_FILE,
+                    &super::bootstrap_scram::to_file_text(&scram),
+                )?;
             }
         }
         report.push(format!(

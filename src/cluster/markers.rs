@@ -145,7 +145,7 @@ impl ClusterMarkerWriter {
                     &addr,
                     &client_id,
                     MARKER_REQUEST_TIMEOUT_MS,
-                    cluster.inter_broker_tls.as_ref(),
+                    &cluster.inter_broker_security,
                 )
                 .await {
                     Ok(mut c) => {

@@ -8,6 +8,7 @@
 //! quorum ([`member_quorum`]); without `controller.quorum.voters` it is the lone voter of its
 //! own quorum ([`embedded`]).
 pub mod admin;
+pub mod bootstrap_scram;
 pub mod channel;
 pub mod create_topics;
 pub mod dir_assignments;
@@ -79,8 +80,11 @@ pub struct ClusterContext {
     /// The listener other brokers fetch from (`inter.broker.listener.name` or
     /// `security.inter.broker.protocol`; else the first non-controller listener).
     pub inter_broker_listener: String,
-    /// TLS for connections to other brokers' inter-broker listener, when it is secured.
-    pub inter_broker_tls: Option<crate::security::tls::client::PeerTls>,
+    /// TLS and the SASL login for connections to other brokers' inter-broker listener.
+    pub inter_broker_security: crate::net::peer::PeerSecurity,
+    /// The SCRAM credentials this node was formatted with (`--add-scram`): accepted while
+    /// the metadata log has no SCRAM credential yet (see `bootstrap_scram`).
+    pub bootstrap_scram: crate::controller::scram::ScramCredentials,
     /// Listener names clients may be told about (every non-controller listener).
     pub client_listeners: Vec<String>,
     /// Voter id -> controller listener address, as configured (`controller.quorum.voters`,

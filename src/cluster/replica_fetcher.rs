@@ -22,13 +22,13 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SharedClock;
+use crate::net::peer::PeerSecurity;
 use crate::net::peer::{decode_body, PeerClient, PeerError};
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::FetchResponse;
 use crate::replica::ids::BrokerId;
 use crate::replica::ReplicaManager;
-use crate::security::tls::client::PeerTls;
 
 /// Fetch version brokers speak to each other: DivergingEpoch (v12+), topic ids (v13+) and
 /// ReplicaState with the broker epoch (v15+, KIP-903).
@@ -49,8 +49,8 @@ pub struct ReplicaFetcherManager {
     resolver: BrokerAddressResolver,
     clock: SharedClock,
     client_id: String,
-    /// TLS for the inter-broker listener, when it is SSL or SASL_SSL.
-    tls: Option<PeerTls>,
+    /// TLS and the SASL login for the inter-broker listener, when it is secured.
+    security: PeerSecurity,
     tasks: HashMap<BrokerId, (CancellationToken, JoinHandle<()>)>,
 }
 
@@ -66,14 +66,14 @@ impl ReplicaFetcherManager {
             resolver,
             clock,
             client_id,
-            tls: None,
+            security: PeerSecurity::default(),
             tasks: HashMap::new(),
         }
     }
 
-    /// Fetches over TLS.
-    pub fn with_tls(mut self, tls: Option<PeerTls>) -> Self {
-        self.tls = tls;
+    /// Fetches with the inter-broker listener's TLS and SASL login.
+    pub fn with_security(mut self, security: PeerSecurity) -> Self {
+        self.security = security;
         self
     }
 
@@ -120,7 +120,7 @@ impl ReplicaFetcherManager {
                 resolver: self.resolver.clone(),
                 clock: self.clock.clone(),
                 client_id: self.client_id.clone(),
-                tls: self.tls.clone(),
+                security: self.security.clone(),
                 connection: None,
             };
             tracing::debug!(%source, "starting replica fetcher");
@@ -137,7 +137,7 @@ struct FetcherTask {
     resolver: BrokerAddressResolver,
     clock: SharedClock,
     client_id: String,
-    tls: Option<PeerTls>,
+    security: PeerSecurity,
     connection: Option<PeerClient>,
 }
 
@@ -203,7 +203,7 @@ impl FetcherTask {
         if self.connection.is_none() {
             let addr = (self.resolver)(self.source).ok_or(FetchFailure::UnknownAddress)?;
             let mut client =
-                PeerClient::connect_secured(&addr, &self.client_id, timeout_ms, self.tls.as_ref())
+                PeerClient::connect_secured(&addr, &self.client_id, timeout_ms, &self.security)
                     .await
                     .map_err(FetchFailure::Connect)?;
             client.set_request_timeout_ms(timeout_ms);

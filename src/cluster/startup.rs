@@ -12,6 +12,7 @@ use crate::config::{BrokerConfig, ProcessRole};
 use crate::controller::image::MetadataImage;
 use crate::controller::service::ControllerService;
 use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
+use crate::net::peer::PeerSecurity;
 use crate::storage::LogManager;
 
 use super::{AdvertisedEndpoint, BrokerParts, ClusterContext, ControllerChannel, MetadataQuorum};
@@ -50,13 +51,8 @@ pub async fn resolve_quorum(
         let derived = super::cluster_id_for(&configured);
         (stored.clone().unwrap_or(derived), configured)
     } else {
-        let controller_tls = match config.controller_listener_names.first() {
-            Some(name) => crate::security::tls::client::for_listener(config, name)
-                .map_err(|e| e.to_string())?,
-            None => None,
-        };
         let transport = TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
-            .with_connector(raft_connector(controller_tls));
+            .with_connector(raft_connector(controller_security(config)?, config.node_id));
         let found = crate::controller::raft::voters::discover::<MetadataImage>(
             &transport,
             config.node_id as u64,
@@ -136,28 +132,27 @@ pub async fn start_cluster(
         .find(|e| controller_listeners.contains(&e.name))
         .map(|e| format!("{}:{}", e.host, e.port))
         .unwrap_or_default();
-    let controller_tls = match controller_listeners.first() {
-        Some(name) => {
-            crate::security::tls::client::for_listener(config, name).map_err(|e| e.to_string())?
-        }
-        None => None,
-    };
+    let controller_security = controller_security(config)?;
     // Kafka's inter-broker listener when configured; else the first client listener.
     let inter_broker_listener = config
         .inter_broker_listener_name
         .clone()
         .or_else(|| client_listeners.first().cloned())
         .unwrap_or_default();
-    let inter_broker_tls = if inter_broker_listener.is_empty() {
-        None
+    let inter_broker_security = if inter_broker_listener.is_empty() {
+        PeerSecurity::default()
     } else {
-        crate::security::tls::client::for_listener(config, &inter_broker_listener)
-            .map_err(|e| e.to_string())?
+        PeerSecurity::for_listener(
+            config,
+            &inter_broker_listener,
+            config.sasl.inter_broker_login.as_ref(),
+        )?
     };
     let transport = Arc::new(
         TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
-            .with_connector(raft_connector(controller_tls.clone())),
+            .with_connector(raft_connector(controller_security.clone(), config.node_id)),
     );
+    let bootstrap_scram = super::bootstrap_scram::formatted(config)?;
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     let is_voter = voters.contains_key(&config.node_id);
     // A controller may start outside the voter set only to be added (KIP-853 bootstrap
@@ -184,6 +179,7 @@ pub async fn start_cluster(
             config.clone(),
             clock,
         ));
+        controller.set_bootstrap_records(super::bootstrap_scram::records(&bootstrap_scram));
         (MetadataQuorum::Voter(raft), Some(controller))
     } else {
         // An observer follows the voters the quorum names, configured or discovered.
@@ -224,7 +220,7 @@ pub async fn start_cluster(
         quorum.clone(),
         CONTROLLER_REQUEST_TIMEOUT_MS,
     )
-    .with_tls(controller_tls);
+    .with_security(controller_security);
     Ok(Arc::new(ClusterContext {
         node_id: config.node_id,
         quorum,
@@ -232,7 +228,8 @@ pub async fn start_cluster(
         controller,
         channel,
         inter_broker_listener,
-        inter_broker_tls,
+        inter_broker_security,
+        bootstrap_scram,
         client_listeners,
         voters,
         auto_creating: Default::default(),
@@ -242,15 +239,32 @@ pub async fn start_cluster(
     }))
 }
 
-/// The Raft transport's connector for a secured controller listener (None: plain TCP).
+/// How this node connects to the controller listener of the quorum's members: its TLS and
+/// the SASL login of `sasl.mechanism.controller.protocol`.
+fn controller_security(config: &BrokerConfig) -> Result<PeerSecurity, String> {
+    match config.controller_listener_names.first() {
+        Some(name) => {
+            PeerSecurity::for_listener(config, name, config.sasl.controller_login.as_ref())
+        }
+        None => Ok(PeerSecurity::default()),
+    }
+}
+
+/// The Raft transport's connector for a secured controller listener (None: plain TCP): TLS,
+/// then the SASL login, before the first Raft frame.
 fn raft_connector(
-    tls: Option<crate::security::tls::client::PeerTls>,
+    security: PeerSecurity,
+    node_id: i32,
 ) -> Option<crate::controller::raft::network::RaftConnector> {
-    let tls = tls?;
+    if security.is_plaintext() {
+        return None;
+    }
+    let client_id = format!("strata-raft-{node_id}");
     Some(Arc::new(move |addr: String| {
-        let tls = tls.clone();
+        let security = security.clone();
+        let client_id = client_id.clone();
         Box::pin(async move {
-            let stream = crate::security::tls::client::connect(&addr, Some(&tls)).await?;
+            let (stream, _) = security.connect(&addr, &client_id).await?;
             Ok(Box::new(stream) as Box<dyn crate::controller::raft::network::RaftStream>)
         })
     }))
@@ -347,6 +361,6 @@ fn spawn_broker_tasks(
         Arc::new(move |id: crate::replica::BrokerId| resolver_cluster.broker_address(id.0));
     let fetchers =
         ReplicaFetcherManager::new(broker.replicas.clone(), resolver, broker.clock.clone())
-            .with_tls(cluster.inter_broker_tls.clone());
+            .with_security(cluster.inter_broker_security.clone());
     tasks.push(tokio::spawn(fetchers.run(stop_workers.clone())));
 }

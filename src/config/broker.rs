@@ -471,11 +471,24 @@ impl BrokerConfig {
             &listener_names,
             process_roles.contains(&ProcessRole::Broker),
         )?;
+        // The listener the peer client logs in to: Kafka's inter-broker listener, else (as
+        // cluster start-up resolves it) the first listener that is not a controller one.
+        let resolved_inter_broker = inter_broker_listener_name.clone().or_else(|| {
+            listener_names
+                .iter()
+                .find(|n| {
+                    !controller_listener_names
+                        .iter()
+                        .any(|c| c.eq_ignore_ascii_case(n))
+                })
+                .cloned()
+        });
         let sasl = super::sasl::parse(
             props,
             &listener_security_protocol_map,
             &listener_names,
             &controller_listener_names,
+            resolved_inter_broker.as_deref(),
         )?;
         let max_connections_per_ip_overrides =
             super::network::parse_per_ip_overrides(&p.string("max.connections.per.ip.overrides")?)?;

@@ -174,6 +174,10 @@ pub struct SaslConfig {
     pub listeners: BTreeMap<String, ListenerSaslConfig>,
     pub mechanism_inter_broker: String,
     pub mechanism_controller: String,
+    /// How the peer client logs in to the inter-broker listener, when it is SASL.
+    pub inter_broker_login: Option<PeerLogin>,
+    /// How the peer client logs in to the controller listener, when it is SASL.
+    pub controller_login: Option<PeerLogin>,
 }
 
 impl SaslConfig {
@@ -210,42 +214,122 @@ pub fn handles(key: &str) -> bool {
     ) || (inner_no_mech == "sasl.jaas.config" && inner != inner_no_mech)
 }
 
-/// The peer client (replica fetchers, forwarding, the Raft transport) does not authenticate
-/// with SASL yet, so a controller listener or the inter-broker listener (Strata's first
-/// broker listener) on SASL would leave the cluster unable to talk to itself: refused.
-fn check_peer_listeners(
+/// How this broker logs in to one SASL listener of its peers (Kafka's broker-side client
+/// login: the JAAS entry of `listener.name.<listener>.<mechanism>.sasl.jaas.config`, its
+/// `username` and `password` options, for the mechanism named by
+/// `sasl.mechanism.inter.broker.protocol` or `sasl.mechanism.controller.protocol`).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct PeerLogin {
+    /// Upper-cased listener name.
+    pub listener: String,
+    pub mechanism: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for PeerLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerLogin")
+            .field("listener", &self.listener)
+            .field("mechanism", &self.mechanism)
+            .field("username", &self.username)
+            .field("password", &"[hidden]")
+            .finish()
+    }
+}
+
+/// The mechanisms the peer client can log in with.
+const PEER_MECHANISMS: &[&str] = &[PLAIN, SCRAM_SHA_256, SCRAM_SHA_512];
+
+/// The login for a peer listener that is SASL_PLAINTEXT or SASL_SSL (None for any other).
+/// `mechanism_key` names the setting that chose the mechanism; `enabled` is the listener's
+/// enabled mechanisms when this node serves it (Kafka requires the inter-broker mechanism to
+/// be among them, so that the brokers can authenticate each other).
+fn peer_login(
+    props: &BTreeMap<String, String>,
     protocols: &BTreeMap<String, SecurityProtocol>,
-    listener_names: &[String],
-    controller_listener_names: &[String],
-) -> Result<(), ConfigError> {
-    let is_sasl = |n: &String| {
-        matches!(
-            protocols.get(&n.to_ascii_uppercase()),
-            Some(SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl)
-        )
-    };
-    let controllers: Vec<String> = controller_listener_names
-        .iter()
-        .map(|n| n.to_ascii_uppercase())
-        .collect();
-    let inter_broker = listener_names
-        .iter()
-        .find(|n| !controllers.contains(&n.to_ascii_uppercase()));
-    let peer_listener = controller_listener_names
-        .iter()
-        .chain(inter_broker)
-        .find(|n| is_sasl(n));
-    if let Some(name) = peer_listener {
+    listener: &str,
+    mechanism_key: &str,
+    enabled: Option<&[String]>,
+) -> Result<Option<PeerLogin>, ConfigError> {
+    let upper = listener.to_ascii_uppercase();
+    if !matches!(
+        protocols.get(&upper),
+        Some(SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl)
+    ) {
+        return Ok(None);
+    }
+    let raw = props.get(mechanism_key).map(|s| s.trim()).unwrap_or("");
+    let mechanism = if raw.is_empty() { "GSSAPI" } else { raw }.to_ascii_uppercase();
+    if !PEER_MECHANISMS.contains(&mechanism.as_str()) {
         return Err(ConfigError::Unsupported {
-            key: "listener.security.protocol.map".into(),
-            value: name.clone(),
+            key: mechanism_key.into(),
+            value: mechanism.clone(),
             reason: format!(
-                "listener {name} carries inter-broker or controller traffic, and Strata's peer client cannot authenticate with SASL yet; use SASL on client listeners \
-                 only (list a PLAINTEXT listener first: it is the inter-broker listener)"
+                "listener {upper} carries inter-broker or controller traffic over SASL, and \
+                 {mechanism_key} chooses how this broker logs in to it ({mechanism}{}); \
+                 Strata's peer client logs in with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+                if raw.is_empty() {
+                    " is Kafka's default: GSSAPI/Kerberos is not implemented"
+                } else {
+                    ""
+                }
             ),
         });
     }
-    Ok(())
+    if let Some(enabled) = enabled {
+        if !enabled.contains(&mechanism) {
+            return Err(ConfigError::invalid(
+                mechanism_key,
+                &mechanism,
+                format!(
+                    "{mechanism_key} must be included in sasl.enabled.mechanisms of listener \
+                     {upper} when SASL is used for its traffic"
+                ),
+            ));
+        }
+    }
+    let lower = upper.to_ascii_lowercase();
+    let jaas_key = format!(
+        "listener.name.{lower}.{}.sasl.jaas.config",
+        mechanism.to_ascii_lowercase()
+    );
+    let found = props
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(&jaas_key))
+        .map(|(_, v)| v.as_str());
+    let missing = |what: &str| {
+        ConfigError::invalid(
+            &jaas_key,
+            "[hidden]",
+            format!(
+                "listener {upper} carries inter-broker or controller traffic with {mechanism}: \
+                 its JAAS line needs {what} (username=\"...\" password=\"...\", the \
+                 credentials this broker logs in to its peers with)"
+            ),
+        )
+    };
+    let Some(text) = found else {
+        return Err(missing("to exist"));
+    };
+    let entries =
+        parse_jaas(text).map_err(|why| ConfigError::invalid(&jaas_key, "[hidden]", why))?;
+    let module = login_module_for(&mechanism);
+    let entry = entries
+        .into_iter()
+        .find(|e| e.login_module == module)
+        .ok_or_else(|| missing(&format!("a {module} entry")))?;
+    let (Some(username), Some(password)) =
+        (entry.options.get("username"), entry.options.get("password"))
+    else {
+        return Err(missing("the username and password options"));
+    };
+    Ok(Some(PeerLogin {
+        listener: upper,
+        mechanism,
+        username: username.clone(),
+        password: password.clone(),
+    }))
 }
 
 fn parse_long(key: &str, v: &str) -> Result<i64, ConfigError> {
@@ -261,9 +345,9 @@ pub fn parse(
     protocols: &BTreeMap<String, SecurityProtocol>,
     listener_names: &[String],
     controller_listener_names: &[String],
+    inter_broker_listener: Option<&str>,
 ) -> Result<SaslConfig, ConfigError> {
     let get = |k: &str| props.get(k).map(|s| s.as_str());
-    check_peer_listeners(protocols, listener_names, controller_listener_names)?;
     if let Some(v) = get("sasl.jaas.config") {
         if !v.trim().is_empty() {
             return Err(ConfigError::Unsupported {
@@ -297,6 +381,8 @@ pub fn parse(
             .unwrap_or("GSSAPI")
             .trim()
             .to_string(),
+        inter_broker_login: None,
+        controller_login: None,
     };
     for name in listener_names {
         let upper = name.to_ascii_uppercase();
@@ -406,6 +492,32 @@ pub fn parse(
         }
         out.listeners.insert(upper, cfg);
     }
+    // The logins of the peer client. Kafka's inter-broker listener is the resolved one
+    // (`inter.broker.listener.name`, `security.inter.broker.protocol`, else Strata's first
+    // broker listener); the controller listener is the first of `controller.listener.names`.
+    let served = |l: &str| {
+        out.listeners
+            .get(&l.to_ascii_uppercase())
+            .map(|c| c.mechanisms.clone())
+    };
+    if let Some(l) = inter_broker_listener {
+        out.inter_broker_login = peer_login(
+            props,
+            protocols,
+            l,
+            "sasl.mechanism.inter.broker.protocol",
+            served(l).as_deref(),
+        )?;
+    }
+    if let Some(l) = controller_listener_names.first() {
+        out.controller_login = peer_login(
+            props,
+            protocols,
+            l,
+            "sasl.mechanism.controller.protocol",
+            served(l).as_deref(),
+        )?;
+    }
     Ok(out)
 }
 
@@ -458,7 +570,7 @@ mod tests {
             ("PLAINTEXT", SecurityProtocol::Plaintext),
         ]);
         let names = vec!["PLAINTEXT".to_string(), "CLIENT".into(), "INTERNAL".into()];
-        let c = parse(&p, &prot, &names, &[]).unwrap();
+        let c = parse(&p, &prot, &names, &[], Some("PLAINTEXT")).unwrap();
         let client = c.listener("client").unwrap();
         assert_eq!(client.mechanisms, vec!["PLAIN", "OAUTHBEARER"]);
         assert_eq!(client.plain_password("alice"), Some("a1"));
@@ -480,13 +592,14 @@ mod tests {
         ]);
         let names = vec!["PLAINTEXT".to_string(), "SASL_PLAINTEXT".into()];
         // Kafka's default mechanism is GSSAPI.
-        let err = parse(&props(&[]), &prot, &names, &[]).unwrap_err();
+        let err = parse(&props(&[]), &prot, &names, &[], Some("PLAINTEXT")).unwrap_err();
         assert!(err.to_string().contains("GSSAPI"), "{err}");
         let err = parse(
             &props(&[("sasl.enabled.mechanisms", "PLAIN")]),
             &prot,
             &names,
             &[],
+            Some("PLAINTEXT"),
         )
         .unwrap_err();
         assert!(err.to_string().contains("PlainLoginModule"), "{err}");
@@ -498,20 +611,145 @@ mod tests {
             &prot,
             &names,
             &[],
+            Some("PLAINTEXT"),
         )
         .unwrap_err();
         assert!(err.to_string().contains("listener.name."), "{err}");
         // No SASL listener: the GSSAPI default asks for nothing.
-        assert!(parse(&props(&[]), &BTreeMap::new(), &[], &[]).is_ok());
-        // SASL on the inter-broker (first) or a controller listener: the peer client cannot
-        // authenticate yet.
-        let scram = props(&[("sasl.enabled.mechanisms", "SCRAM-SHA-512")]);
-        let first = vec!["SASL_PLAINTEXT".to_string(), "PLAINTEXT".into()];
-        let err = parse(&scram, &prot, &first, &[]).unwrap_err();
-        assert!(err.to_string().contains("peer client"), "{err}");
-        let err = parse(&scram, &prot, &names, &["SASL_PLAINTEXT".to_string()]).unwrap_err();
-        assert!(err.to_string().contains("peer client"), "{err}");
-        assert!(parse(&scram, &prot, &names, &[]).is_ok());
+        assert!(parse(&props(&[]), &BTreeMap::new(), &[], &[], None).is_ok());
+        assert!(parse(
+            &props(&[("sasl.enabled.mechanisms", "SCRAM-SHA-512")]),
+            &prot,
+            &names,
+            &[],
+            Some("PLAINTEXT")
+        )
+        .is_ok());
+    }
+
+    /// The peer client's logins: Kafka's GSSAPI default, an unsupported or disabled
+    /// mechanism and a JAAS line without credentials stop start-up naming the key; the
+    /// resolved inter-broker listener (not the first listener) is the one that counts.
+    #[test]
+    fn peer_logins_come_from_the_listener_jaas_line_of_the_peer_mechanism() {
+        let prot = protocols(&[
+            ("CLIENT", SecurityProtocol::Plaintext),
+            ("INTERNAL", SecurityProtocol::SaslSsl),
+            ("CONTROLLER", SecurityProtocol::SaslPlaintext),
+        ]);
+        let names = vec!["CLIENT".to_string(), "INTERNAL".into(), "CONTROLLER".into()];
+        let controllers = vec!["CONTROLLER".to_string()];
+        let scram = "org.apache.kafka.common.security.scram.ScramLoginModule required \
+                     username=\"admin\" password=\"admin-secret\";";
+        let plain = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                     username=\"ctl\" password=\"ctl-secret\" user_ctl=\"ctl-secret\";";
+        let full = [
+            ("sasl.enabled.mechanisms", "SCRAM-SHA-512,PLAIN"),
+            ("sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512"),
+            ("sasl.mechanism.controller.protocol", "PLAIN"),
+            (
+                "listener.name.internal.scram-sha-512.sasl.jaas.config",
+                scram,
+            ),
+            ("listener.name.internal.plain.sasl.jaas.config", plain),
+            ("listener.name.controller.plain.sasl.jaas.config", plain),
+        ];
+        let c = parse(&props(&full), &prot, &names, &controllers, Some("INTERNAL")).unwrap();
+        let ib = c.inter_broker_login.clone().unwrap();
+        assert_eq!(
+            (
+                ib.listener.as_str(),
+                ib.mechanism.as_str(),
+                ib.username.as_str()
+            ),
+            ("INTERNAL", "SCRAM-SHA-512", "admin")
+        );
+        assert_eq!(ib.password, "admin-secret");
+        assert!(
+            !format!("{ib:?}").contains("admin-secret"),
+            "password hidden"
+        );
+        let ctl = c.controller_login.clone().unwrap();
+        assert_eq!(
+            (ctl.mechanism.as_str(), ctl.username.as_str()),
+            ("PLAIN", "ctl")
+        );
+        // The inter-broker listener is the resolved one: CLIENT is plaintext, no login.
+        let c = parse(&props(&full), &prot, &names, &controllers, Some("CLIENT")).unwrap();
+        assert!(c.inter_broker_login.is_none());
+        let without = |key: &str| -> Vec<(&str, &str)> {
+            full.iter().copied().filter(|(k, _)| *k != key).collect()
+        };
+        // Kafka's default mechanism, GSSAPI, is not implemented.
+        let err = parse(
+            &props(&without("sasl.mechanism.inter.broker.protocol")),
+            &prot,
+            &names,
+            &controllers,
+            Some("INTERNAL"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("sasl.mechanism.inter.broker.protocol") && err.contains("GSSAPI"),
+            "{err}"
+        );
+        // A mechanism the listener does not enable.
+        let mut disabled = full.to_vec();
+        disabled[0] = ("sasl.enabled.mechanisms", "PLAIN");
+        let err = parse(
+            &props(&disabled),
+            &prot,
+            &names,
+            &controllers,
+            Some("INTERNAL"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("must be included in sasl.enabled.mechanisms"),
+            "{err}"
+        );
+        // OAUTHBEARER is served but the peer client does not log in with it.
+        let mut oauth = full.to_vec();
+        oauth[2] = ("sasl.mechanism.controller.protocol", "OAUTHBEARER");
+        let err = parse(
+            &props(&oauth),
+            &prot,
+            &names,
+            &controllers,
+            Some("INTERNAL"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("sasl.mechanism.controller.protocol"), "{err}");
+        // A JAAS line without the broker's own credentials.
+        let mut no_user = full.to_vec();
+        no_user[3] = (
+            "listener.name.internal.scram-sha-512.sasl.jaas.config",
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        );
+        let err = parse(
+            &props(&no_user),
+            &prot,
+            &names,
+            &controllers,
+            Some("INTERNAL"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("username and password"), "{err}");
+        // A broker-only node logs in to a controller listener it does not serve.
+        let broker_names = vec!["CLIENT".to_string(), "INTERNAL".into()];
+        let c = parse(
+            &props(&full),
+            &prot,
+            &broker_names,
+            &controllers,
+            Some("INTERNAL"),
+        )
+        .unwrap();
+        assert_eq!(c.controller_login.unwrap().username, "ctl");
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct ControllerService {
     clock: SharedClock,
     /// One operation at a time (Kafka's controller event queue).
     ops: tokio::sync::Mutex<OpState>,
+    /// Records this node was formatted with (`storage format --add-scram`) that a metadata
+    /// log without SCRAM credentials gets when this node leads it (peersasl slice).
+    bootstrap: parking_lot::Mutex<Vec<MetadataRecord>>,
 }
 
 struct OpState {
@@ -87,7 +90,15 @@ impl ControllerService {
                 heartbeats: BrokerHeartbeats::default(),
                 led_term: None,
             }),
+            bootstrap: parking_lot::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The bootstrap SCRAM records, committed before the first operation this node runs as
+    /// the leader of a log that has no SCRAM credential (Kafka writes its bootstrap records
+    /// into a new metadata log).
+    pub fn set_bootstrap_records(&self, records: Vec<MetadataRecord>) {
+        *self.bootstrap.lock() = records;
     }
 
     pub fn is_active(&self) -> bool {
@@ -128,7 +139,21 @@ impl ControllerService {
             state.led_term = Some(term);
             state.heartbeats = BrokerHeartbeats::default();
         }
-        let (committed_offset, image) = self.quorum.state().borrow().clone();
+        let (mut committed_offset, mut image) = self.quorum.state().borrow().clone();
+        let pending = std::mem::take(&mut *self.bootstrap.lock());
+        if !pending.is_empty() && image.scram.users.is_empty() {
+            let count = pending.len();
+            if let Err(e) = self.quorum.propose(pending.clone()).await {
+                *self.bootstrap.lock() = pending;
+                return Err(e.into());
+            }
+            tracing::info!(
+                records = count,
+                "committed the SCRAM credentials this node was formatted with"
+            );
+            self.quorum.barrier().await?;
+            (committed_offset, image) = self.quorum.state().borrow().clone();
+        }
         let ctx = OpContext {
             config: &self.config,
             now_ms: now,

@@ -10,8 +10,10 @@
 //! disconnects on request timeout for the same reason).
 //!
 //! On SSL and SASL_SSL listeners the connection starts with the TLS handshake
-//! ([`PeerClient::connect_secured`]); a SASL exchange, for SASL_SSL and SASL_PLAINTEXT, would
-//! run right after it, before the first request.
+//! ([`PeerClient::connect_secured`]); on SASL_PLAINTEXT and SASL_SSL the SASL login
+//! (`net::sasl_client`) runs right after it, before the first request, all within the connect
+//! timeout. When the peer gives the session a lifetime (KIP-368, `connections.max.reauth.ms`),
+//! the client logs in again on the same connection before it ends, as Kafka's clients do.
 //!
 //! Response frames larger than the configured maximum are refused before anything is
 //! allocated, like the broker's own `socket.request.max.bytes` check on requests.
@@ -21,10 +23,64 @@ use crate::protocol::codec::{Decode, DecodeError, Encode};
 use crate::protocol::header::{
     request_header_version, response_header_version, RequestHeader, ResponseHeader,
 };
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::sasl_client::PeerSasl;
 use crate::security::tls::client::PeerTls;
 use crate::security::SecuredStream;
 use bytes::{BufMut, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+
+/// How this broker connects to one listener of its peers: TLS for SSL and SASL_SSL, a SASL
+/// login for SASL_PLAINTEXT and SASL_SSL; neither for PLAINTEXT (the default).
+#[derive(Clone, Debug, Default)]
+pub struct PeerSecurity {
+    pub tls: Option<PeerTls>,
+    pub sasl: Option<Arc<PeerSasl>>,
+}
+
+impl PeerSecurity {
+    /// The security of `listener` as this broker's config describes it (its TLS settings and
+    /// the `login` for it when it is SASL).
+    pub fn for_listener(
+        config: &crate::config::BrokerConfig,
+        listener: &str,
+        login: Option<&crate::config::sasl::PeerLogin>,
+    ) -> Result<PeerSecurity, String> {
+        let tls = crate::security::tls::client::for_listener(config, listener)
+            .map_err(|e| e.to_string())?;
+        let sasl = login
+            .filter(|l| l.listener.eq_ignore_ascii_case(listener))
+            .map(|l| Arc::new(PeerSasl::new(l.clone())));
+        Ok(PeerSecurity { tls, sasl })
+    }
+
+    pub fn is_plaintext(&self) -> bool {
+        self.tls.is_none() && self.sasl.is_none()
+    }
+
+    /// Connects to `addr` (TCP, then TLS and the SASL login when configured). Returns the
+    /// stream and, when the peer limits the session, how long it lasts.
+    pub async fn connect(
+        &self,
+        addr: &str,
+        client_id: &str,
+    ) -> std::io::Result<(SecuredStream, Option<Duration>)> {
+        let mut stream = crate::security::tls::client::connect(addr, self.tls.as_ref()).await?;
+        let lifetime = match &self.sasl {
+            Some(sasl) => sasl.authenticate(addr, &mut stream, client_id).await?,
+            None => None,
+        };
+        Ok((stream, lifetime))
+    }
+}
+
+/// When to log in again within a session of `lifetime`: at 85 % of it, leaving the rest
+/// for the exchange (Kafka's clients pick a point between 85 and 95 %).
+fn reauthenticate_at(lifetime: Option<Duration>) -> Option<Instant> {
+    lifetime.map(|l| Instant::now() + l.mul_f64(0.85))
+}
 
 /// Default cap on a response frame: Fetch responses are bounded by
 /// `replica.fetch.response.max.bytes` (10 MiB) plus one oversized first batch, so 100 MiB
@@ -88,6 +144,9 @@ impl From<DecodeError> for PeerError {
 /// One connection to a peer broker.
 pub struct PeerClient {
     stream: BufReader<SecuredStream>,
+    /// The login to repeat before the session ends.
+    sasl: Option<Arc<PeerSasl>>,
+    reauthenticate_at: Option<Instant>,
     client_id: String,
     next_correlation_id: i32,
     request_timeout_ms: u64,
@@ -98,33 +157,34 @@ impl PeerClient {
     /// Connects to `addr` (`host:port`) within `timeout_ms`; calls then time out after the
     /// same `timeout_ms` unless changed with [`PeerClient::set_request_timeout_ms`].
     pub async fn connect(addr: &str, client_id: &str, timeout_ms: u64) -> std::io::Result<Self> {
-        Self::connect_secured(addr, client_id, timeout_ms, None).await
+        Self::connect_secured(addr, client_id, timeout_ms, &PeerSecurity::default()).await
     }
 
-    /// As [`PeerClient::connect`], over TLS when `tls` is given (the handshake counts
-    /// towards the connect timeout).
+    /// As [`PeerClient::connect`], with the listener's TLS and SASL login when it has them
+    /// (the handshake and the login count towards the connect timeout).
     pub async fn connect_secured(
         addr: &str,
         client_id: &str,
         timeout_ms: u64,
-        tls: Option<&PeerTls>,
+        security: &PeerSecurity,
     ) -> std::io::Result<Self> {
         // Fetches are small requests whose latency matters more than batching (the connect
         // sets TCP_NODELAY).
-        let connect = crate::security::tls::client::connect(addr, tls);
-        let stream = match tokio::time::timeout(Duration::from_millis(timeout_ms), connect).await {
-            Ok(s) => s?,
-            Err(_) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("connect to {addr} timed out after {timeout_ms} ms"),
-                ))
-            }
-        };
-        // SASL for SASL_SSL / SASL_PLAINTEXT peers goes here: the exchange on `stream`
-        // before the first request.
+        let connect = security.connect(addr, client_id);
+        let (stream, lifetime) =
+            match tokio::time::timeout(Duration::from_millis(timeout_ms), connect).await {
+                Ok(s) => s?,
+                Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("connect to {addr} timed out after {timeout_ms} ms"),
+                    ))
+                }
+            };
         Ok(PeerClient {
             stream: BufReader::with_capacity(64 * 1024, stream),
+            sasl: security.sasl.clone(),
+            reauthenticate_at: reauthenticate_at(lifetime),
             client_id: client_id.to_string(),
             next_correlation_id: 0,
             request_timeout_ms: timeout_ms,
@@ -163,8 +223,14 @@ impl PeerClient {
         correlation_id: i32,
         body: &impl Encode,
     ) -> Result<Bytes, PeerError> {
-        let frame = encode_request(api_key, api_version, correlation_id, &self.client_id, body);
         let timeout = Duration::from_millis(self.request_timeout_ms);
+        if self
+            .reauthenticate_at
+            .is_some_and(|at| Instant::now() >= at)
+        {
+            self.reauthenticate(timeout).await?;
+        }
+        let frame = encode_request(api_key, api_version, correlation_id, &self.client_id, body);
         let max_bytes = self.max_response_bytes;
         let stream = &mut self.stream;
         let exchange = async move {
@@ -187,6 +253,31 @@ impl PeerClient {
             });
         }
         Ok(response)
+    }
+
+    /// KIP-368: a new SaslHandshake and SaslAuthenticate on this connection before the
+    /// session ends (no request is in flight: one at a time). A failure drops the connection.
+    async fn reauthenticate(&mut self, timeout: Duration) -> Result<(), PeerError> {
+        let Some(sasl) = self.sasl.clone() else {
+            self.reauthenticate_at = None;
+            return Ok(());
+        };
+        let first_id = self.next_correlation_id;
+        self.next_correlation_id = self.next_correlation_id.wrapping_add(3);
+        let exchange = super::sasl_client::authenticate(
+            &mut self.stream,
+            sasl.login(),
+            &self.client_id,
+            first_id,
+        );
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(Ok(lifetime)) => {
+                self.reauthenticate_at = reauthenticate_at(lifetime);
+                Ok(())
+            }
+            Ok(Err(e)) => Err(PeerError::Io(e.into())),
+            Err(_) => Err(PeerError::Timeout),
+        }
     }
 
     /// Sends `request` and decodes the whole body as `Resp` (generated messages carry their

@@ -41,10 +41,16 @@ pub fn session(listeners: &SaslListeners, context: &ConnectionContext) -> Option
     Some(SaslSession::new(config, context.peer))
 }
 
-/// Judges a frame with the broker's current SCRAM credentials.
+/// Judges a frame with the broker's current SCRAM credentials; while the metadata log has
+/// none, with the ones this node was formatted with (`storage format --add-scram`), so the
+/// controllers and brokers of a new SCRAM cluster can log in to each other.
 pub fn judge(broker: &Broker, session: &mut SaslSession, frame: &Bytes) -> Gate {
     let image = broker.cluster.image();
-    let lookup = |user: &str, m: ScramMechanism| image.scram.credential(user, m).cloned();
+    let bootstrap = &broker.cluster.bootstrap_scram;
+    let lookup = |user: &str, m: ScramMechanism| match image.scram.users.is_empty() {
+        false => image.scram.credential(user, m).cloned(),
+        true => bootstrap.credential(user, m).cloned(),
+    };
     session.on_frame(frame, broker.now_ms(), &lookup)
 }
 

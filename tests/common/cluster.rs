@@ -45,6 +45,10 @@ pub struct Cluster {
     pub log_dirs: usize,
     /// Broker keys set after (so over) the harness's own, on every node.
     pub extra_overrides: Vec<String>,
+    /// When not empty, each broker also listens on INTERNAL (at this port), the
+    /// `inter.broker.listener.name`, so that tests can secure it apart from the clients'
+    /// PLAINTEXT listener.
+    pub internal_ports: Vec<u16>,
 }
 
 impl Cluster {
@@ -64,6 +68,9 @@ impl Cluster {
                 "PLAINTEXT://127.0.0.1:{}",
                 self.nodes[i].broker_port
             ));
+        }
+        if roles.contains("broker") && !self.internal_ports.is_empty() {
+            listeners.push(format!("INTERNAL://127.0.0.1:{}", self.internal_ports[i]));
         }
         if roles.contains("controller") {
             listeners.push(format!(
@@ -103,8 +110,11 @@ impl Cluster {
             // Coordinator writes need two replicas, so one node alone cannot acknowledge them.
             "min.insync.replicas=2".into(),
         ];
+        let internal = (!self.internal_ports.is_empty())
+            .then(|| "inter.broker.listener.name=INTERNAL".to_string());
         let overrides: Vec<String> = overrides
             .into_iter()
+            .chain(internal)
             .chain(self.extra_overrides.iter().cloned())
             .collect();
         strata::config::BrokerConfig::load(None, &overrides)
@@ -131,7 +141,25 @@ impl Cluster {
         log_dirs: usize,
         overrides: &[&str],
     ) -> Cluster {
-        let mut c = Cluster {
+        let mut c = Self::new(roles, log_dirs, overrides, false);
+        // Controllers first: a broker's start does not wait for them, but its clients do.
+        let mut order: Vec<usize> = (0..roles.len()).collect();
+        order.sort_by_key(|&i| !roles[i].contains("controller"));
+        for i in order {
+            c.start_node(i).await;
+        }
+        c
+    }
+
+    /// The nodes' ports and directory, none started (to format them first, or to start
+    /// some). `internal_listener`: brokers get an INTERNAL inter-broker listener too.
+    pub fn new(
+        roles: &[&'static str],
+        log_dirs: usize,
+        overrides: &[&str],
+        internal_listener: bool,
+    ) -> Cluster {
+        Cluster {
             nodes: (1..=roles.len() as i32)
                 .zip(roles)
                 .map(|(id, roles)| Node {
@@ -145,14 +173,12 @@ impl Cluster {
             dir: tempfile::tempdir().unwrap(),
             log_dirs,
             extra_overrides: overrides.iter().map(|o| o.to_string()).collect(),
-        };
-        // Controllers first: a broker's start does not wait for them, but its clients do.
-        let mut order: Vec<usize> = (0..roles.len()).collect();
-        order.sort_by_key(|&i| !roles[i].contains("controller"));
-        for i in order {
-            c.start_node(i).await;
+            internal_ports: if internal_listener {
+                roles.iter().map(|_| free_port()).collect()
+            } else {
+                Vec::new()
+            },
         }
-        c
     }
 
     pub fn controller_addr(&self, i: usize) -> std::net::SocketAddr {

@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 pub mod authz;
+pub mod certs;
 pub mod cluster;
 pub mod coord;
 pub mod process;

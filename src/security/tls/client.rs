@@ -4,7 +4,16 @@
 //! for mutual TLS, and the host-name check of `ssl.endpoint.identification.algorithm`
 //! (`https`, Kafka's default; empty turns it off). It lives here rather than in `net` so the
 //! Raft transport, below `net`, can use it too.
+//!
+//! The key material is reloaded when its files change, as the server side reloads it: before
+//! a connection, at most once per [`super::RELOAD_POLL`], the files' modification times are
+//! checked, and a changed set is loaded for this and later connections (established ones keep
+//! their session). A broken file keeps the previous material, reported once.
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use parking_lot::{Mutex, RwLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -52,54 +61,142 @@ pub async fn connect(addr: &str, tls: Option<&PeerTls>) -> std::io::Result<Secur
 /// How this broker connects to one listener of its peers.
 #[derive(Clone)]
 pub struct PeerTls {
-    config: Arc<ClientConfig>,
+    inner: Arc<PeerTlsInner>,
+}
+
+struct PeerTlsInner {
+    settings: TlsSettings,
+    config: RwLock<Arc<ClientConfig>>,
+    /// Each watched file with its modification time when last loaded.
+    watched: Mutex<Vec<(PathBuf, Option<SystemTime>)>>,
+    last_check: Mutex<Instant>,
+}
+
+impl std::fmt::Debug for PeerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerTls")
+            .field("listener", &self.inner.settings.listener)
+            .finish()
+    }
+}
+
+fn modified(path: &PathBuf) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 impl PeerTls {
     /// From the TLS settings of the listener the peers serve on (this broker's own settings
     /// for that listener, as Kafka's inter-broker client uses them).
     pub fn new(settings: &TlsSettings) -> Result<PeerTls, TlsConfigError> {
-        let Some(roots) = settings.load_roots()? else {
-            return Err(TlsConfigError(format!(
-                "listener {}: connecting to other brokers over TLS needs a truststore \
-                 (ssl.truststore.location or ssl.truststore.certificates)",
-                settings.listener.as_deref().unwrap_or("?")
-            )));
-        };
-        let verifier =
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), settings.provider.clone())
-                .build()
-                .map_err(|e| TlsConfigError(format!("ssl.truststore: {e}")))?;
-        let verifier: Arc<dyn ServerCertVerifier> = if settings.endpoint_identification {
-            verifier
-        } else {
-            Arc::new(NoHostnameCheck(verifier))
-        };
-        let builder = ClientConfig::builder_with_provider(settings.provider.clone())
-            .with_protocol_versions(settings.versions())
-            .map_err(|e| TlsConfigError(e.to_string()))?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier);
-        let config = match settings.load_identity()? {
-            Some((chain, key)) => builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| TlsConfigError(format!("client certificate: {e}")))?,
-            None => builder.with_no_client_auth(),
-        };
+        let config = client_config(settings)?;
+        let watched = settings
+            .watched_files()
+            .into_iter()
+            .map(|p| {
+                let t = modified(&p);
+                (p, t)
+            })
+            .collect();
         Ok(PeerTls {
-            config: Arc::new(config),
+            inner: Arc::new(PeerTlsInner {
+                settings: settings.clone(),
+                config: RwLock::new(config),
+                watched: Mutex::new(watched),
+                last_check: Mutex::new(Instant::now()),
+            }),
         })
+    }
+
+    /// Loads the key material again if a watched file changed since it was last loaded;
+    /// returns whether new material is in use.
+    pub fn reload_if_changed(&self) -> bool {
+        let inner = &self.inner;
+        let now: Vec<(PathBuf, Option<SystemTime>)> = inner
+            .watched
+            .lock()
+            .iter()
+            .map(|(p, _)| (p.clone(), modified(p)))
+            .collect();
+        {
+            let mut watched = inner.watched.lock();
+            if *watched == now {
+                return false;
+            }
+            // Remember the new times whatever happens, so a broken file is reported once.
+            *watched = now;
+        }
+        let listener = inner.settings.listener.as_deref().unwrap_or("?");
+        match client_config(&inner.settings) {
+            Ok(config) => {
+                *inner.config.write() = config;
+                tracing::info!(
+                    listener,
+                    "reloaded the peer client's TLS key material: new connections to other \
+                     brokers and controllers use it"
+                );
+                true
+            }
+            Err(e) => {
+                tracing::error!(listener, error = %e, "the changed TLS key material of the peer client is not usable; keeping the previous one");
+                false
+            }
+        }
+    }
+
+    /// Checks the files at most once per poll interval (a stat per file; the reading and
+    /// parsing happen only when one changed).
+    fn reload_if_due(&self) {
+        {
+            let mut last = self.inner.last_check.lock();
+            if last.elapsed() < super::RELOAD_POLL {
+                return;
+            }
+            *last = Instant::now();
+        }
+        self.reload_if_changed();
     }
 
     /// The TLS handshake as a client to `host` over a connected socket.
     pub async fn connect(&self, host: &str, tcp: TcpStream) -> std::io::Result<SecuredStream> {
+        self.reload_if_due();
         let name = ServerName::try_from(host.trim_matches(|c| c == '[' || c == ']').to_string())
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let stream = TlsConnector::from(self.config.clone())
-            .connect(name, tcp)
-            .await?;
+        let config = self.inner.config.read().clone();
+        let stream = TlsConnector::from(config).connect(name, tcp).await?;
         Ok(SecuredStream::Tls(Box::new(stream.into())))
     }
+}
+
+/// The rustls client configuration for `settings`: its truststore (required) and keystore.
+fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, TlsConfigError> {
+    let Some(roots) = settings.load_roots()? else {
+        return Err(TlsConfigError(format!(
+            "listener {}: connecting to other brokers over TLS needs a truststore \
+             (ssl.truststore.location or ssl.truststore.certificates)",
+            settings.listener.as_deref().unwrap_or("?")
+        )));
+    };
+    let verifier =
+        WebPkiServerVerifier::builder_with_provider(Arc::new(roots), settings.provider.clone())
+            .build()
+            .map_err(|e| TlsConfigError(format!("ssl.truststore: {e}")))?;
+    let verifier: Arc<dyn ServerCertVerifier> = if settings.endpoint_identification {
+        verifier
+    } else {
+        Arc::new(NoHostnameCheck(verifier))
+    };
+    let builder = ClientConfig::builder_with_provider(settings.provider.clone())
+        .with_protocol_versions(settings.versions())
+        .map_err(|e| TlsConfigError(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let config = match settings.load_identity()? {
+        Some((chain, key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| TlsConfigError(format!("client certificate: {e}")))?,
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
 }
 
 /// The chain must still verify; only a name mismatch is let through.
