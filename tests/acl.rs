@@ -353,6 +353,88 @@ async fn delete_topic_code(broker: &Arc<Broker>, principal: &str, topic: &str) -
     r.responses[0].error_code
 }
 
+/// CreateTopics v7's result for one topic.
+async fn create_topic_result(
+    broker: &Arc<Broker>,
+    principal: &str,
+    name: &str,
+) -> create_topics_response::CreatableTopicResult {
+    let r: create_topics_response::CreateTopicsResponse = call(
+        broker,
+        principal,
+        19,
+        7,
+        &create_topics_request::CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: name.into(),
+                num_partitions: 2,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.topics.len(), 1);
+    r.topics.into_iter().next().unwrap()
+}
+
+/// DeleteTopics v6 by topic id: the one result.
+async fn delete_topic_by_id(
+    broker: &Arc<Broker>,
+    principal: &str,
+    id: strata::protocol::codec::Uuid,
+) -> delete_topics_response::DeletableTopicResult {
+    let r: delete_topics_response::DeleteTopicsResponse = call(
+        broker,
+        principal,
+        20,
+        6,
+        &delete_topics_request::DeleteTopicsRequest {
+            topics: vec![delete_topics_request::DeleteTopicState {
+                name: None,
+                topic_id: id,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.responses.len(), 1);
+    r.responses.into_iter().next().unwrap()
+}
+
+/// A KIP-848 join of `group` subscribing to `topics`.
+async fn consumer_group_heartbeat(
+    broker: &Arc<Broker>,
+    principal: &str,
+    group: &str,
+    topics: &[&str],
+) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
+    call(
+        broker,
+        principal,
+        68,
+        0,
+        &consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
+            group_id: group.into(),
+            member_id: "m-1".into(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(topics.iter().map(|t| t.to_string()).collect()),
+            topic_partitions: Some(vec![]),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+fn topic_id(broker: &Arc<Broker>, name: &str) -> strata::protocol::codec::Uuid {
+    strata::protocol::codec::Uuid(broker.cluster.image().topic(name).unwrap().topic_id)
+}
+
 #[tokio::test]
 async fn every_api_refuses_without_its_acl_and_serves_with_it() {
     let tb = secured_broker().await;
@@ -375,6 +457,19 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
     );
     assert_eq!(create_topic(&b, ALICE, "new").await, TOPIC_DENIED);
     assert_eq!(delete_topic_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    // By id: a topic alice may not describe keeps its name hidden; an unknown id is unknown.
+    let hidden = delete_topic_by_id(&b, ALICE, topic_id(&b, "hidden")).await;
+    assert_eq!(
+        (hidden.error_code, hidden.name, hidden.topic_id),
+        (TOPIC_DENIED, None, topic_id(&b, "hidden"))
+    );
+    let unknown_id = strata::protocol::codec::Uuid([7; 16]);
+    let unknown = delete_topic_by_id(&b, ALICE, unknown_id).await;
+    assert_eq!((unknown.error_code, unknown.name), (100, None));
+    assert!(b.cluster.image().topic("hidden").is_some());
+    // ConsumerGroupHeartbeat: the group first.
+    let r = consumer_group_heartbeat(&b, ALICE, "g-848", &["orders"]).await;
+    assert_eq!((r.error_code, r.member_epoch), (GROUP_DENIED, 0));
     let all = metadata(&b, ALICE, None).await;
     assert!(
         all.topics.is_empty(),
@@ -528,9 +623,54 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
         b.cluster.image().topic_config("orders", "retention.ms"),
         Some("1234567")
     );
-    assert_eq!(create_topic(&b, ALICE, "new-topic").await, 0);
+    // Created, but without DESCRIBE_CONFIGS alice reads no configs, partition count or
+    // replication factor (Kafka's controller), while an admin reads them all.
+    let created = create_topic_result(&b, ALICE, "new-topic").await;
+    assert_eq!(created.error_code, 0);
+    assert_ne!(created.topic_id, strata::protocol::codec::Uuid::ZERO);
+    assert_eq!(created.topic_config_error_code, TOPIC_DENIED);
+    assert_eq!(created.configs, Some(vec![]));
+    assert_eq!(
+        (created.num_partitions, created.replication_factor),
+        (-1, -1)
+    );
+    assert_eq!(
+        b.cluster
+            .image()
+            .topic("new-topic")
+            .unwrap()
+            .partitions
+            .len(),
+        2
+    );
+    let by_admin = create_topic_result(&b, ADMIN, "admin-topic").await;
+    assert_eq!(by_admin.topic_config_error_code, 0);
+    assert_eq!(
+        (by_admin.num_partitions, by_admin.replication_factor),
+        (2, 1)
+    );
+    assert!(by_admin
+        .configs
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|c| c.name == "retention.ms"));
     // Still no DELETE.
     assert_eq!(delete_topic_code(&b, ALICE, "orders").await, TOPIC_DENIED);
+    // By id, a topic alice may describe (READ implies DESCRIBE) is named in the refusal.
+    let orders = delete_topic_by_id(&b, ALICE, topic_id(&b, "orders")).await;
+    assert_eq!(
+        (orders.error_code, orders.name.as_deref()),
+        (TOPIC_DENIED, Some("orders"))
+    );
+    // ConsumerGroupHeartbeat: READ on the group is not enough to subscribe to a topic alice
+    // may not describe (Kafka 4.x); with one she may, she joins.
+    let r = consumer_group_heartbeat(&b, ALICE, "g-848", &["orders", "hidden"]).await;
+    assert_eq!((r.error_code, r.member_epoch), (TOPIC_DENIED, 0));
+    assert_eq!(r.member_id, None);
+    let r = consumer_group_heartbeat(&b, ALICE, "g-848", &["orders"]).await;
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    assert!(r.member_epoch >= 1);
     let all = metadata(&b, ALICE, None).await;
     let names: Vec<_> = all.topics.iter().filter_map(|t| t.name.clone()).collect();
     assert_eq!(

@@ -19,6 +19,7 @@ use crate::error::ErrorCode;
 pub mod broker;
 pub mod describe;
 pub mod network;
+pub mod oauth;
 pub mod properties;
 pub mod registry;
 pub mod sasl;

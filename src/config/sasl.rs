@@ -10,7 +10,9 @@
 //! Kafka's broker does not read an unprefixed `sasl.jaas.config` for its listeners (it falls
 //! back to a static JAAS file, which Strata does not read), so that key stops start-up with a
 //! pointer to the listener form rather than being ignored. GSSAPI (Kerberos) and custom
-//! callback handlers are not implemented and stop start-up when a SASL listener would use them.
+//! callback handlers are not implemented and stop start-up when a SASL listener would use them;
+//! the one handler Strata knows is OAUTHBEARER's validating one, whose settings are
+//! `config::oauth`.
 use std::collections::BTreeMap;
 
 use super::registry::split_list;
@@ -137,6 +139,8 @@ pub struct ListenerSaslConfig {
     pub reauth_ms: BTreeMap<String, i64>,
     /// `sasl.server.max.receive.size`: the largest frame accepted before authentication.
     pub max_receive_size: i32,
+    /// OAUTHBEARER's signed-JWT validation (`config::oauth`); None: the unsecured validator.
+    pub oauth: Option<super::oauth::OAuthValidation>,
 }
 
 impl ListenerSaslConfig {
@@ -212,6 +216,11 @@ pub fn handles(key: &str) -> bool {
             | "connections.max.reauth.ms"
             | "sasl.server.max.receive.size"
     ) || (inner_no_mech == "sasl.jaas.config" && inner != inner_no_mech)
+        || super::oauth::KEYS.contains(&inner_no_mech)
+        // Only OAUTHBEARER's handler can be set: to Kafka's validating one (`parse` checks).
+        || (inner_no_mech == "sasl.server.callback.handler.class"
+            && inner.starts_with("oauthbearer.")
+            && key.starts_with("listener.name."))
 }
 
 /// How this broker logs in to one SASL listener of its peers (Kafka's broker-side client
@@ -436,6 +445,7 @@ pub fn parse(
             jaas: BTreeMap::new(),
             reauth_ms: BTreeMap::new(),
             max_receive_size,
+            oauth: None,
         };
         let listener_reauth = match lget("connections.max.reauth.ms") {
             Some((k, v)) => parse_long(&k, v)?,
@@ -443,15 +453,32 @@ pub fn parse(
         };
         for m in &mechanisms {
             let lower = m.to_ascii_lowercase();
-            if let Some((k, _)) = lget(&format!("{lower}.sasl.server.callback.handler.class"))
+            if let Some((k, handler)) = lget(&format!("{lower}.sasl.server.callback.handler.class"))
                 .or_else(|| lget("sasl.server.callback.handler.class"))
             {
-                return Err(ConfigError::Unsupported {
-                    key: k,
-                    value: "(class)".into(),
-                    reason: "custom SASL callback handlers are Java classes Strata cannot load"
-                        .into(),
-                });
+                if m == OAUTHBEARER && super::oauth::is_validator_handler(handler) {
+                    // Kafka's OAuthBearerConfig: the mechanism-prefixed key before the plain
+                    // one, each in the listener's form before the global one.
+                    let oauth_get = |key: &str| -> Option<(String, String)> {
+                        let prefixed = format!("{lower}.{key}");
+                        lget(&prefixed)
+                            .or_else(|| get(&prefixed).map(|v| (prefixed.clone(), v)))
+                            .or_else(|| lget(key))
+                            .or_else(|| get(key).map(|v| (key.to_string(), v)))
+                            .map(|(k, v)| (k, v.to_string()))
+                    };
+                    cfg.oauth = Some(super::oauth::parse(&oauth_get)?);
+                } else {
+                    return Err(ConfigError::Unsupported {
+                        key: k,
+                        value: "(class)".into(),
+                        reason: format!(
+                            "custom SASL callback handlers are Java classes Strata cannot load \
+                             (OAUTHBEARER's may be {})",
+                            super::oauth::VALIDATOR_CALLBACK_HANDLER
+                        ),
+                    });
+                }
             }
             let reauth = match lget(&format!("{lower}.connections.max.reauth.ms")) {
                 Some((k, v)) => parse_long(&k, v)?,
@@ -753,6 +780,58 @@ mod tests {
     }
 
     #[test]
+    fn the_validating_oauthbearer_handler_reads_the_jwt_settings() {
+        let prot = protocols(&[("CLIENT", SecurityProtocol::SaslPlaintext)]);
+        let names = vec!["PLAINTEXT".to_string(), "CLIENT".into()];
+        let handler = "listener.name.client.oauthbearer.sasl.server.callback.handler.class";
+        let base = [
+            ("sasl.enabled.mechanisms", "OAUTHBEARER"),
+            (
+                "sasl.oauthbearer.jwks.endpoint.url",
+                "file:///etc/jwks.json",
+            ),
+            ("sasl.oauthbearer.expected.audience", "global"),
+            (
+                "listener.name.client.sasl.oauthbearer.expected.audience",
+                "listener",
+            ),
+            (
+                "oauthbearer.sasl.oauthbearer.expected.issuer",
+                "https://idp",
+            ),
+        ];
+        // No handler: Kafka's unsecured validator.
+        let c = parse(&props(&base), &prot, &names, &[], Some("PLAINTEXT")).unwrap();
+        assert_eq!(c.listener("client").unwrap().oauth, None);
+        for class in [
+            crate::config::oauth::VALIDATOR_CALLBACK_HANDLER,
+            crate::config::oauth::LEGACY_VALIDATOR_CALLBACK_HANDLER,
+        ] {
+            let mut kv = base.to_vec();
+            kv.push((handler, class));
+            let c = parse(&props(&kv), &prot, &names, &[], Some("PLAINTEXT")).unwrap();
+            let o = c.listener("client").unwrap().oauth.clone().unwrap();
+            assert_eq!(
+                o.jwks_endpoint,
+                crate::config::oauth::JwksEndpoint::File("/etc/jwks.json".into())
+            );
+            // The listener's form wins over the global one.
+            assert_eq!(o.expected_audience, vec!["listener"]);
+            assert_eq!(o.expected_issuer.as_deref(), Some("https://idp"));
+        }
+        let mut kv = base.to_vec();
+        kv.push((handler, "com.example.Custom"));
+        let err = parse(&props(&kv), &prot, &names, &[], Some("PLAINTEXT")).unwrap_err();
+        assert!(err.to_string().contains(handler), "{err}");
+        let kv = [
+            ("sasl.enabled.mechanisms", "OAUTHBEARER"),
+            (handler, crate::config::oauth::VALIDATOR_CALLBACK_HANDLER),
+        ];
+        let err = parse(&props(&kv), &prot, &names, &[], Some("PLAINTEXT")).unwrap_err();
+        assert!(err.to_string().contains("jwks.endpoint.url"), "{err}");
+    }
+
+    #[test]
     fn handled_keys() {
         assert!(handles("sasl.enabled.mechanisms"));
         assert!(handles("listener.name.x.sasl.enabled.mechanisms"));
@@ -764,5 +843,16 @@ mod tests {
         assert!(!handles("listener.name.x.sasl.jaas.config"));
         assert!(!handles("sasl.kerberos.service.name"));
         assert!(!handles("listener.name.x.gssapi.sasl.jaas.config"));
+        assert!(handles("sasl.oauthbearer.expected.issuer"));
+        assert!(handles(
+            "listener.name.x.oauthbearer.sasl.oauthbearer.jwks.endpoint.url"
+        ));
+        assert!(handles(
+            "listener.name.x.oauthbearer.sasl.server.callback.handler.class"
+        ));
+        assert!(!handles(
+            "listener.name.x.plain.sasl.server.callback.handler.class"
+        ));
+        assert!(!handles("sasl.oauthbearer.token.endpoint.url"));
     }
 }

@@ -340,7 +340,7 @@ mod tests {
             ("ssl.provider", "SunJSSE"),
             ("sasl.kerberos.service.name", "kafka"),
             ("listener.name.sasl_ssl.gssapi.sasl.jaas.config", "x"),
-            ("sasl.oauthbearer.jwks.endpoint.url", "file:///jwks.json"),
+            ("sasl.oauthbearer.token.endpoint.url", "https://idp/token"),
             ("listener.name.external.ssl.engine.factory.class", "x.Y"),
             (
                 "authorizer.class.name",
@@ -363,6 +363,15 @@ mod tests {
             ("authorizer.class.name", ""),
             ("authorizer.class.name", STANDARD_AUTHORIZER),
             ("super.users", "User:admin"),
+            ("sasl.oauthbearer.jwks.endpoint.url", "file:///jwks.json"),
+            (
+                "listener.name.x.oauthbearer.sasl.oauthbearer.expected.audience",
+                "kafka",
+            ),
+            (
+                "listener.name.x.oauthbearer.sasl.server.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+            ),
             ("allow.everyone.if.no.acl.found", "true"),
             ("num.io.threads", "8"),
             ("log.flush.offset.checkpoint.interval.ms", "60000"),

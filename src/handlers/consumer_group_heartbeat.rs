@@ -19,8 +19,22 @@ pub async fn start(
     request: ConsumerGroupHeartbeatRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !Authz::new(&broker, &conn).group(operation::READ, &request.group_id) {
-        let code = ErrorCode::GROUP_AUTHORIZATION_FAILED;
+    let authz = Authz::new(&broker, &conn);
+    // Kafka 4.x (KAFKA-18813): READ on the group, then DESCRIBE on every subscribed topic
+    // named in the request; a member may not learn of topics it cannot describe.
+    let refusal = if !authz.group(operation::READ, &request.group_id) {
+        Some(ErrorCode::GROUP_AUTHORIZATION_FAILED)
+    } else if request
+        .subscribed_topic_names
+        .iter()
+        .flatten()
+        .any(|t| !authz.topic(operation::DESCRIBE, t))
+    {
+        Some(ErrorCode::TOPIC_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    if let Some(code) = refusal {
         let response = ConsumerGroupHeartbeatResponse {
             error_code: code.code(),
             error_message: Some(code.message()),

@@ -7,7 +7,7 @@ use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use crate::error::ErrorCode;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{later, Broker, ResponseFuture};
@@ -69,6 +69,15 @@ pub async fn start(
             return super::ready(header, Some(response));
         }
     }
+    // Kafka's controller returns a created topic's configs, partition count and replication
+    // factor only to a caller that may DESCRIBE_CONFIGS the topic (not audited); others read
+    // TOPIC_AUTHORIZATION_FAILED in topic_config_error_code (v5+).
+    let describable: HashSet<String> = request
+        .topics
+        .iter()
+        .filter(|t| authz.visible(operation::DESCRIBE_CONFIGS, resource_type::TOPIC, &t.name))
+        .map(|t| t.name.clone())
+        .collect();
     {
         let configs: HashMap<String, BTreeMap<String, String>> = request
             .topics
@@ -87,8 +96,15 @@ pub async fn start(
             response.topics.extend(refused);
             if version >= 5 {
                 for t in response.topics.iter_mut().filter(|t| t.error_code == 0) {
-                    let c = configs.get(&t.name).cloned().unwrap_or_default();
-                    t.configs = Some(response_configs(&broker, &c));
+                    if describable.contains(&t.name) {
+                        let c = configs.get(&t.name).cloned().unwrap_or_default();
+                        t.configs = Some(response_configs(&broker, &c));
+                    } else {
+                        t.configs = Some(Vec::new());
+                        t.num_partitions = -1;
+                        t.replication_factor = -1;
+                        t.topic_config_error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+                    }
                 }
             }
             Some(response)

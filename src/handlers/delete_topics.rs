@@ -4,7 +4,7 @@
 //! are refused on both sides (see [`super::internal_topics`]).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
@@ -88,30 +88,51 @@ fn refuse(r: &mut DeletableTopicResult, name: &str) {
     r.error_message = Some(refusal_message("deletion", name));
 }
 
-/// The broker's side of the guard: internal topics (by name, or by id for v6+) are answered
-/// here and never forwarded.
-/// Kafka: DELETE on each topic, TOPIC_AUTHORIZATION_FAILED otherwise.
+/// Kafka's authorization of DeleteTopics (KRaft `ControllerApis.deleteTopics`): DELETE on the
+/// cluster (not audited) allows every topic; otherwise each topic needs DELETE. A topic named
+/// by id that the caller may not delete is TOPIC_AUTHORIZATION_FAILED, its name shown only if
+/// the caller may DESCRIBE it (an unknown id is left to the controller: UNKNOWN_TOPIC_ID). A
+/// topic named by name is TOPIC_AUTHORIZATION_FAILED unless the caller may describe it and it
+/// does not exist (UNKNOWN_TOPIC_OR_PARTITION).
 fn refuse_unauthorized(
     broker: &Broker,
     authz: &Authz,
     request: &mut DeleteTopicsRequest,
 ) -> Vec<DeletableTopicResult> {
     let mut refused = Vec::new();
-    if !authz.enabled() {
+    if !authz.enabled() || authz.visible(operation::DELETE, resource_type::CLUSTER, CLUSTER_NAME) {
         return refused;
     }
-    let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
     let image = broker.cluster.image();
-    request.topics.retain(|t| {
-        let name = t.name.clone().or_else(|| {
-            image
-                .topic_by_id(t.topic_id.as_bytes())
-                .map(|i| i.name.clone())
+    let refuse_name = |name: &str, id: Uuid, refused: &mut Vec<DeletableTopicResult>| {
+        let code = if authz.topic(operation::DESCRIBE, name) && image.topic(name).is_none() {
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+        } else {
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED
+        };
+        refused.push(DeletableTopicResult {
+            name: Some(name.to_string()),
+            topic_id: id,
+            error_code: code.code(),
+            error_message: Some(code.message()),
+            ..Default::default()
         });
-        match name {
-            Some(n) if !authz.topic(operation::DELETE, &n) => {
+    };
+    request.topics.retain(|t| match &t.name {
+        Some(n) if authz.topic(operation::DELETE, n) => true,
+        Some(n) => {
+            refuse_name(n, t.topic_id, &mut refused);
+            false
+        }
+        None => match image.topic_by_id(t.topic_id.as_bytes()) {
+            None => true,
+            Some(info) if authz.topic(operation::DELETE, &info.name) => true,
+            Some(info) => {
+                let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
                 refused.push(DeletableTopicResult {
-                    name: t.name.clone(),
+                    name: authz
+                        .topic(operation::DESCRIBE, &info.name)
+                        .then(|| info.name.clone()),
                     topic_id: t.topic_id,
                     error_code: code.code(),
                     error_message: Some(code.message()),
@@ -119,18 +140,12 @@ fn refuse_unauthorized(
                 });
                 false
             }
-            _ => true,
-        }
+        },
     });
     request.topic_names.retain(|n| {
         let allowed = authz.topic(operation::DELETE, n);
         if !allowed {
-            refused.push(DeletableTopicResult {
-                name: Some(n.clone()),
-                error_code: code.code(),
-                error_message: Some(code.message()),
-                ..Default::default()
-            });
+            refuse_name(n, Uuid::ZERO, &mut refused);
         }
         allowed
     });

@@ -63,7 +63,7 @@ impl NetworkState {
             request_read_timeout: Duration::from_millis(
                 config.request_read_timeout_ms.max(1) as u64
             ),
-            sasl: super::sasl_gate::listeners(config),
+            sasl: super::sasl_gate::listeners(config)?,
         }))
     }
 }

@@ -16,13 +16,20 @@ use crate::security::sasl::{Gate, SaslReply, SaslSession};
 /// Each SASL listener's settings, shared by its connections.
 pub type SaslListeners = BTreeMap<String, Arc<ListenerSaslConfig>>;
 
-pub fn listeners(config: &BrokerConfig) -> SaslListeners {
-    config
-        .sasl
-        .listeners
-        .iter()
-        .map(|(name, c)| (name.clone(), Arc::new(c.clone())))
-        .collect()
+/// Each SASL listener's settings; a listener validating signed OAUTHBEARER tokens loads its
+/// JWKS now, so a missing or malformed key set stops start-up (as Kafka's broker fails to
+/// configure its validator).
+pub fn listeners(config: &BrokerConfig) -> Result<SaslListeners, String> {
+    let mut out = SaslListeners::new();
+    for (name, c) in &config.sasl.listeners {
+        if let Some(oauth) = &c.oauth {
+            crate::security::sasl::jwt::JwtValidator::new(oauth).map_err(|why| {
+                format!("listener {name}: OAUTHBEARER token validation cannot start: {why}")
+            })?;
+        }
+        out.insert(name.clone(), Arc::new(c.clone()));
+    }
+    Ok(out)
 }
 
 /// The session of a connection accepted on a SASL listener; None on any other.

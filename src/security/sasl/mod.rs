@@ -13,6 +13,9 @@
 //!
 //! The session is a pure state machine over frames: the connection hands it each frame and
 //! does what it says ([`Gate`]).
+mod https;
+pub mod jwks;
+pub mod jwt;
 pub mod oauthbearer;
 pub mod plain;
 pub mod scram;
@@ -32,7 +35,7 @@ use crate::protocol::messages::sasl_authenticate_response::SaslAuthenticateRespo
 use crate::protocol::messages::sasl_handshake_request::SaslHandshakeRequest;
 use crate::protocol::messages::sasl_handshake_response::SaslHandshakeResponse;
 use crate::security::KafkaPrincipal;
-use oauthbearer::{OAuthBearerServer, UnsecuredValidator};
+use oauthbearer::{OAuthBearerServer, UnsecuredValidator, Validator};
 use scram::{ScramCredential, ScramMechanism, ScramServer};
 
 pub const API_VERSIONS: i16 = 18;
@@ -305,9 +308,15 @@ impl SaslSession {
         }
     }
 
-    fn validator(&self) -> UnsecuredValidator {
+    fn validator(&self) -> Validator {
+        if let Some(settings) = &self.config.oauth {
+            return match jwt::JwtValidator::new(settings) {
+                Ok(v) => Validator::Jwt(v),
+                Err(why) => Validator::Unavailable(why),
+            };
+        }
         let opt = |k: &str| self.config.jaas_option(OAUTHBEARER, k);
-        UnsecuredValidator {
+        Validator::Unsecured(UnsecuredValidator {
             principal_claim: opt("unsecuredValidatorPrincipalClaimName")
                 .unwrap_or("sub")
                 .to_string(),
@@ -320,7 +329,7 @@ impl SaslSession {
             allowable_clock_skew_ms: opt("unsecuredValidatorAllowableClockSkewMs")
                 .and_then(|s| s.trim().parse().ok())
                 .unwrap_or(0),
-        }
+        })
     }
 
     /// One token through the mechanism; `claimed` collects the user name for the log.
@@ -411,9 +420,6 @@ impl SaslSession {
         );
         match result {
             Ok(Outcome::Challenge(c)) => {
-                if let Some(why) = reason {
-                    tracing::debug!(peer = %self.peer, mechanism = %mechanism, user = ?claimed, reason = %why, "SASL token refused; sending the error challenge");
-                }
                 self.phase = if raw {
                     Phase::RawTokens {
                         mechanism,
@@ -553,5 +559,7 @@ impl SaslSession {
     }
 }
 
+#[cfg(test)]
+mod jwt_tests;
 #[cfg(test)]
 mod tests;

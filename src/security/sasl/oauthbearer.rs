@@ -6,6 +6,9 @@
 //! `unsecuredValidatorRequiredScope` present in the scope claim (`scope`, or
 //! `unsecuredValidatorScopeClaimName`). A refused token is answered as RFC 7628 says: an error
 //! JSON challenge, then the failure once the client acknowledges it with `%x01`.
+//!
+//! With Kafka's validating handler configured (`config::oauth`) tokens are signed JWTs checked
+//! by `jwt::JwtValidator` instead, and are refused the same way.
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use base64::Engine;
 use serde_json::Value;
@@ -141,11 +144,44 @@ impl UnsecuredValidator {
     }
 }
 
+/// How a listener validates tokens.
+pub enum Validator {
+    /// Kafka's default, `OAuthBearerUnsecuredValidatorCallbackHandler`.
+    Unsecured(UnsecuredValidator),
+    /// Kafka's `OAuthBearerValidatorCallbackHandler`: signed JWTs (KIP-768).
+    Jwt(super::jwt::JwtValidator),
+    /// The validating handler whose keys could not be loaded: every token is refused.
+    Unavailable(String),
+}
+
+impl Validator {
+    fn validate(&self, token: &str, now_ms: i64) -> Result<ValidToken, String> {
+        match self {
+            Validator::Unsecured(v) => v.validate(token, now_ms),
+            Validator::Jwt(v) => v.validate(token, now_ms),
+            Validator::Unavailable(why) => Err(why.clone()),
+        }
+    }
+
+    /// The RFC 7628 error a refused client reads; the unsecured validator names its required
+    /// scopes, Kafka's validating handler only the status.
+    fn error_json(&self) -> String {
+        match self {
+            Validator::Unsecured(v) if !v.required_scopes.is_empty() => format!(
+                r#"{{"status":"invalid_token","scope":"{}"}}"#,
+                v.required_scopes.join(" ")
+            ),
+            _ => r#"{"status":"invalid_token"}"#.to_string(),
+        }
+    }
+}
+
 /// The server side of one OAUTHBEARER exchange.
 #[derive(Default)]
 pub struct OAuthBearerServer {
-    /// The error JSON sent as a challenge, awaiting the client's `%x01`.
-    error_sent: Option<String>,
+    /// The error JSON sent as a challenge and why the token was refused, awaiting the
+    /// client's `%x01`.
+    error_sent: Option<(String, String)>,
 }
 
 pub enum Step {
@@ -157,12 +193,14 @@ impl OAuthBearerServer {
     pub fn step(
         &mut self,
         message: &[u8],
-        validator: &UnsecuredValidator,
+        validator: &Validator,
         now_ms: i64,
         claimed_user: &mut Option<String>,
         reason: &mut Option<String>,
     ) -> Result<Step, AuthError> {
-        if let Some(error) = self.error_sent.take() {
+        if let Some((error, why)) = self.error_sent.take() {
+            // The failure is logged once, now, with the reason the token was refused.
+            *reason = Some(why);
             if message == [1u8] {
                 return Err(AuthError::Explicit(error));
             }
@@ -186,16 +224,8 @@ impl OAuthBearerServer {
                 Ok(Step::Complete(valid))
             }
             Err(why) => {
-                *reason = Some(why);
-                let json = if validator.required_scopes.is_empty() {
-                    r#"{"status":"invalid_token"}"#.to_string()
-                } else {
-                    format!(
-                        r#"{{"status":"invalid_token","scope":"{}"}}"#,
-                        validator.required_scopes.join(" ")
-                    )
-                };
-                self.error_sent = Some(json.clone());
+                let json = validator.error_json();
+                self.error_sent = Some((json.clone(), why));
                 Ok(Step::Challenge(json.into_bytes()))
             }
         }
@@ -273,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_refused_token_gets_an_error_challenge_then_fails() {
-        let v = validator();
+        let v = Validator::Unsecured(validator());
         let now = 1_700_000_000_000;
         let mut s = OAuthBearerServer::default();
         let bad = unsecured_token(r#"{"sub":"alice","exp":1}"#);

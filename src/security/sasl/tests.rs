@@ -24,6 +24,7 @@ fn config(reauth_ms: i64) -> Arc<ListenerSaslConfig> {
         mechanisms,
         jaas,
         max_receive_size: 524288,
+        oauth: None,
     })
 }
 
@@ -252,6 +253,49 @@ fn oauthbearer_lifetime_follows_the_token() {
     assert_eq!(r.error_code, 0);
     assert_eq!(r.session_lifetime_ms, 60_000);
     assert_eq!(principal, Some(KafkaPrincipal::user("dave")));
+}
+
+#[test]
+fn a_validating_listener_refuses_unsigned_tokens_and_accepts_signed_ones() {
+    use super::jwt_tests::{good_claims, settings, write_jwks, Signer, NOW_MS};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jwks.json");
+    let signer = Signer::rsa("k1");
+    write_jwks(&path, &[&signer]);
+    let mut cfg = (*config(0)).clone();
+    cfg.oauth = Some(settings(&path));
+    let cfg = Arc::new(cfg);
+    // The unsecured token the default validator takes is refused: the error challenge, then
+    // SASL_AUTHENTICATION_FAILED with Kafka's status JSON, and the connection closed.
+    let mut s = SaslSession::new(cfg.clone(), peer());
+    handshake_ok(&mut s, OAUTHBEARER);
+    let unsigned = oauthbearer::unsecured_token(&good_claims().to_string());
+    let msg = format!("n,,\u{1}auth=Bearer {unsigned}\u{1}\u{1}");
+    let (r, principal, close) =
+        auth_response(s.on_frame(&authenticate(msg.as_bytes(), 2), NOW_MS, &no_scram));
+    assert_eq!(
+        (r.error_code, &r.auth_bytes[..]),
+        (0, &br#"{"status":"invalid_token"}"#[..])
+    );
+    assert!(principal.is_none() && close.is_none());
+    let (r, principal, close) =
+        auth_response(s.on_frame(&authenticate(&[1], 2), NOW_MS, &no_scram));
+    assert_eq!(r.error_code, ErrorCode::SASL_AUTHENTICATION_FAILED.code());
+    assert_eq!(
+        r.error_message.as_deref(),
+        Some(r#"{"status":"invalid_token"}"#)
+    );
+    assert!(principal.is_none() && close.is_some());
+    // A signed token: the subject is the principal, the session ends with the token.
+    let mut s = SaslSession::new(cfg, peer());
+    handshake_ok(&mut s, OAUTHBEARER);
+    let token = signer.sign("RS256", &good_claims());
+    let msg = format!("n,,\u{1}auth=Bearer {token}\u{1}\u{1}");
+    let (r, principal, _) =
+        auth_response(s.on_frame(&authenticate(msg.as_bytes(), 2), NOW_MS, &no_scram));
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.session_lifetime_ms, 3_600_000);
+    assert_eq!(principal, Some(KafkaPrincipal::user("svc-orders")));
 }
 
 #[test]
