@@ -3,7 +3,11 @@
 # user and default quotas (AlterClientQuotas / DescribeClientQuotas), a confluent-kafka
 # producer limited to 1 MB/s by a client-id quota is held within 10 % of it over 20 s, and a
 # consumer limited the same way stays below it; both see throttle_time_ms in responses
-# (librdkafka's throttle callback).
+# (librdkafka's throttle callback). controller_mutation_rate (KIP-599), set with kafka-configs:
+# kafka-topics (CreateTopics v7, a strict quota) meets THROTTLING_QUOTA_EXCEEDED, which
+# Java's admin client retries after the throttle time it was given, so the topic is created
+# late; confluent-kafka's admin (CreateTopics v4, a permissive quota) gets its topics and a
+# throttle. request_percentage on Metadata: librdkafka sees the throttle.
 # shellcheck source=../../lib/harness.sh
 source "$(dirname "$0")/../../lib/harness.sh"
 # shellcheck source=../lib.sh
@@ -134,10 +138,84 @@ PYEOF
   check_rate "$out" 0.25 1.10
 }
 
+# controller_mutation_rate=2 with the default controller.quota.window.num (11) and size (1 s):
+# a bucket of 22 tokens refilled at 2 a second.
+quotas_mutation_rate_kafka_topics() {
+  local c="mut-$RUN_ID" t1 t2 cfg start took
+  t1=$(topic mutation-big); t2=$(topic mutation-late)
+  cfg="$OUT/mutation-$RUN_ID.properties"
+  echo "client.id=$c" >"$cfg"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "controller_mutation_rate=2"
+  # 30 partitions: accepted while the bucket is not empty (22 - 30 = -8 tokens left).
+  kafka_topics --command-config "$cfg" --create --topic "$t1" --partitions 30 \
+    --replication-factor 1 || fail "the first topic was refused"
+  # The next is refused (strict) with a throttle of 8 / 2 = 4 s; the Java admin client retries
+  # it after that throttle (retryOnQuotaViolation is on by default) and reports success.
+  start=$(date +%s%N)
+  out=$(kafka_topics --command-config "$cfg" --create --topic "$t2" --partitions 1 \
+    --replication-factor 1 2>&1) || { echo "$out"; fail "the throttled topic was never created"; }
+  took=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "$out"
+  echo "second CreateTopics answered after $took ms (JVM start-up included)"
+  [ "$took" -ge 3000 ] || fail "created after $took ms: the quota did not hold it back"
+  grep -q "Created topic $t2" <<<"$out" || fail "kafka-topics did not report the topic"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --delete-config controller_mutation_rate
+}
+
+quotas_mutation_rate_librdkafka() {
+  local c="mutrd-$RUN_ID"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "controller_mutation_rate=2"
+  "$PY" - "$BOOTSTRAP" "$c" "$(topic mutation-rd)" <<'PYEOF' || fail "confluent-kafka admin"
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+throttles = []
+a = AdminClient({"bootstrap.servers": sys.argv[1], "client.id": sys.argv[2],
+                 "throttle_cb": lambda e: throttles.append(e.throttle_time)})
+# librdkafka sends CreateTopics v4: a permissive quota creates all 30 partitions (-8 tokens)
+# and answers with a throttle of about 4 s.
+fs = a.create_topics([NewTopic(f"{sys.argv[3]}-{i}", 10, 1) for i in range(3)],
+                     operation_timeout=10)
+for t, f in fs.items():
+    f.result()
+    print("created", t)
+a.poll(1)
+print("throttle events (s):", throttles)
+assert throttles and max(throttles) >= 3.0, "no throttle of about 4 s"
+PYEOF
+}
+
+quotas_request_percentage_metadata() {
+  local c="req-$RUN_ID"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "request_percentage=0.01"
+  "$PY" - "$BOOTSTRAP" "$c" <<'PYEOF' || fail "confluent-kafka metadata loop"
+import sys, time
+from confluent_kafka.admin import AdminClient
+throttles = []
+a = AdminClient({"bootstrap.servers": sys.argv[1], "client.id": sys.argv[2],
+                 "throttle_cb": lambda e: throttles.append(e.throttle_time)})
+deadline = time.time() + 20
+n = 0
+while not throttles and time.time() < deadline:
+    a.list_topics(timeout=10)
+    a.poll(0)
+    n += 1
+print(f"{n} Metadata requests; throttle events (s): {throttles[:5]}")
+assert throttles, "no Metadata response carried throttle_time_ms"
+PYEOF
+  kafka_configs --alter --entity-type clients --entity-name "$c" --delete-config request_percentage
+}
+
 case_run security quotas.kafka_configs.clients quotas_clients
 case_run security quotas.kafka_configs.defaults quotas_defaults
 case_run security quotas.kafka_configs.users quotas_users
 case_run security quotas.kafka_configs.invalid quotas_invalid
 case_run security quotas.producer_held_to_1mb quotas_producer_held_to_1mb
 case_run security quotas.consumer_held_to_1mb quotas_consumer_held_to_1mb
+case_run security quotas.mutation_rate.kafka_topics quotas_mutation_rate_kafka_topics
+case_run security quotas.mutation_rate.librdkafka quotas_mutation_rate_librdkafka
+case_run security quotas.request_percentage.metadata quotas_request_percentage_metadata
 case_summary
