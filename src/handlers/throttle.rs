@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use super::{Broker, ConnectionContext, ResponseFuture};
+use crate::config::SecurityProtocol;
 use crate::controller::client_quotas::{ClientQuotas, REQUEST_PERCENTAGE};
 use crate::controller::MetadataImage;
 use crate::protocol::codec::{Decode, Encode};
@@ -95,6 +96,17 @@ pub const REQUEST_QUOTA_EXEMPT_APIS: &[i16] = &[
     73, // AssignReplicasToDirs
 ];
 
+/// An ApiVersions request on a SASL listener before the client has authenticated: Kafka's
+/// authenticator answers it, outside the request handlers and their quota.
+fn before_sasl(header: &RequestHeader, conn: &ConnectionContext) -> bool {
+    header.api_key == ApiVersionsResponse::API_KEY
+        && matches!(
+            conn.security_protocol,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        )
+        && conn.principal().is_anonymous()
+}
+
 /// Whether a connection's requests count against client quotas. Only client (broker)
 /// listeners: requests on controller listeners are other nodes' forwarded and own RPCs (Kafka
 /// counts a forwarded request's principal from its envelope and does not throttle it; Strata
@@ -125,7 +137,7 @@ impl RequestQuota {
         header: &RequestHeader,
         conn: &Arc<ConnectionContext>,
     ) -> Option<RequestQuota> {
-        if REQUEST_QUOTA_EXEMPT_APIS.contains(&header.api_key) {
+        if REQUEST_QUOTA_EXEMPT_APIS.contains(&header.api_key) || before_sasl(header, conn) {
             return None;
         }
         if !quota_image(broker).client_quotas.sets(REQUEST_PERCENTAGE)
