@@ -86,16 +86,16 @@ fn refuse_internal(request: &mut CreatePartitionsRequest) -> Vec<CreatePartition
 const STRICT_SINCE_VERSION: i16 = 3;
 
 /// Charges the partitions each topic would gain to the client's controller mutation quota,
-/// in request order, as Kafka's controller does (an unknown topic, a count that does not
-/// grow, a topic named twice or a validate-only request costs nothing); with a strict quota
-/// the topics that do not fit are taken out and answered THROTTLING_QUOTA_EXCEEDED.
+/// in request order, as Kafka's controller does, validate-only requests included (an unknown
+/// topic, a count that does not grow or a topic named twice costs nothing); with a strict
+/// quota the topics that do not fit are taken out and answered THROTTLING_QUOTA_EXCEEDED.
 fn apply_mutation_quota(
     broker: &Broker,
     quota: &mut MutationQuota,
     request: &mut CreatePartitionsRequest,
 ) -> Vec<CreatePartitionsTopicResult> {
     let mut throttled = Vec::new();
-    if !quota.is_bounded() || request.validate_only {
+    if !quota.is_bounded() {
         return throttled;
     }
     let image = broker.cluster.image();

@@ -22,16 +22,17 @@ use crate::protocol::messages::create_topics_response::*;
 const STRICT_SINCE_VERSION: i16 = 6;
 
 /// Charges each topic's partitions to the client's controller mutation quota, in request
-/// order, as Kafka's controller does for the topics it would create: a topic that exists
-/// already, is named twice, or is only validated costs nothing. With a strict quota the
-/// topics that do not fit are taken out of the request and answered THROTTLING_QUOTA_EXCEEDED.
+/// order, as Kafka's controller does for the topics it would create (validate-only ones too:
+/// its controller charges them before it drops their records): a topic that exists already
+/// or is named twice costs nothing. With a strict quota the topics that do not fit are taken
+/// out of the request and answered THROTTLING_QUOTA_EXCEEDED.
 fn apply_mutation_quota(
     broker: &Broker,
     quota: &mut MutationQuota,
     request: &mut CreateTopicsRequest,
 ) -> Vec<CreatableTopicResult> {
     let mut throttled = Vec::new();
-    if !quota.is_bounded() || request.validate_only {
+    if !quota.is_bounded() {
         return throttled;
     }
     let image = broker.cluster.image();
