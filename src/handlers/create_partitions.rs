@@ -112,10 +112,10 @@ fn apply_mutation_quota(
         if named[&t.name] > 1 || added <= 0 {
             return true;
         }
-        if quota.record(added as f64, now_ms).is_ok() {
+        let Err(refused) = quota.record(added as f64, now_ms) else {
             return true;
-        }
-        let code = ErrorCode::THROTTLING_QUOTA_EXCEEDED;
+        };
+        let code = ErrorCode::from(&refused);
         throttled.push(CreatePartitionsTopicResult {
             name: t.name.clone(),
             error_code: code.code(),

@@ -54,8 +54,8 @@ fn apply_mutation_quota(
         };
         match quota.record(partitions.max(0) as f64, now_ms) {
             Ok(()) => true,
-            Err(_) => {
-                let code = ErrorCode::THROTTLING_QUOTA_EXCEEDED;
+            Err(refused) => {
+                let code = ErrorCode::from(&refused);
                 throttled.push(CreatableTopicResult {
                     name: t.name.clone(),
                     error_code: code.code(),

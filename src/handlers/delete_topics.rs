@@ -202,7 +202,6 @@ fn apply_mutation_quota(
     }
     let image = broker.cluster.image();
     let now_ms = broker.now_ms();
-    let code = ErrorCode::THROTTLING_QUOTA_EXCEEDED;
     let mut admit = |name: Option<&str>, id: Uuid| -> bool {
         let topic = match name {
             Some(n) => image.topics.get(n),
@@ -211,9 +210,10 @@ fn apply_mutation_quota(
         let Some(topic) = topic else {
             return true;
         };
-        if quota.record(topic.partitions.len() as f64, now_ms).is_ok() {
+        let Err(refused) = quota.record(topic.partitions.len() as f64, now_ms) else {
             return true;
-        }
+        };
+        let code = ErrorCode::from(&refused);
         throttled.push(DeletableTopicResult {
             name: name.map(str::to_string),
             topic_id: id,
