@@ -843,6 +843,69 @@ const NOT_IN_KAFKA_PROTOCOL: &[&str] = &[
 ];
 
 /// Emits the per-API lookups and the test-only visitors for one folder of specs.
+/// The width of a field that always takes the same number of bytes; None for variable ones.
+fn fixed_width(ty: &Ty) -> Option<usize> {
+    match ty {
+        Ty::Bool | Ty::I8 => Some(1),
+        Ty::I16 | Ty::U16 => Some(2),
+        Ty::I32 => Some(4),
+        Ty::I64 | Ty::F64 => Some(8),
+        Ty::Uuid => Some(16),
+        _ => None,
+    }
+}
+
+/// Emits `response_throttle_time_offset`: where a response body holds its top-level
+/// `throttle_time_ms`, for the versions that have one and where only fixed-width fields come
+/// before it (so the quota code can set it in an encoded response without knowing its type).
+fn emit_throttle_offsets(out: &mut String, specs: &[(String, Spec)]) {
+    let _ = writeln!(
+        out,
+        "/// The byte offset of `throttle_time_ms` in the body of response `api_key` at `version`,\n/// when the version has the field and only fixed-width fields precede it."
+    );
+    let _ = writeln!(
+        out,
+        "pub fn response_throttle_time_offset(api_key: i16, version: i16) -> Option<usize> {{\n    match api_key {{"
+    );
+    for (_, spec) in specs.iter().filter(|(_, s)| s.kind == "response") {
+        let Some(k) = spec.api_key else { continue };
+        if spec.versions.is_empty() {
+            continue;
+        }
+        let mut arms: Vec<(i16, i16, usize)> = Vec::new();
+        for v in spec.versions.min..=spec.versions.max {
+            let mut offset = Some(0usize);
+            let mut found = None;
+            for f in &spec.fields {
+                let present = f.tag.is_none() && f.versions.min <= v && v <= f.versions.max;
+                if !present {
+                    continue;
+                }
+                if f.name == "throttle_time_ms" {
+                    found = offset;
+                    break;
+                }
+                offset = offset.and_then(|o| fixed_width(&f.ty).map(|w| o + w));
+            }
+            if let Some(o) = found {
+                match arms.last_mut() {
+                    Some(last) if last.1 + 1 == v && last.2 == o => last.1 = v,
+                    _ => arms.push((v, v, o)),
+                }
+            }
+        }
+        if arms.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "        {k} => match version {{");
+        for (a, b, o) in arms {
+            let _ = writeln!(out, "            {a}..={b} => Some({o}),");
+        }
+        let _ = writeln!(out, "            _ => None,\n        }},");
+    }
+    let _ = writeln!(out, "        _ => None,\n    }}\n}}\n");
+}
+
 fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
     if sub == "messages" {
         for kind in ["request", "response"] {
@@ -865,6 +928,7 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
             }
             let _ = writeln!(out, "        _ => None,\n    }}\n}}\n");
         }
+        emit_throttle_offsets(out, specs);
         let _ = writeln!(
             out,
             "/// Decodes the body of request `api_key` at `version` and drops it, requiring that it\n/// consumes `buf` exactly. Used by the robustness tests and the fuzz target; the broker's\n/// dispatch decodes into the typed messages directly."

@@ -231,6 +231,7 @@ use crate::protocol::records::batch::BatchError;
 use crate::protocol::records::RecordError;
 use crate::replica::producer_state::ProducerStateError;
 use crate::replica::{AlterPartitionError, PartitionError};
+use crate::security::quotas::QuotaExceeded;
 use crate::storage::StorageError;
 
 impl From<&StorageError> for ErrorCode {
@@ -430,6 +431,13 @@ impl From<&ConfigError> for ErrorCode {
     /// What AlterConfigs / CreateTopics answer for a config Strata refuses.
     fn from(_: &ConfigError) -> ErrorCode {
         ErrorCode::INVALID_CONFIG
+    }
+}
+
+impl From<&QuotaExceeded> for ErrorCode {
+    /// A strict controller mutation quota refused a topic (KIP-599).
+    fn from(_: &QuotaExceeded) -> ErrorCode {
+        ErrorCode::THROTTLING_QUOTA_EXCEEDED
     }
 }
 
@@ -735,5 +743,9 @@ mod code_tests {
         }
         let config = ConfigError::UnknownConfig { key: "k".into() };
         assert_eq!(config.error_code(), E::INVALID_CONFIG);
+        let quota = QuotaExceeded {
+            throttle_time_ms: 1,
+        };
+        assert_eq!(E::from(&quota), E::THROTTLING_QUOTA_EXCEEDED);
     }
 }

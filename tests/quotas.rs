@@ -458,3 +458,287 @@ async fn a_quota_altered_on_one_broker_reaches_every_broker() {
         }
     }
 }
+
+// ---- controller_mutation_rate (KIP-599) ----
+
+/// CreateTopics at `version` for topics of `(name, partitions)`; each topic's (name, code)
+/// in the order answered, and the response's throttle.
+async fn create_topics(
+    c: &mut Client,
+    version: i16,
+    topics: &[(&str, i32)],
+) -> (Vec<(String, i16)>, i32) {
+    use strata::protocol::messages::create_topics_request::*;
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        version,
+        CreateTopicsRequest {
+            topics: topics
+                .iter()
+                .map(|(name, partitions)| CreatableTopic {
+                    name: name.to_string(),
+                    num_partitions: *partitions,
+                    replication_factor: 1,
+                    ..Default::default()
+                })
+                .collect(),
+            timeout_ms: 10_000,
+            ..Default::default()
+        }
+    );
+    let mut codes: Vec<(String, i16)> = r
+        .topics
+        .into_iter()
+        .map(|t| (t.name, t.error_code))
+        .collect();
+    codes.sort();
+    (codes, r.throttle_time_ms)
+}
+
+async fn set_client_quota(c: &mut Client, key: &str, value: f64) {
+    let r = alter(
+        c,
+        vec![entry(
+            &[("client-id", Some(CLIENT_ID))],
+            &[(key, Some(value))],
+        )],
+        false,
+    )
+    .await;
+    assert_eq!(r.entries[0].error_code, 0);
+}
+
+const THROTTLING_QUOTA_EXCEEDED: i16 = 89;
+
+/// With `controller.quota.window.num=1` the bucket of a 10/s quota holds 10 tokens, so the
+/// figures are easy to follow; Kafka's formula for the throttle is -tokens / rate.
+const ONE_WINDOW: &[(&str, &str)] = &[("controller.quota.window.num", "1")];
+
+#[tokio::test]
+async fn a_strict_mutation_quota_refuses_the_topics_that_do_not_fit_with_kafkas_throttle() {
+    let b = TestBroker::start(ONE_WINDOW).await;
+    let mut c = b.client().await;
+    set_client_quota(&mut c, "controller_mutation_rate", 10.0).await;
+    // 30 partitions in one CreateTopics v7 (strict). t1 takes the 10 tokens; t2 is accepted
+    // because the bucket is not yet empty (KIP-599: a strict quota refuses only once it is)
+    // and leaves -10; t3 is refused. Throttle: 10 tokens / 10 per s = 1000 ms, less the time
+    // the request took after t3 was refused.
+    let (codes, throttle) = create_topics(&mut c, 7, &[("t1", 10), ("t2", 10), ("t3", 10)]).await;
+    assert_eq!(
+        codes,
+        vec![
+            (s("t1"), 0),
+            (s("t2"), 0),
+            (s("t3"), THROTTLING_QUOTA_EXCEEDED)
+        ]
+    );
+    assert!(
+        (800..=1000).contains(&throttle),
+        "throttle {throttle}, expected just under 1000"
+    );
+    // Another connection of the same client is not muted, but meets the same empty bucket:
+    // CreatePartitions v3 and DeleteTopics v5 are strict too.
+    let mut other = b.client().await;
+    {
+        use strata::protocol::messages::create_partitions_request::*;
+        let r = api_call!(
+            other,
+            create_partitions_request::CreatePartitionsRequest,
+            create_partitions_response::CreatePartitionsResponse,
+            3,
+            CreatePartitionsRequest {
+                topics: vec![CreatePartitionsTopic {
+                    name: "t1".into(),
+                    count: 12,
+                    ..Default::default()
+                }],
+                timeout_ms: 10_000,
+                ..Default::default()
+            }
+        );
+        assert_eq!(r.results[0].error_code, THROTTLING_QUOTA_EXCEEDED);
+        assert!(
+            (600..=1000).contains(&r.throttle_time_ms),
+            "throttle {}",
+            r.throttle_time_ms
+        );
+    }
+    // That refusal muted `other` for its throttle, long enough for the bucket to refill:
+    // DeleteTopics goes on a third connection.
+    let mut third = b.client().await;
+    let r = delete_topic(&mut third, "t2").await;
+    assert_eq!(r.responses[0].error_code, THROTTLING_QUOTA_EXCEEDED);
+    assert!(r.throttle_time_ms > 0);
+    // The first connection was muted for its throttle.
+    let held = api_versions_takes(&mut c).await;
+    assert!(
+        held >= Duration::from_millis(500),
+        "the throttled connection answered after {held:?}"
+    );
+    // Once the bucket has refilled past zero the same deletion goes through, unthrottled
+    // (it leaves the bucket below zero, which a strict quota does not throttle).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let r = delete_topic(&mut third, "t2").await;
+    assert_eq!(r.responses[0].error_code, 0);
+    assert_eq!(r.throttle_time_ms, 0);
+}
+
+#[tokio::test]
+async fn a_permissive_mutation_quota_accepts_everything_and_throttles() {
+    let b = TestBroker::start(ONE_WINDOW).await;
+    let mut c = b.client().await;
+    set_client_quota(&mut c, "controller_mutation_rate", 10.0).await;
+    // CreateTopics v5 cannot answer THROTTLING_QUOTA_EXCEEDED: all 30 partitions are
+    // created and the bucket is left at -20, a 2000 ms throttle.
+    let (codes, throttle) = create_topics(&mut c, 5, &[("p1", 10), ("p2", 10), ("p3", 10)]).await;
+    assert_eq!(codes, vec![(s("p1"), 0), (s("p2"), 0), (s("p3"), 0)]);
+    assert!(
+        (1800..=2000).contains(&throttle),
+        "throttle {throttle}, expected just under 2000"
+    );
+    // A client without a quota is not counted.
+    let mut free = b.client().await;
+    free.set_client_id("free");
+    let r = {
+        use strata::protocol::messages::create_topics_request::*;
+        api_call!(
+            free,
+            create_topics_request::CreateTopicsRequest,
+            create_topics_response::CreateTopicsResponse,
+            7,
+            CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: "f1".into(),
+                    num_partitions: 50,
+                    replication_factor: 1,
+                    ..Default::default()
+                }],
+                timeout_ms: 10_000,
+                ..Default::default()
+            }
+        )
+    };
+    assert_eq!(r.topics[0].error_code, 0);
+    assert_eq!(r.throttle_time_ms, 0);
+}
+
+/// DeleteTopics v5 (strict) of `name`.
+async fn delete_topic(
+    c: &mut Client,
+    name: &str,
+) -> strata::protocol::messages::delete_topics_response::DeleteTopicsResponse {
+    use strata::protocol::messages::delete_topics_request::*;
+    api_call!(
+        c,
+        delete_topics_request::DeleteTopicsRequest,
+        delete_topics_response::DeleteTopicsResponse,
+        5,
+        DeleteTopicsRequest {
+            topic_names: vec![name.into()],
+            timeout_ms: 10_000,
+            ..Default::default()
+        }
+    )
+}
+
+// ---- request_percentage on every API (KIP-124) ----
+
+/// Metadata v12 for no topics; its throttle.
+async fn metadata_throttle(c: &mut Client) -> i32 {
+    use strata::protocol::messages::metadata_request::*;
+    let r = api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        MetadataRequest {
+            topics: Some(vec![]),
+            ..Default::default()
+        }
+    );
+    r.throttle_time_ms
+}
+
+#[tokio::test]
+async fn a_client_over_its_request_percentage_gets_throttled_metadata() {
+    // Two windows of 1 s: the rate is measured over at least 1 s, so 1 % is 10 ms of work.
+    let b = TestBroker::start(&[("quota.window.num", "2")]).await;
+    let mut c = b.client().await;
+    assert_eq!(metadata_throttle(&mut c).await, 0);
+    set_client_quota(&mut c, "request_percentage", 1.0).await;
+    let started = Instant::now();
+    let mut throttle = 0;
+    let mut sent = 0;
+    while throttle == 0 && started.elapsed() < Duration::from_secs(20) {
+        throttle = metadata_throttle(&mut c).await;
+        sent += 1;
+    }
+    assert!(throttle > 0, "no throttle after {sent} Metadata requests");
+    // Kafka caps a request-time throttle at one window.
+    assert!(throttle <= 1000, "throttle {throttle}");
+}
+
+#[tokio::test]
+async fn exempt_apis_are_never_throttled_by_the_request_quota() {
+    use strata::protocol::messages::sasl_handshake_request::SaslHandshakeRequest;
+    use strata::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest;
+    let b = TestBroker::start(&[("quota.window.num", "2")]).await;
+    let mut c = b.client().await;
+    // So small that any request's work is far over it: every counted request earns the
+    // longest request throttle, one window.
+    set_client_quota(&mut c, "request_percentage", 0.000_001).await;
+    assert_eq!(metadata_throttle(&mut c).await, 1000);
+    // The same client on a new connection: SASL and the cluster actions are not counted, so
+    // nothing mutes it, however many it sends.
+    let mut other = b.client().await;
+    let started = Instant::now();
+    for _ in 0..20 {
+        let r = api_call!(
+            other,
+            sasl_handshake_request::SaslHandshakeRequest,
+            sasl_handshake_response::SaslHandshakeResponse,
+            1,
+            SaslHandshakeRequest {
+                mechanism: "PLAIN".into(),
+                ..Default::default()
+            }
+        );
+        assert_ne!(r.error_code, 0, "no SASL on a PLAINTEXT listener");
+        let r = api_call!(
+            other,
+            write_txn_markers_request::WriteTxnMarkersRequest,
+            write_txn_markers_response::WriteTxnMarkersResponse,
+            1,
+            WriteTxnMarkersRequest::default()
+        );
+        assert!(r.markers.is_empty());
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "exempt requests were held: {:?}",
+        started.elapsed()
+    );
+    // A counted API on that connection is throttled: the client is over its quota.
+    assert_eq!(metadata_throttle(&mut other).await, 1000);
+    // ApiVersions is counted, as in Kafka (only its use before SASL authentication is not),
+    // and carries the throttle although its field comes after the API list.
+    let mut third = b.client().await;
+    let r = {
+        use strata::protocol::messages::api_versions_request::ApiVersionsRequest;
+        api_call!(
+            third,
+            api_versions_request::ApiVersionsRequest,
+            api_versions_response::ApiVersionsResponse,
+            3,
+            ApiVersionsRequest {
+                client_software_name: "strata-test".into(),
+                client_software_version: "1.0".into(),
+                ..Default::default()
+            }
+        )
+    };
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.throttle_time_ms, 1000);
+}

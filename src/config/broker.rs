@@ -138,6 +138,11 @@ pub struct BrokerConfig {
     pub quota_window_num: i32,
     /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
     pub quota_window_size_seconds: i32,
+    /// The controller mutation quota's sample windows (Kafka's `controller.quota.window.num`):
+    /// with the window size and the rate, they set the token bucket's burst (KIP-599).
+    pub controller_quota_window_num: i32,
+    /// Kafka's `controller.quota.window.size.seconds`.
+    pub controller_quota_window_size_seconds: i32,
     /// Listener name (upper-cased) to its security protocol, with Kafka's KRaft defaults.
     pub listener_security_protocol_map: BTreeMap<String, SecurityProtocol>,
     /// `listener.name.<listener>.ssl.*`: listener name (upper-cased) to `ssl.*` key to value;
@@ -604,6 +609,8 @@ impl BrokerConfig {
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
             quota_window_num: p.int("quota.window.num")?,
             quota_window_size_seconds: p.int("quota.window.size.seconds")?,
+            controller_quota_window_num: p.int("controller.quota.window.num")?,
+            controller_quota_window_size_seconds: p.int("controller.quota.window.size.seconds")?,
             listener_security_protocol_map,
             listener_ssl_configs,
             inter_broker_listener_name,

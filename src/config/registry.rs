@@ -305,6 +305,8 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("strata.max.inflight.requests.per.connection", I, Some("16"), AtLeast(1), false),
     def("quota.window.num", I, Some("11"), AtLeast(1), false),
     def("quota.window.size.seconds", I, Some("1"), AtLeast(1), false),
+    def("controller.quota.window.num", I, Some("11"), AtLeast(1), false),
+    def("controller.quota.window.size.seconds", I, Some("1"), AtLeast(1), false),
     def("log.segment.bytes", I, Some("1073741824"), AtLeast(14), true),
     def("log.roll.ms", G, None, AtLeast(1), true),
     def("log.roll.hours", I, Some("168"), AtLeast(1), true),

@@ -125,6 +125,11 @@ impl ClientQuotas {
         self.entities.is_empty()
     }
 
+    /// Whether any entity sets `key` (a client quota of that type can apply to someone).
+    pub fn sets(&self, key: &str) -> bool {
+        self.entities.values().any(|v| v.contains_key(key))
+    }
+
     /// DescribeClientQuotas over this image: each filter component is (entity type, match
     /// type, match); entities matching all components, and with `strict` no other type.
     pub fn describe(

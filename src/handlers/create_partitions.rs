@@ -3,8 +3,10 @@
 //! places the new partitions ([`on_controller`]); brokers forward. Internal topics are
 //! refused on both sides (see [`super::internal_topics`]).
 use super::authz::Authz;
+use super::throttle;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
+use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
@@ -79,6 +81,52 @@ fn refuse_internal(request: &mut CreatePartitionsRequest) -> Vec<CreatePartition
     refused
 }
 
+/// CreatePartitions answers THROTTLING_QUOTA_EXCEEDED from this version; older ones are
+/// throttled only (KIP-599).
+const STRICT_SINCE_VERSION: i16 = 3;
+
+/// Charges the partitions each topic would gain to the client's controller mutation quota,
+/// in request order, as Kafka's controller does, validate-only requests included (an unknown
+/// topic, a count that does not grow or a topic named twice costs nothing); with a strict
+/// quota the topics that do not fit are taken out and answered THROTTLING_QUOTA_EXCEEDED.
+fn apply_mutation_quota(
+    broker: &Broker,
+    quota: &mut MutationQuota,
+    request: &mut CreatePartitionsRequest,
+) -> Vec<CreatePartitionsTopicResult> {
+    let mut throttled = Vec::new();
+    if !quota.is_bounded() {
+        return throttled;
+    }
+    let image = broker.cluster.image();
+    let mut named: std::collections::HashMap<String, usize> = Default::default();
+    for t in &request.topics {
+        *named.entry(t.name.clone()).or_default() += 1;
+    }
+    let now_ms = broker.now_ms();
+    request.topics.retain(|t| {
+        let Some(topic) = image.topics.get(&t.name) else {
+            return true;
+        };
+        let added = t.count as i64 - topic.partitions.len() as i64;
+        if named[&t.name] > 1 || added <= 0 {
+            return true;
+        }
+        let Err(refused) = quota.record(added as f64, now_ms) else {
+            return true;
+        };
+        let code = ErrorCode::from(&refused);
+        throttled.push(CreatePartitionsTopicResult {
+            name: t.name.clone(),
+            error_code: code.code(),
+            error_message: Some(code.message()),
+            ..Default::default()
+        });
+        false
+    });
+    throttled
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -104,8 +152,11 @@ pub async fn start(
         }
         allowed
     });
+    let mut quota = throttle::mutation_quota(&broker, &header, &conn, STRICT_SINCE_VERSION);
+    refused.extend(apply_mutation_quota(&broker, &mut quota, &mut request));
     if !refused.is_empty() && request.topics.is_empty() {
         let response = CreatePartitionsResponse {
+            throttle_time_ms: throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]),
             results: refused,
             ..Default::default()
         };
@@ -166,6 +217,8 @@ pub async fn start(
                 .await;
             let mut response = response;
             response.results.extend(refused);
+            response.throttle_time_ms =
+                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
             Some(response)
         });
     }

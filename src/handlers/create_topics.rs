@@ -4,9 +4,11 @@
 //! commits the topic ([`crate::cluster::create_topics::on_controller`]); other brokers
 //! forward the request.
 use super::authz::Authz;
+use super::throttle;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use crate::error::ErrorCode;
+use crate::security::quotas::MutationQuota;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -14,6 +16,60 @@ use super::{later, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::create_topics_request::CreateTopicsRequest;
 use crate::protocol::messages::create_topics_response::*;
+
+/// CreateTopics answers THROTTLING_QUOTA_EXCEEDED from this version; older ones are
+/// throttled only (KIP-599).
+const STRICT_SINCE_VERSION: i16 = 6;
+
+/// Charges each topic's partitions to the client's controller mutation quota, in request
+/// order, as Kafka's controller does for the topics it would create (validate-only ones too:
+/// its controller charges them before it drops their records): a topic that exists already
+/// or is named twice costs nothing. With a strict quota the topics that do not fit are taken
+/// out of the request and answered THROTTLING_QUOTA_EXCEEDED.
+fn apply_mutation_quota(
+    broker: &Broker,
+    quota: &mut MutationQuota,
+    request: &mut CreateTopicsRequest,
+) -> Vec<CreatableTopicResult> {
+    let mut throttled = Vec::new();
+    if !quota.is_bounded() {
+        return throttled;
+    }
+    let image = broker.cluster.image();
+    let mut named: HashMap<String, usize> = HashMap::new();
+    for t in &request.topics {
+        *named.entry(t.name.clone()).or_default() += 1;
+    }
+    let now_ms = broker.now_ms();
+    request.topics.retain(|t| {
+        if named[&t.name] > 1 || image.topics.contains_key(&t.name) {
+            return true;
+        }
+        let partitions = if !t.assignments.is_empty() {
+            t.assignments.len() as i32
+        } else if t.num_partitions == -1 {
+            broker.config.num_partitions
+        } else {
+            t.num_partitions
+        };
+        match quota.record(partitions.max(0) as f64, now_ms) {
+            Ok(()) => true,
+            Err(refused) => {
+                let code = ErrorCode::from(&refused);
+                throttled.push(CreatableTopicResult {
+                    name: t.name.clone(),
+                    error_code: code.code(),
+                    error_message: Some(code.message()),
+                    num_partitions: -1,
+                    replication_factor: -1,
+                    ..Default::default()
+                });
+                false
+            }
+        }
+    });
+    throttled
+}
 
 /// The effective configs of a created topic (v5+ answers carry them).
 fn response_configs(
@@ -61,13 +117,16 @@ pub async fn start(
             }
             allowed
         });
-        if request.topics.is_empty() {
-            let response = CreateTopicsResponse {
-                topics: refused,
-                ..Default::default()
-            };
-            return super::ready(header, Some(response));
-        }
+    }
+    let mut quota = throttle::mutation_quota(&broker, &header, &conn, STRICT_SINCE_VERSION);
+    refused.extend(apply_mutation_quota(&broker, &mut quota, &mut request));
+    if request.topics.is_empty() {
+        let response = CreateTopicsResponse {
+            throttle_time_ms: throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]),
+            topics: refused,
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
     }
     // Kafka's controller returns a created topic's configs, partition count and replication
     // factor only to a caller that may DESCRIBE_CONFIGS the topic (not audited); others read
@@ -94,6 +153,8 @@ pub async fn start(
         return later(header, async move {
             let mut response = cluster.create_topics(version, request).await;
             response.topics.extend(refused);
+            response.throttle_time_ms =
+                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
             if version >= 5 {
                 for t in response.topics.iter_mut().filter(|t| t.error_code == 0) {
                     if describable.contains(&t.name) {

@@ -3,8 +3,10 @@
 //! active controller removes the topic ([`on_controller`]); brokers forward. Internal topics
 //! are refused on both sides (see [`super::internal_topics`]).
 use super::authz::Authz;
+use super::throttle;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
@@ -197,6 +199,54 @@ fn refuse_internal(
     refused
 }
 
+/// DeleteTopics answers THROTTLING_QUOTA_EXCEEDED from this version; older ones are
+/// throttled only (KIP-599).
+const STRICT_SINCE_VERSION: i16 = 5;
+
+/// Charges each existing topic's partitions to the client's controller mutation quota, in
+/// request order, as Kafka's controller does; with a strict quota the topics that do not fit
+/// are taken out of the request and answered THROTTLING_QUOTA_EXCEEDED.
+fn apply_mutation_quota(
+    broker: &Broker,
+    quota: &mut MutationQuota,
+    request: &mut DeleteTopicsRequest,
+) -> Vec<DeletableTopicResult> {
+    let mut throttled = Vec::new();
+    if !quota.is_bounded() {
+        return throttled;
+    }
+    let image = broker.cluster.image();
+    let now_ms = broker.now_ms();
+    let mut admit = |name: Option<&str>, id: Uuid| -> bool {
+        let topic = match name {
+            Some(n) => image.topics.get(n),
+            None => image.topic_by_id(id.as_bytes()),
+        };
+        let Some(topic) = topic else {
+            return true;
+        };
+        let Err(refused) = quota.record(topic.partitions.len() as f64, now_ms) else {
+            return true;
+        };
+        let code = ErrorCode::from(&refused);
+        throttled.push(DeletableTopicResult {
+            name: name.map(str::to_string),
+            topic_id: id,
+            error_code: code.code(),
+            error_message: Some(code.message()),
+            ..Default::default()
+        });
+        false
+    };
+    request
+        .topics
+        .retain(|t| admit(t.name.as_deref(), t.topic_id));
+    request
+        .topic_names
+        .retain(|n| admit(Some(n.as_str()), Uuid::ZERO));
+    throttled
+}
+
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -212,8 +262,11 @@ pub async fn start(
         &Authz::new(&broker, &conn),
         &mut request,
     ));
+    let mut quota = throttle::mutation_quota(&broker, &header, &conn, STRICT_SINCE_VERSION);
+    refused.extend(apply_mutation_quota(&broker, &mut quota, &mut request));
     if !refused.is_empty() && request.topics.is_empty() && request.topic_names.is_empty() {
         let response = DeleteTopicsResponse {
+            throttle_time_ms: throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]),
             responses: refused,
             ..Default::default()
         };
@@ -249,6 +302,8 @@ pub async fn start(
             cluster.wait_for_topics(&deleted, false).await;
             let mut response = response;
             response.responses.extend(refused);
+            response.throttle_time_ms =
+                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
             Some(response)
         });
     }

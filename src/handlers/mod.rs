@@ -112,7 +112,13 @@ macro_rules! api_table {
                     // The request now holds the only references to the frame, so Produce can
                     // assign offsets in the received bytes instead of copying them.
                     drop(body);
-                    Ok($module::start(broker, header, request, conn).await)
+                    // The request quota (KIP-124) measures the handler's own work.
+                    let quota = throttle::RequestQuota::start(&broker, &header, &conn);
+                    let response = $module::start(broker, header, request, conn).await;
+                    Ok(match quota {
+                        Some(q) => q.wrap(response),
+                        None => response,
+                    })
                 } )*
                 other => Err(DecodeError::UnknownApiKey(other)),
             }

@@ -323,6 +323,8 @@ pub async fn start(
         quotas: Arc::new(crate::security::quotas::QuotaManagers::new(
             config.quota_window_num,
             config.quota_window_size_seconds,
+            config.controller_quota_window_num,
+            config.controller_quota_window_size_seconds,
         )),
         config,
         cluster: cluster.clone(),

@@ -69,6 +69,7 @@ impl TestBroker {
 pub struct Client {
     pub stream: TcpStream,
     correlation_id: i32,
+    client_id: String,
 }
 
 impl Client {
@@ -82,7 +83,13 @@ impl Client {
         Client {
             stream,
             correlation_id: 0,
+            client_id: "strata-test".into(),
         }
+    }
+
+    /// Sends the following requests with another client id (quotas are per client id).
+    pub fn set_client_id(&mut self, client_id: &str) {
+        self.client_id = client_id.into();
     }
 
     /// Sends a request and returns the raw response body (after the header).
@@ -99,7 +106,7 @@ impl Client {
             api_key,
             api_version: version,
             correlation_id: self.correlation_id,
-            client_id: Some("strata-test".into()),
+            client_id: Some(self.client_id.clone()),
             unknown_tagged_fields: vec![],
         };
         let mut body = BytesMut::new();

@@ -3,7 +3,11 @@
 # user and default quotas (AlterClientQuotas / DescribeClientQuotas), a confluent-kafka
 # producer limited to 1 MB/s by a client-id quota is held within 10 % of it over 20 s, and a
 # consumer limited the same way stays below it; both see throttle_time_ms in responses
-# (librdkafka's throttle callback).
+# (librdkafka's throttle callback). controller_mutation_rate (KIP-599), set with kafka-configs:
+# kafka-topics (CreateTopics v7, a strict quota) meets THROTTLING_QUOTA_EXCEEDED and reports
+# it (the tool turns the admin client's retry off), while Java's admin client with its default
+# options retries after the throttle time it was given, so its topic is created late; confluent-kafka's admin (CreateTopics v4, a permissive quota) gets its topics and a
+# throttle. request_percentage on Metadata: librdkafka sees the throttle.
 # shellcheck source=../../lib/harness.sh
 source "$(dirname "$0")/../../lib/harness.sh"
 # shellcheck source=../lib.sh
@@ -134,10 +138,118 @@ PYEOF
   check_rate "$out" 0.25 1.10
 }
 
+# controller_mutation_rate=2 with the default controller.quota.window.num (11) and size (1 s):
+# a bucket of 22 tokens refilled at 2 a second.
+quotas_mutation_rate_kafka_topics() {
+  local c="mut-$RUN_ID" t1 t2 t3 cfg src start took
+  t1=$(topic mutation-big); t2=$(topic mutation-refused); t3=$(topic mutation-retried)
+  cfg="$OUT/mutation-$RUN_ID.properties"
+  echo "client.id=$c" >"$cfg"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "controller_mutation_rate=2"
+  # 60 partitions: accepted while the bucket is not empty (22 - 60 = -38 tokens left, 19 s
+  # to refill; each JVM below takes seconds to start).
+  kafka_topics --command-config "$cfg" --create --topic "$t1" --partitions 60 \
+    --replication-factor 1 || fail "the first topic was refused"
+  # The next is refused (CreateTopics v7: strict) with a throttle of -tokens / 2 s. kafka-topics
+  # asks its admin client not to retry a quota violation (retryOnQuotaViolation(false), as
+  # KIP-599 has the tool do), so it reports the error, as it does against Kafka.
+  out=$(kafka_topics --command-config "$cfg" --create --topic "$t2" --partitions 1 \
+    --replication-factor 1 2>&1) && { echo "$out"; fail "the second topic was not throttled"; }
+  echo "$out"
+  grep -q "ThrottlingQuotaExceededException\|THROTTLING_QUOTA_EXCEEDED" <<<"$out" \
+    || fail "kafka-topics did not report the quota violation"
+  # The admin client with its default options retries the refused topic once the throttle
+  # time it was given has passed, and reports success.
+  src="$OUT/MutationRetry.java"
+  cat >"$src" <<'JAVA'
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+
+public class MutationRetry {
+    public static void main(String[] args) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", args[0]);
+        p.put("client.id", args[1]);
+        try (Admin admin = Admin.create(p)) {
+            long start = System.nanoTime();
+            admin.createTopics(List.of(new NewTopic(args[2], 1, (short) 1))).all().get();
+            System.out.println("created " + args[2] + " after "
+                + (System.nanoTime() - start) / 1_000_000 + " ms");
+        }
+    }
+}
+JAVA
+  start=$(date +%s%N)
+  # shellcheck disable=SC2086
+  out=$(java $KAFKA_JAVA_OPTS -cp "$KAFKA_LIBS/*" \
+    -Dlog4j2.configurationFile="$HERE/lib/log4j2-tools.properties" \
+    "$src" "$BOOTSTRAP" "$c" "$t3" 2>&1) || { echo "$out"; fail "the admin client gave up"; }
+  took=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "$out"
+  ms=$(sed -nE 's/^created .* after ([0-9]+) ms$/\1/p' <<<"$out")
+  [ -n "$ms" ] || fail "no creation reported"
+  # The bucket was still below zero; the retry waits until it is back to zero.
+  [ "$ms" -ge 1500 ] || fail "created after $ms ms: the quota did not hold it back"
+  echo "whole run $took ms"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --delete-config controller_mutation_rate
+}
+
+quotas_mutation_rate_librdkafka() {
+  local c="mutrd-$RUN_ID"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "controller_mutation_rate=2"
+  "$PY" - "$BOOTSTRAP" "$c" "$(topic mutation-rd)" <<'PYEOF' || fail "confluent-kafka admin"
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+throttles = []
+a = AdminClient({"bootstrap.servers": sys.argv[1], "client.id": sys.argv[2],
+                 "throttle_cb": lambda e: throttles.append(e.throttle_time)})
+# librdkafka sends CreateTopics v4: a permissive quota creates all 30 partitions (-8 tokens)
+# and answers with a throttle of about 4 s.
+fs = a.create_topics([NewTopic(f"{sys.argv[3]}-{i}", 10, 1) for i in range(3)],
+                     operation_timeout=10)
+for t, f in fs.items():
+    f.result()
+    print("created", t)
+a.poll(1)
+print("throttle events (s):", throttles)
+assert throttles and max(throttles) >= 3.0, "no throttle of about 4 s"
+PYEOF
+}
+
+quotas_request_percentage_metadata() {
+  local c="req-$RUN_ID"
+  kafka_configs --alter --entity-type clients --entity-name "$c" \
+    --add-config "request_percentage=0.01"
+  "$PY" - "$BOOTSTRAP" "$c" <<'PYEOF' || fail "confluent-kafka metadata loop"
+import sys, time
+from confluent_kafka.admin import AdminClient
+throttles = []
+a = AdminClient({"bootstrap.servers": sys.argv[1], "client.id": sys.argv[2],
+                 "throttle_cb": lambda e: throttles.append(e.throttle_time)})
+deadline = time.time() + 20
+n = 0
+while not throttles and time.time() < deadline:
+    a.list_topics(timeout=10)
+    a.poll(0)
+    n += 1
+print(f"{n} Metadata requests; throttle events (s): {throttles[:5]}")
+assert throttles, "no Metadata response carried throttle_time_ms"
+PYEOF
+  kafka_configs --alter --entity-type clients --entity-name "$c" --delete-config request_percentage
+}
+
 case_run security quotas.kafka_configs.clients quotas_clients
 case_run security quotas.kafka_configs.defaults quotas_defaults
 case_run security quotas.kafka_configs.users quotas_users
 case_run security quotas.kafka_configs.invalid quotas_invalid
 case_run security quotas.producer_held_to_1mb quotas_producer_held_to_1mb
 case_run security quotas.consumer_held_to_1mb quotas_consumer_held_to_1mb
+case_run security quotas.mutation_rate.kafka_topics quotas_mutation_rate_kafka_topics
+case_run security quotas.mutation_rate.librdkafka quotas_mutation_rate_librdkafka
+case_run security quotas.request_percentage.metadata quotas_request_percentage_metadata
 case_summary

@@ -4,21 +4,29 @@
 //! image (`controller::client_quotas`). A client over its quota gets the throttle time in its
 //! response at once and its connection reads no further request for that long (KIP-219).
 pub mod manager;
+pub mod mutation;
 pub mod rate;
 
 pub use manager::{resolve, ClientQuotaManager, QuotaType, ResolvedQuota};
+pub use mutation::{ControllerMutationQuotaManager, MutationQuota, QuotaExceeded};
 
-/// The managers of one broker, one per quota type, sharing `quota.window.num` and
-/// `quota.window.size.seconds`.
+/// The managers of one broker, one per quota type: the byte rates and the request quota share
+/// `quota.window.num` and `quota.window.size.seconds`, the controller mutation quota has its
+/// own `controller.quota.window.*` (as Kafka's).
 pub struct QuotaManagers {
     pub produce: ClientQuotaManager,
     pub fetch: ClientQuotaManager,
     pub request: ClientQuotaManager,
-    pub controller_mutation: ClientQuotaManager,
+    pub controller_mutation: ControllerMutationQuotaManager,
 }
 
 impl QuotaManagers {
-    pub fn new(quota_window_num: i32, quota_window_size_seconds: i32) -> QuotaManagers {
+    pub fn new(
+        quota_window_num: i32,
+        quota_window_size_seconds: i32,
+        controller_quota_window_num: i32,
+        controller_quota_window_size_seconds: i32,
+    ) -> QuotaManagers {
         let samples = quota_window_num.max(1) as usize;
         let window_ms = quota_window_size_seconds.max(1) as i64 * 1000;
         QuotaManagers {
@@ -31,11 +39,9 @@ impl QuotaManagers {
                 window_ms,
                 Some(window_ms),
             ),
-            controller_mutation: ClientQuotaManager::new(
-                QuotaType::ControllerMutation,
-                samples,
-                window_ms,
-                None,
+            controller_mutation: ControllerMutationQuotaManager::new(
+                controller_quota_window_num.max(1) as usize,
+                controller_quota_window_size_seconds.max(1) as i64 * 1000,
             ),
         }
     }
