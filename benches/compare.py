@@ -38,7 +38,7 @@ LIBS = os.path.join(ROOT, "compat-tests", ".cache", "kafka-libs")
 LOG4J_BROKER = os.path.join(ROOT, "compat-tests", "lib", "log4j2-broker.properties")
 LOG4J_TOOLS = os.path.join(ROOT, "compat-tests", "lib", "log4j2-tools.properties")
 WORK = os.environ.get("BENCH_WORK", os.path.join(HERE, ".work"))
-STRATA_BIN = os.path.join(ROOT, "target", "release", "strata")
+STRATA_BIN = os.environ.get("STRATA_BIN", os.path.join(ROOT, "target", "release", "strata"))
 
 PAIRS = int(os.environ.get("BENCH_PAIRS", "3"))
 N100 = int(os.environ.get("BENCH_N100", "2000000"))      # 100 B records per producer run
@@ -123,10 +123,15 @@ class RssSampler:
 # ---------------------------------------------------------------- brokers
 
 class Broker:
-    def __init__(self, kind, run_dir):
+    """One broker. `port` (default BENCH_KAFKA_PORT / BENCH_STRATA_PORT) is its PLAINTEXT
+    listener; `listeners` adds more as [(SECURITY_PROTOCOL, port)], each listener named after
+    its protocol; `extra_props` are added to (or replace) its configuration."""
+
+    def __init__(self, kind, run_dir, port=None, listeners=(), extra_props=None):
         self.kind, self.dir = kind, run_dir
-        self.port = KAFKA_PORT if kind == "kafka" else STRATA_PORT
+        self.port = port or (KAFKA_PORT if kind == "kafka" else STRATA_PORT)
         self.addr = f"127.0.0.1:{self.port}"
+        self.listeners, self.extra_props = list(listeners), dict(extra_props or {})
         self.proc = None
 
     def start(self):
@@ -137,18 +142,21 @@ class Broker:
         if self.kind == "kafka":
             props = dict(COMMON_PROPS)
             cport = self.port + 1
+            more = "".join(f",{n}://127.0.0.1:{p}" for n, p in self.listeners)
             props.update({
                 "process.roles": "broker,controller", "node.id": "1",
                 "controller.quorum.voters": f"1@127.0.0.1:{cport}",
-                "listeners": f"PLAINTEXT://{self.addr},CONTROLLER://127.0.0.1:{cport}",
-                "advertised.listeners": f"PLAINTEXT://{self.addr}",
+                "listeners": f"PLAINTEXT://{self.addr}{more},CONTROLLER://127.0.0.1:{cport}",
+                "advertised.listeners": f"PLAINTEXT://{self.addr}{more}",
                 "controller.listener.names": "CONTROLLER",
                 "inter.broker.listener.name": "PLAINTEXT",
-                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+                + "".join(f",{n}:{n}" for n, _ in self.listeners),
                 "log.dirs": os.path.join(self.dir, "data"),
                 "share.coordinator.state.topic.replication.factor": "1",
                 "share.coordinator.state.topic.min.isr": "1",
             })
+            props.update(self.extra_props)
             pf = os.path.join(self.dir, "server.properties")
             with open(pf, "w") as f:
                 f.writelines(f"{k}={v}\n" for k, v in props.items())
@@ -162,9 +170,11 @@ class Broker:
                    "-Djava.awt.headless=true", *jopts, "kafka.Kafka", pf]
         else:
             props = dict(COMMON_PROPS)
-            props.update({"listeners": f"PLAINTEXT://{self.addr}",
+            more = "".join(f",{n}://127.0.0.1:{p}" for n, p in self.listeners)
+            props.update({"listeners": f"PLAINTEXT://{self.addr}{more}",
                           "log.dirs": os.path.join(self.dir, "data"),
                           "max.connections": "2147483647"})  # Kafka's default
+            props.update(self.extra_props)
             cmd = [STRATA_BIN]
             for k, v in props.items():
                 cmd += ["--override", f"{k}={v}"]
@@ -278,9 +288,13 @@ def measured(broker, fn):
     return res
 
 
-def producer_perf(broker, topic, n, size, acks, throughput=-1):
+def producer_perf(broker, topic, n, size, acks, throughput=-1, config_file=None):
+    """config_file: an optional client properties file (--producer.config), e.g. security
+    settings; the --producer-props above take precedence over it."""
     args = ["--topic", topic, "--num-records", str(n), "--record-size", str(size),
             "--throughput", str(throughput), "--producer-props", *producer_props(broker, acks)]
+    if config_file:
+        args += ["--producer.config", config_file]
 
     def run():
         out, _, _ = java_tool("org.apache.kafka.tools.ProducerPerformance", args)
@@ -299,11 +313,13 @@ def producer_perf(broker, topic, n, size, acks, throughput=-1):
     return r
 
 
-def consumer_perf(broker, topic, n, size):
+def consumer_perf(broker, topic, n, size, extra_config=""):
+    """extra_config: more lines for the consumer's properties file, e.g. security settings."""
     cfg = os.path.join(broker.dir, "consumer.properties")
     with open(cfg, "w") as f:
         f.write("fetch.min.bytes=1\nfetch.max.wait.ms=500\nmax.partition.fetch.bytes=1048576\n"
-                "fetch.max.bytes=52428800\nmax.poll.records=500\nauto.offset.reset=earliest\n")
+                "fetch.max.bytes=52428800\nmax.poll.records=500\nauto.offset.reset=earliest\n"
+                + extra_config)
     args = ["--bootstrap-server", broker.addr, "--topic", topic, "--messages", str(n),
             "--timeout", "60000", "--group", f"perf-{topic}", "--consumer.config", cfg]
 
