@@ -183,3 +183,147 @@ async fn quota_and_scram_admin_apis_need_their_cluster_acls() {
     assert_eq!(r.results[0].credential_infos[0].mechanism, 2);
     assert_eq!(r.results[0].credential_infos[0].iterations, 8192);
 }
+
+/// A KIP-848 join of `member` to `group`, subscribed to `topics`, retried while the group
+/// coordinator is still loading on the fresh broker (COORDINATOR_LOAD_IN_PROGRESS,
+/// COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR), as a client retries.
+async fn join(
+    b: &std::sync::Arc<strata::broker::Broker>,
+    principal: &str,
+    group: &str,
+    member: &str,
+    topics: &[&str],
+) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
+    for _ in 0..100 {
+        // As a client does: FindCoordinator first (it creates __consumer_offsets).
+        let _: find_coordinator_response::FindCoordinatorResponse = call(
+            b,
+            ADMIN,
+            10,
+            4,
+            &find_coordinator_request::FindCoordinatorRequest {
+                key_type: 0,
+                coordinator_keys: vec![group.into()],
+                ..Default::default()
+            },
+        )
+        .await;
+        let r = join_once(b, principal, group, member, topics).await;
+        if ![14, 15, 16].contains(&r.error_code) {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the group coordinator did not load within 10 s");
+}
+
+async fn join_once(
+    b: &std::sync::Arc<strata::broker::Broker>,
+    principal: &str,
+    group: &str,
+    member: &str,
+    topics: &[&str],
+) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
+    call(
+        b,
+        principal,
+        68,
+        0,
+        &consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
+            group_id: group.into(),
+            member_id: member.into(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(topics.iter().map(|t| t.to_string()).collect()),
+            topic_partitions: Some(vec![]),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn describe_group(
+    b: &std::sync::Arc<strata::broker::Broker>,
+    principal: &str,
+    group: &str,
+) -> consumer_group_describe_response::DescribedGroup {
+    let r: consumer_group_describe_response::ConsumerGroupDescribeResponse = call(
+        b,
+        principal,
+        69,
+        1,
+        &consumer_group_describe_request::ConsumerGroupDescribeRequest {
+            group_ids: vec![group.into()],
+            include_authorized_operations: false,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.groups.len(), 1);
+    r.groups.into_iter().next().unwrap()
+}
+
+async fn create(b: &std::sync::Arc<strata::broker::Broker>, name: &str) {
+    let r: create_topics_response::CreateTopicsResponse = call(
+        b,
+        ADMIN,
+        19,
+        7,
+        &create_topics_request::CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: name.into(),
+                num_partitions: 2,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.topics[0].error_code, 0);
+}
+
+/// KAFKA-18813: describing a KIP-848 group needs DESCRIBE on each topic its members use; a
+/// caller without it on one of them reads TOPIC_AUTHORIZATION_FAILED for the whole group, never
+/// the hidden topic's name.
+#[tokio::test]
+async fn consumer_group_describe_hides_a_group_that_uses_a_topic_the_caller_cannot_see() {
+    let tb = secured_broker().await;
+    let b = tb.running.as_ref().unwrap().broker.clone();
+    create(&b, "orders").await;
+    create(&b, "hidden").await;
+    grant(
+        &b,
+        vec![
+            acl(rt::GROUP, "g", pattern_type::LITERAL, ALICE, op::READ),
+            acl(rt::TOPIC, "orders", pattern_type::LITERAL, ALICE, op::READ),
+        ],
+    )
+    .await;
+    let r = join(&b, ALICE, "g", "m-alice", &["orders"]).await;
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    // Only alice's topic so far: she sees the group and herself in it.
+    let g = describe_group(&b, ALICE, "g").await;
+    assert_eq!(g.error_code, 0, "{:?}", g.error_message);
+    assert_eq!(g.members.len(), 1);
+    assert_eq!(g.members[0].member_id, "m-alice");
+    assert_eq!(
+        g.members[0].subscribed_topic_names,
+        vec!["orders".to_string()]
+    );
+    // The admin joins subscribed to a topic alice may not describe.
+    let r = join(&b, ADMIN, "g", "m-admin", &["hidden"]).await;
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    let g = describe_group(&b, ALICE, "g").await;
+    assert_eq!(g.error_code, TOPIC_DENIED);
+    assert_eq!(g.group_id, "g");
+    assert!(g.members.is_empty(), "no member leaks through the refusal");
+    assert!(!g.error_message.unwrap_or_default().contains("hidden"));
+    // The admin sees both members.
+    let g = describe_group(&b, ADMIN, "g").await;
+    assert_eq!(g.error_code, 0);
+    let mut ids: Vec<_> = g.members.iter().map(|m| m.member_id.clone()).collect();
+    ids.sort();
+    assert_eq!(ids, vec!["m-admin".to_string(), "m-alice".to_string()]);
+}

@@ -1,4 +1,7 @@
-//! ConsumerGroupDescribe (API 69) v0-1, KIP-848 (v1 adds the member type, KIP-1099).
+//! ConsumerGroupDescribe (API 69) v0-1, KIP-848 (v1 adds the member type, KIP-1099). A group
+//! needs DESCRIBE on the group, and (KAFKA-18813) on every topic its members subscribe to or are
+//! assigned: a caller who may not describe one of them gets TOPIC_AUTHORIZATION_FAILED for the
+//! group rather than the names of topics it cannot see.
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type};
@@ -31,10 +34,41 @@ pub async fn start(
                 group_id: std::mem::take(&mut g.group_id),
                 ..Default::default()
             };
+        } else if let Some(hidden) = hidden_topic(&authz, g) {
+            tracing::debug!(group = %g.group_id, topic = %hidden, "group uses a topic the caller may not describe");
+            let code = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
+            *g = DescribedGroup {
+                error_code: code.code(),
+                error_message: Some(
+                    "The described group uses topics that the client is not authorized to describe."
+                        .into(),
+                ),
+                group_id: std::mem::take(&mut g.group_id),
+                ..Default::default()
+            };
         } else if request.include_authorized_operations {
             g.authorized_operations =
                 authz.authorized_operations(resource_type::GROUP, &g.group_id);
         }
     }
     ready(header, Some(response))
+}
+
+/// A topic the group's members subscribe to or hold (now or as their target) that the caller
+/// may not DESCRIBE.
+fn hidden_topic(authz: &Authz, group: &DescribedGroup) -> Option<String> {
+    group
+        .members
+        .iter()
+        .flat_map(|m| {
+            let assigned = m
+                .assignment
+                .topic_partitions
+                .iter()
+                .chain(&m.target_assignment.topic_partitions)
+                .map(|tp| &tp.topic_name);
+            m.subscribed_topic_names.iter().chain(assigned)
+        })
+        .find(|t| !authz.topic(operation::DESCRIBE, t))
+        .cloned()
 }
