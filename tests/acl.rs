@@ -18,25 +18,9 @@ use strata::protocol::messages::*;
 use strata::security::KafkaPrincipal;
 
 async fn create_topic(broker: &Arc<Broker>, principal: &str, name: &str) -> i16 {
-    let r: create_topics_response::CreateTopicsResponse = call(
-        broker,
-        principal,
-        19,
-        7,
-        &create_topics_request::CreateTopicsRequest {
-            topics: vec![create_topics_request::CreatableTopic {
-                name: name.into(),
-                num_partitions: 1,
-                replication_factor: 1,
-                ..Default::default()
-            }],
-            timeout_ms: 5000,
-            ..Default::default()
-        },
-    )
-    .await;
-    assert_eq!(r.topics.len(), 1);
-    r.topics[0].error_code
+    create_topic_result(broker, principal, name, 1)
+        .await
+        .error_code
 }
 
 async fn metadata(
@@ -353,33 +337,6 @@ async fn delete_topic_code(broker: &Arc<Broker>, principal: &str, topic: &str) -
     r.responses[0].error_code
 }
 
-/// CreateTopics v7's result for one topic.
-async fn create_topic_result(
-    broker: &Arc<Broker>,
-    principal: &str,
-    name: &str,
-) -> create_topics_response::CreatableTopicResult {
-    let r: create_topics_response::CreateTopicsResponse = call(
-        broker,
-        principal,
-        19,
-        7,
-        &create_topics_request::CreateTopicsRequest {
-            topics: vec![create_topics_request::CreatableTopic {
-                name: name.into(),
-                num_partitions: 2,
-                replication_factor: 1,
-                ..Default::default()
-            }],
-            timeout_ms: 5000,
-            ..Default::default()
-        },
-    )
-    .await;
-    assert_eq!(r.topics.len(), 1);
-    r.topics.into_iter().next().unwrap()
-}
-
 /// DeleteTopics v6 by topic id: the one result.
 async fn delete_topic_by_id(
     broker: &Arc<Broker>,
@@ -413,22 +370,7 @@ async fn consumer_group_heartbeat(
     group: &str,
     topics: &[&str],
 ) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
-    call(
-        broker,
-        principal,
-        68,
-        0,
-        &consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
-            group_id: group.into(),
-            member_id: "m-1".into(),
-            member_epoch: 0,
-            rebalance_timeout_ms: 30_000,
-            subscribed_topic_names: Some(topics.iter().map(|t| t.to_string()).collect()),
-            topic_partitions: Some(vec![]),
-            ..Default::default()
-        },
-    )
-    .await
+    join_group(broker, principal, group, "m-1", topics).await
 }
 
 fn topic_id(broker: &Arc<Broker>, name: &str) -> strata::protocol::codec::Uuid {
@@ -625,7 +567,7 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
     );
     // Created, but without DESCRIBE_CONFIGS alice reads no configs, partition count or
     // replication factor (Kafka's controller), while an admin reads them all.
-    let created = create_topic_result(&b, ALICE, "new-topic").await;
+    let created = create_topic_result(&b, ALICE, "new-topic", 2).await;
     assert_eq!(created.error_code, 0);
     assert_ne!(created.topic_id, strata::protocol::codec::Uuid::ZERO);
     assert_eq!(created.topic_config_error_code, TOPIC_DENIED);
@@ -643,7 +585,7 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
             .len(),
         2
     );
-    let by_admin = create_topic_result(&b, ADMIN, "admin-topic").await;
+    let by_admin = create_topic_result(&b, ADMIN, "admin-topic", 2).await;
     assert_eq!(by_admin.topic_config_error_code, 0);
     assert_eq!(
         (by_admin.num_partitions, by_admin.replication_factor),

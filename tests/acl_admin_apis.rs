@@ -208,38 +208,13 @@ async fn join(
             },
         )
         .await;
-        let r = join_once(b, principal, group, member, topics).await;
+        let r = join_group(b, principal, group, member, topics).await;
         if ![14, 15, 16].contains(&r.error_code) {
             return r;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     panic!("the group coordinator did not load within 10 s");
-}
-
-async fn join_once(
-    b: &std::sync::Arc<strata::broker::Broker>,
-    principal: &str,
-    group: &str,
-    member: &str,
-    topics: &[&str],
-) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
-    call(
-        b,
-        principal,
-        68,
-        0,
-        &consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
-            group_id: group.into(),
-            member_id: member.into(),
-            member_epoch: 0,
-            rebalance_timeout_ms: 30_000,
-            subscribed_topic_names: Some(topics.iter().map(|t| t.to_string()).collect()),
-            topic_partitions: Some(vec![]),
-            ..Default::default()
-        },
-    )
-    .await
 }
 
 async fn describe_group(
@@ -263,27 +238,6 @@ async fn describe_group(
     r.groups.into_iter().next().unwrap()
 }
 
-async fn create(b: &std::sync::Arc<strata::broker::Broker>, name: &str) {
-    let r: create_topics_response::CreateTopicsResponse = call(
-        b,
-        ADMIN,
-        19,
-        7,
-        &create_topics_request::CreateTopicsRequest {
-            topics: vec![create_topics_request::CreatableTopic {
-                name: name.into(),
-                num_partitions: 2,
-                replication_factor: 1,
-                ..Default::default()
-            }],
-            timeout_ms: 5000,
-            ..Default::default()
-        },
-    )
-    .await;
-    assert_eq!(r.topics[0].error_code, 0);
-}
-
 /// KAFKA-18813: describing a KIP-848 group needs DESCRIBE on each topic its members use; a
 /// caller without it on one of them reads TOPIC_AUTHORIZATION_FAILED for the whole group, never
 /// the hidden topic's name.
@@ -291,8 +245,9 @@ async fn create(b: &std::sync::Arc<strata::broker::Broker>, name: &str) {
 async fn consumer_group_describe_hides_a_group_that_uses_a_topic_the_caller_cannot_see() {
     let tb = secured_broker().await;
     let b = tb.running.as_ref().unwrap().broker.clone();
-    create(&b, "orders").await;
-    create(&b, "hidden").await;
+    for name in ["orders", "hidden"] {
+        assert_eq!(create_topic_result(&b, ADMIN, name, 2).await.error_code, 0);
+    }
     grant(
         &b,
         vec![

@@ -130,3 +130,57 @@ pub const TXN_DENIED: i16 = 53;
 pub async fn secured_broker() -> TestBroker {
     TestBroker::start(&[AUTHORIZER, ("super.users", SUPER_USERS)]).await
 }
+
+/// CreateTopics v7 of one topic (`partitions`, replication factor 1) as `principal`: its result.
+pub async fn create_topic_result(
+    broker: &Arc<Broker>,
+    principal: &str,
+    name: &str,
+    partitions: i32,
+) -> create_topics_response::CreatableTopicResult {
+    let r: create_topics_response::CreateTopicsResponse = call(
+        broker,
+        principal,
+        19,
+        7,
+        &create_topics_request::CreateTopicsRequest {
+            topics: vec![create_topics_request::CreatableTopic {
+                name: name.into(),
+                num_partitions: partitions,
+                replication_factor: 1,
+                ..Default::default()
+            }],
+            timeout_ms: 5000,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(r.topics.len(), 1);
+    r.topics.into_iter().next().unwrap()
+}
+
+/// One KIP-848 ConsumerGroupHeartbeat joining `member` to `group`, subscribed to `topics`.
+pub async fn join_group(
+    broker: &Arc<Broker>,
+    principal: &str,
+    group: &str,
+    member: &str,
+    topics: &[&str],
+) -> consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse {
+    call(
+        broker,
+        principal,
+        68,
+        0,
+        &consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
+            group_id: group.into(),
+            member_id: member.into(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(topics.iter().map(|t| t.to_string()).collect()),
+            topic_partitions: Some(vec![]),
+            ..Default::default()
+        },
+    )
+    .await
+}
