@@ -184,3 +184,39 @@ pub async fn join_group(
     )
     .await
 }
+
+/// CreateTopics of one single-partition topic as `principal`: its error code.
+pub async fn create_topic(broker: &Arc<Broker>, principal: &str, name: &str) -> i16 {
+    create_topic_result(broker, principal, name, 1)
+        .await
+        .error_code
+}
+
+/// A one-record Produce v9 to partition 0 of `topic`.
+pub fn produce_request(
+    topic: &str,
+    transactional_id: Option<&str>,
+) -> produce_request::ProduceRequest {
+    produce_request::ProduceRequest {
+        transactional_id: transactional_id.map(String::from),
+        acks: 1,
+        timeout_ms: 5000,
+        topic_data: vec![produce_request::TopicProduceData {
+            name: topic.into(),
+            partition_data: vec![produce_request::PartitionProduceData {
+                index: 0,
+                records: Some(super::batch(&[b"v"], None)),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// Produce v9 of one record as `principal`: partition 0's error code.
+pub async fn produce_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
+    let r: produce_response::ProduceResponse =
+        call(broker, principal, 0, 9, &produce_request(topic, None)).await;
+    r.responses[0].partition_responses[0].error_code
+}
