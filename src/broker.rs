@@ -135,17 +135,29 @@ impl Broker {
     /// lost is NOT_COORDINATOR; a timeout or an ISR below `min.insync.replicas` is
     /// COORDINATOR_NOT_AVAILABLE, which clients retry after looking the coordinator up again.
     pub async fn wait_replicated(&self, topic: &str, partition: i32) -> Result<(), ErrorCode> {
+        self.wait_replicated_until(topic, partition, Self::coordinator_append_deadline())
+            .await
+    }
+
+    /// When a coordinator write started now must be replicated; several waits made one after
+    /// another share it, so a request waiting on many partitions takes no longer than one.
+    pub fn coordinator_append_deadline() -> tokio::time::Instant {
+        tokio::time::Instant::now() + std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS)
+    }
+
+    /// [`Self::wait_replicated`] to a shared deadline.
+    pub async fn wait_replicated_until(
+        &self,
+        topic: &str,
+        partition: i32,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), ErrorCode> {
         let Some(p) = self.replicas.get(topic, partition) else {
             return Err(ErrorCode::NOT_COORDINATOR);
         };
         let outcome = self
             .replicas
-            .wait_acks_all(
-                &p,
-                p.log_end_offset(),
-                p.leader_epoch(),
-                COORDINATOR_APPEND_TIMEOUT_MS,
-            )
+            .wait_acks_all_until(&p, p.log_end_offset(), p.leader_epoch(), deadline)
             .await;
         match outcome {
             Some(Ok(())) => Ok(()),

@@ -406,6 +406,7 @@ impl From<&ControllerError> for ErrorCode {
             ControllerError::NotController | ControllerError::Quorum(_) => {
                 ErrorCode::NOT_CONTROLLER
             }
+            ControllerError::TimedOut => ErrorCode::REQUEST_TIMED_OUT,
         }
     }
 }
@@ -727,6 +728,7 @@ mod code_tests {
             ControllerError::Quorum("q".into()).code(),
             E::NOT_CONTROLLER
         );
+        assert_eq!(ControllerError::TimedOut.code(), E::REQUEST_TIMED_OUT);
         use VoterChangeError as V;
         for (e, want) in [
             (V::NotLeader { leader: Some(1) }, E::NOT_LEADER_OR_FOLLOWER),

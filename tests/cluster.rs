@@ -297,3 +297,77 @@ async fn a_dir_failing_at_start_up_keeps_only_its_replicas_out() {
         cluster.stop_node(i).await;
     }
 }
+
+/// An acks=all produce waiting for a follower when its topic is deleted is answered as soon as
+/// the leader drops the partition (NOT_LEADER_OR_FOLLOWER, as Kafka's DelayedProduce answers
+/// for a partition it no longer hosts), not at its own timeout: the high watermark of a
+/// deleted partition never moves again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_acks_all_wait_ends_when_its_topic_is_deleted() {
+    use strata::error::ErrorCode;
+    use strata::protocol::messages::delete_topics_request;
+    // The stopped follower stays in the ISR (and its broker unfenced) for the whole test.
+    let mut cluster = Cluster::start_with(
+        1,
+        &["replica.lag.time.max.ms=60000", "broker.session.timeout.ms=60000"],
+    )
+    .await;
+    cluster.wait_brokers(0, 3).await;
+    let mut c = Client::connect(cluster.addr(0)).await;
+    assert_eq!(create_topic_rf(&mut c, "doomed", 1, 3, &[]).await, 0);
+    let leader = cluster.wait_leader(0, "doomed", None, 3).await;
+    let li = cluster.index_of(leader);
+    let mut lc = Client::connect(cluster.addr(li)).await;
+    assert_eq!(produce_retrying(&mut lc, "doomed", &[b"a"]).await, (0, 0));
+    let follower = (0..3).find(|&i| i != li).unwrap();
+    cluster.stop_node(follower).await;
+
+    let addr = cluster.addr(li);
+    let waiting = tokio::spawn(async move {
+        let mut pc = Client::connect(addr).await;
+        let mut request = common::txn::produce_req("doomed", batch(&[b"b"], None));
+        request.timeout_ms = 30_000;
+        let started = std::time::Instant::now();
+        let r = api_call!(
+            pc,
+            produce_request::ProduceRequest,
+            produce_response::ProduceResponse,
+            9,
+            request
+        );
+        (r.responses[0].partition_responses[0].error_code, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "the produce waits for the stopped follower");
+    let deleted = {
+        use delete_topics_request::*;
+        api_call!(
+            lc,
+            delete_topics_request::DeleteTopicsRequest,
+            delete_topics_response::DeleteTopicsResponse,
+            5,
+            DeleteTopicsRequest {
+                topic_names: vec!["doomed".into()],
+                timeout_ms: 10_000,
+                ..Default::default()
+            }
+        )
+    };
+    assert_eq!(deleted.responses[0].error_code, 0);
+    let (code, took) = tokio::time::timeout(Duration::from_secs(15), waiting)
+        .await
+        .expect("the produce is answered")
+        .unwrap();
+    assert!(took < Duration::from_secs(15), "answered after {took:?}");
+    assert!(
+        [
+            ErrorCode::NOT_LEADER_OR_FOLLOWER.code(),
+            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+        ]
+        .contains(&code),
+        "error {code} after {took:?}"
+    );
+    for i in 0..3 {
+        cluster.stop_node(i).await;
+    }
+}

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::cluster::Cluster;
+use common::cluster::{describe_quorum, Cluster};
 use common::Client;
 use strata::error::ErrorCode;
 use strata::protocol::messages::*;
@@ -89,4 +89,142 @@ async fn create_topics_in_the_first_seconds_is_always_answered() {
     for i in 0..3 {
         cluster.stop_node(i).await;
     }
+}
+
+/// A DeleteTopics the controller cannot finish (the quorum is lost: two of three nodes are
+/// down) is answered at its own timeout plus the broker's margin, with one result per topic
+/// asked for, under its name (v0-5) or its name or id (v6+): a result with neither leaves the
+/// Java admin client with "missing result", which it does not retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn delete_topics_without_a_quorum_answers_every_topic_asked_for() {
+    use delete_topics_request::*;
+    let mut cluster = Cluster::start().await;
+    cluster.wait_brokers(0, 3).await;
+    let mut created = false;
+    for _ in 0..40 {
+        let (_, code, _) = create_topics_answer(cluster.addr(0), "doomed".into(), 5_000).await;
+        if code == Some(0) {
+            created = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(created, "the topic is created while the quorum stands");
+    cluster.stop_node(1).await;
+    cluster.stop_node(2).await;
+    let unanswerable = [
+        ErrorCode::REQUEST_TIMED_OUT.code(),
+        ErrorCode::NOT_CONTROLLER.code(),
+    ];
+    let id = strata::protocol::codec::Uuid([7; 16]);
+    for version in [5i16, 6] {
+        let request = if version < 6 {
+            DeleteTopicsRequest {
+                topic_names: vec!["doomed".into(), "other".into()],
+                timeout_ms: 1_000,
+                ..Default::default()
+            }
+        } else {
+            DeleteTopicsRequest {
+                topics: vec![
+                    DeleteTopicState {
+                        name: Some("doomed".into()),
+                        ..Default::default()
+                    },
+                    DeleteTopicState {
+                        name: None,
+                        topic_id: id,
+                        ..Default::default()
+                    },
+                ],
+                timeout_ms: 1_000,
+                ..Default::default()
+            }
+        };
+        let started = Instant::now();
+        let call = async {
+            let mut c = Client::connect(cluster.addr(0)).await;
+            common::api_call!(
+                c,
+                delete_topics_request::DeleteTopicsRequest,
+                delete_topics_response::DeleteTopicsResponse,
+                version,
+                request
+            )
+        };
+        let r = tokio::time::timeout(Duration::from_millis(1_000 + SLACK_MS), call)
+            .await
+            .unwrap_or_else(|_| panic!("DeleteTopics v{version} unanswered"));
+        eprintln!("v{version}: {:?} after {:?}", r.responses, started.elapsed());
+        let mut got: Vec<(Option<String>, [u8; 16])> = r
+            .responses
+            .iter()
+            .map(|t| (t.name.clone(), *t.topic_id.as_bytes()))
+            .collect();
+        got.sort();
+        let mut want = if version < 6 {
+            vec![(Some("doomed".to_string()), [0; 16]), (Some("other".into()), [0; 16])]
+        } else {
+            vec![(Some("doomed".to_string()), [0; 16]), (None, [7; 16])]
+        };
+        want.sort();
+        assert_eq!(got, want, "v{version}: one result per topic asked for");
+        for t in &r.responses {
+            assert!(
+                unanswerable.contains(&t.error_code),
+                "v{version} {:?}: error {}",
+                t.name,
+                t.error_code
+            );
+        }
+    }
+    cluster.stop_node(0).await;
+}
+
+/// The brokers' own RPCs to an active controller that has lost its quorum (its two peers are
+/// down; openraft keeps an isolated leader leading) are answered at the controller's
+/// operation bound with REQUEST_TIMED_OUT, one after another: the first one no longer holds
+/// every later one (the sender's heartbeats above all) behind it forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn controller_rpcs_without_a_quorum_are_answered_in_time() {
+    use broker_heartbeat_request::*;
+    let mut cluster = Cluster::start().await;
+    cluster.wait_brokers(0, 3).await;
+    let leader = describe_quorum(cluster.addr(0), 1).await.topics[0].partitions[0].leader_id;
+    let li = cluster.index_of(leader);
+    for i in 0..3 {
+        if i != li {
+            cluster.stop_node(i).await;
+        }
+    }
+    let bound = Duration::from_millis(strata::controller::service::OPERATION_TIMEOUT_MS + 5_000);
+    let mut c = Client::connect(cluster.controller_addr(li)).await;
+    for round in 0..2 {
+        let started = Instant::now();
+        let call = async {
+            common::api_call!(
+                c,
+                broker_heartbeat_request::BrokerHeartbeatRequest,
+                broker_heartbeat_response::BrokerHeartbeatResponse,
+                1,
+                BrokerHeartbeatRequest {
+                    broker_id: leader,
+                    broker_epoch: -1,
+                    current_metadata_offset: 0,
+                    ..Default::default()
+                }
+            )
+        };
+        let r = tokio::time::timeout(bound, call)
+            .await
+            .unwrap_or_else(|_| panic!("heartbeat {round} unanswered after {bound:?}"));
+        eprintln!("heartbeat {round}: error {} after {:?}", r.error_code, started.elapsed());
+        assert!(
+            [ErrorCode::REQUEST_TIMED_OUT.code(), ErrorCode::NOT_CONTROLLER.code()]
+                .contains(&r.error_code),
+            "heartbeat {round}: error {}",
+            r.error_code
+        );
+    }
+    cluster.stop_node(li).await;
 }

@@ -40,7 +40,7 @@ async fn commit(
                 ..Default::default()
             }
         );
-        let r = commit_once(c, version, group, rows, offset).await;
+        let r = commit_once(c, version, group, ("", -1), rows, offset).await;
         if !r.iter().any(|(_, _, code)| waiting.contains(code)) {
             return r;
         }
@@ -49,11 +49,13 @@ async fn commit(
     panic!("no coordinator for {group}");
 }
 
-/// A "simple" commit (no member, no generation) of `offset` for each (topic, partition).
+/// A commit of `offset` for each (topic, partition) by `member` = (member id, generation);
+/// ("", -1) is a "simple" commit, as the admin client makes.
 async fn commit_once(
     c: &mut Client,
     version: i16,
     group: &str,
+    member: (&str, i32),
     rows: &[(&str, i32)],
     offset: i64,
 ) -> Vec<(String, i32, i16)> {
@@ -82,7 +84,8 @@ async fn commit_once(
         version,
         OffsetCommitRequest {
             group_id: group.into(),
-            generation_id_or_member_epoch: -1,
+            member_id: member.0.into(),
+            generation_id_or_member_epoch: member.1,
             retention_time_ms: -1,
             topics,
             ..Default::default()
@@ -159,6 +162,25 @@ async fn offsets_of_partitions_that_do_not_exist() {
         assert_eq!(fetch_offset(&mut c, &group, "real", 7).await, (-1, 0));
         assert_eq!(fetch_offset(&mut c, &group, "nope", 0).await, (-1, 0));
     }
+
+    // The coordinator refuses the whole commit (a member of a group that does not exist):
+    // its partitions carry the group's error, the unknown one keeps its own, as Kafka's
+    // KafkaApis merges the coordinator's answer with the partitions it answered first.
+    for (version, group_error) in [
+        (8, ErrorCode::ILLEGAL_GENERATION.code()),
+        (9, ErrorCode::GROUP_ID_NOT_FOUND.code()),
+    ] {
+        let rows = [("real", 0), ("nope", 1)];
+        assert_eq!(
+            commit_once(&mut c, version, "no-such-group", ("ghost", 5), &rows, 3).await,
+            vec![
+                ("nope".to_string(), 1, UNKNOWN),
+                ("real".to_string(), 0, group_error),
+            ],
+            "version {version}"
+        );
+    }
+    assert_eq!(fetch_offset(&mut c, "no-such-group", "real", 0).await, (-1, 0));
 
     // TxnOffsetCommit: unknown partitions are answered before the coordinator is asked.
     use txn_offset_commit_request::*;

@@ -16,6 +16,11 @@
 #   cluster.tools.broker-only       a 4th process with process.roles=broker joins: it registers,
 #                                   kafka-metadata-quorum lists it as an Observer, it leads a
 #                                   partition that console tools write and read through it alone
+#   cluster.tools.forward-timeout   a CreateTopics sent to a broker that forwards it to an
+#                                   active controller that has stopped (SIGSTOP) is answered
+#                                   REQUEST_TIMED_OUT at the request's own timeout, and is not
+#                                   sent again: after the controller resumes, a retry is told
+#                                   the topic exists or creates it, and it has one partition
 #   cluster.tools.add-controller    a 5th process, controller-only with just
 #                                   controller.quorum.bootstrap.servers, is made a voter by
 #                                   kafka-metadata-quorum add-controller (KIP-853), listed in
@@ -313,6 +318,39 @@ broker_only() {
   [ "$got" = x1,x2,x3 ] || fail "consumed '$got' through node 4, want x1,x2,x3"
 }
 
+# Issue 12, item 3: a forwarded request whose controller stops answering gets an answer at
+# its own timeout (Kafka's forwarding manager answers REQUEST_TIMED_OUT) and is never re-sent
+# (a re-send would tell the client TOPIC_ALREADY_EXISTS for the topic it is creating).
+forward_timeout() {
+  heal
+  local st leader other t answer code took
+  st=$(jk org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$BOOTSTRAP" describe --status 2>&1) \
+    || { echo "$st"; fail "describe --status failed"; return 1; }
+  leader=$(sed -n 's/^LeaderId:[[:space:]]*\([0-9-]*\).*/\1/p' <<<"$st")
+  [[ "$leader" =~ ^[123]$ ]] || { fail "LeaderId '$leader'"; return 1; }
+  for other in 1 2 3; do [ "$other" != "$leader" ] && break; done
+  t=$(topic forward)
+  bash "$CL" pause "$leader"
+  answer=$("$PY" "$HERE/cluster/kmeta.py" create "127.0.0.1:$(( ${CLUSTER_PORT_BASE:-19400} + other ))" "$t" 3000)
+  bash "$CL" resume "$leader"
+  echo "controller $leader paused; broker $other answered: $answer"
+  read -r code took <<<"$answer"
+  [ "$code" = 7 ] || { fail "error code '$code' after ${took} ms, want 7 (REQUEST_TIMED_OUT)"; return 1; }
+  [ "$took" -ge 2900 ] && [ "$took" -le 8000 ] \
+    || { fail "answered after ${took} ms, want the request's own 3000 ms"; return 1; }
+  # The controller is back (or another leads): the same request again, as a client retries.
+  local i
+  for i in $(seq 20); do
+    answer=$("$PY" "$HERE/cluster/kmeta.py" create "127.0.0.1:$(( ${CLUSTER_PORT_BASE:-19400} + other ))" "$t" 10000)
+    read -r code took <<<"$answer"
+    case "$code" in 0|36) break ;; esac
+    sleep 1
+  done
+  echo "retry answered: $answer"
+  case "$code" in 0|36) ;; *) fail "retry: error code '$code', want 0 or 36 (TOPIC_ALREADY_EXISTS)"; return 1 ;; esac
+  wait_md "$t" 30 "len(d) == 1 and $full_isr" || fail "$t: not one partition with a full ISR"
+}
+
 case_run cluster cluster.tools.topics-describe topics_describe
 case_run cluster cluster.tools.replica-assignment replica_assignment
 case_run cluster cluster.tools.leader-moves leader_moves
@@ -320,5 +358,6 @@ case_run cluster cluster.tools.metadata-quorum metadata_quorum
 case_run cluster cluster.tools.reassign reassign
 case_run cluster cluster.tools.leader-election leader_election
 case_run cluster cluster.tools.broker-only broker_only
+case_run cluster cluster.tools.forward-timeout forward_timeout
 case_run cluster cluster.tools.add-controller add_controller
 case_summary

@@ -27,6 +27,9 @@ const LOCAL_OPERATION_TIMEOUT_MS: u64 = 5_000;
 /// What a forwarded request with its own timeout waits beyond it: the controller's answer
 /// and its way back.
 const FORWARD_MARGIN_MS: u64 = 2_000;
+/// The bound of every attempt of an admin request that carries no timeout of its own: below
+/// the clients' default `request.timeout.ms` (30 s) with the margin.
+const ADMIN_REQUEST_TIMEOUT_MS: u64 = 25_000;
 
 impl ClusterContext {
     /// Runs a controller operation locally or forwards `request` to the active controller;
@@ -78,48 +81,65 @@ impl ClusterContext {
             t.saturating_add(FORWARD_MARGIN_MS)
                 .max(self.channel.timeout_ms())
         });
-        let mut last = ErrorCode::NOT_CONTROLLER;
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
-            }
-            if let Some(controller) = self.local_controller() {
-                let op = local(controller, request.clone());
-                match tokio::time::timeout(Duration::from_millis(local_timeout_ms), op).await {
-                    Ok(Ok(r)) => return r,
-                    Ok(Err(e)) => last = e.code(),
-                    Err(_) => {
-                        tracing::warn!(api_key, "the controller did not finish in time");
-                        return on_error(ErrorCode::REQUEST_TIMED_OUT);
+        // Every attempt together stays within the request's own timeout (or a client's
+        // default request timeout), so the answer never comes after the client gave up.
+        let overall_ms = request_timeout_ms
+            .map_or(ADMIN_REQUEST_TIMEOUT_MS, |t| t.max(LOCAL_OPERATION_TIMEOUT_MS))
+            .saturating_add(FORWARD_MARGIN_MS);
+        let attempts = async {
+            let mut last = ErrorCode::NOT_CONTROLLER;
+            for attempt in 0..ATTEMPTS {
+                if attempt > 0 {
+                    tokio::time::sleep(Duration::from_millis(100 << attempt.min(4))).await;
+                }
+                if let Some(controller) = self.local_controller() {
+                    let op = local(controller, request.clone());
+                    match tokio::time::timeout(Duration::from_millis(local_timeout_ms), op).await
+                    {
+                        Ok(Ok(r)) => return Ok(r),
+                        // Its records may still commit: not tried again, as a forward.
+                        Ok(Err(ControllerError::TimedOut)) => {
+                            return Err(ErrorCode::REQUEST_TIMED_OUT)
+                        }
+                        Ok(Err(e)) => last = e.code(),
+                        Err(_) => {
+                            tracing::warn!(api_key, "the controller did not finish in time");
+                            return Err(ErrorCode::REQUEST_TIMED_OUT);
+                        }
+                    }
+                    continue;
+                }
+                let call = match forward_timeout_ms {
+                    Some(t) => {
+                        self.channel
+                            .call_with_timeout::<Req, Resp>(api_key, version, &request, t)
+                            .await
+                    }
+                    None => {
+                        self.channel
+                            .call::<Req, Resp>(api_key, version, &request)
+                            .await
+                    }
+                };
+                match call {
+                    Ok(r) => return Ok(r),
+                    Err(super::channel::ChannelError::TimedOut) => {
+                        tracing::warn!(api_key, "the forwarded request got no answer in time");
+                        return Err(ErrorCode::REQUEST_TIMED_OUT);
+                    }
+                    Err(e) => {
+                        tracing::debug!(api_key, error = %e, "forwarding to the controller failed");
+                        last = ErrorCode::NOT_CONTROLLER;
                     }
                 }
-                continue;
             }
-            let call = match forward_timeout_ms {
-                Some(t) => {
-                    self.channel
-                        .call_with_timeout::<Req, Resp>(api_key, version, &request, t)
-                        .await
-                }
-                None => {
-                    self.channel
-                        .call::<Req, Resp>(api_key, version, &request)
-                        .await
-                }
-            };
-            match call {
-                Ok(r) => return r,
-                Err(super::channel::ChannelError::TimedOut) => {
-                    tracing::warn!(api_key, "the forwarded request got no answer in time");
-                    return on_error(ErrorCode::REQUEST_TIMED_OUT);
-                }
-                Err(e) => {
-                    tracing::debug!(api_key, error = %e, "forwarding to the controller failed");
-                    last = ErrorCode::NOT_CONTROLLER;
-                }
-            }
+            Err(last)
+        };
+        match tokio::time::timeout(Duration::from_millis(overall_ms), attempts).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(code)) => on_error(code),
+            Err(_) => on_error(ErrorCode::REQUEST_TIMED_OUT),
         }
-        on_error(last)
     }
 
     /// Waits until the image published to this broker satisfies `done` (an admin change

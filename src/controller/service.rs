@@ -28,7 +28,16 @@ pub enum ControllerError {
     NotController,
     /// The quorum could not commit the operation's records.
     Quorum(String),
+    /// The operation did not get its turn, or its records were not committed, within
+    /// [`OPERATION_TIMEOUT_MS`].
+    TimedOut,
 }
+
+/// How long one operation may take from waiting for its turn to its records' commit. A
+/// leader that lost its quorum still leads in openraft, so without this bound its first
+/// proposal would wait forever, holding every later operation (broker heartbeats among them)
+/// behind it. Kafka's controller events carry deadlines and fail with REQUEST_TIMED_OUT.
+pub const OPERATION_TIMEOUT_MS: u64 = 10_000;
 
 impl ControllerError {
     pub fn code(&self) -> ErrorCode {
@@ -123,6 +132,19 @@ impl ControllerService {
 
     /// As [`Self::run`], then `after` sees the committed offset of the records (if any).
     pub async fn run_then<R>(
+        &self,
+        op: impl FnOnce(&MetadataImage, &mut BrokerHeartbeats, &OpContext) -> (Vec<MetadataRecord>, R),
+        after: impl FnOnce(&mut BrokerHeartbeats, u64, &R),
+    ) -> Result<R, ControllerError> {
+        let bound = std::time::Duration::from_millis(OPERATION_TIMEOUT_MS);
+        // Dropping the operation on timeout releases its turn; records already proposed may
+        // still commit, as a lost answer would leave them, and the sender retries.
+        tokio::time::timeout(bound, self.run_in_turn(op, after))
+            .await
+            .unwrap_or(Err(ControllerError::TimedOut))
+    }
+
+    async fn run_in_turn<R>(
         &self,
         op: impl FnOnce(&MetadataImage, &mut BrokerHeartbeats, &OpContext) -> (Vec<MetadataRecord>, R),
         after: impl FnOnce(&mut BrokerHeartbeats, u64, &R),

@@ -97,6 +97,15 @@ impl GroupCoordinatorShard {
         let checked = match self.consumer_groups.get(group_id) {
             // KIP-848 groups check the member epoch (OffsetCommit v9 carries it).
             Some(g) => g.validate_offset_commit(&request.member_id, generation, ctx.api_version),
+            // OffsetCommit v9+ names the missing group (KIP-848: both protocols' members
+            // use it); older versions keep ILLEGAL_GENERATION, as Kafka's
+            // `OffsetMetadataManager.validateOffsetCommit`.
+            None if ctx.api_version >= 9
+                && generation >= 0
+                && !self.groups.contains_key(group_id) =>
+            {
+                Err(CoordinatorError::GroupIdNotFound)
+            }
             None => validate_commit(
                 self.groups.get(group_id),
                 &request.member_id,

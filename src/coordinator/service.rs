@@ -65,8 +65,9 @@ impl RequestContext {
     }
 }
 
-/// A JoinGroup or SyncGroup response that may not be ready yet. Resolves to
-/// COORDINATOR_NOT_AVAILABLE if the coordinator drops the request (partition unloaded).
+/// A JoinGroup or SyncGroup response that may not be ready yet. Resolves to NOT_COORDINATOR
+/// if the coordinator drops the request (partition unloaded), as Kafka's
+/// `GroupMetadataManager.onUnloaded` answers the members still waiting.
 pub struct PendingResponse<T> {
     rx: oneshot::Receiver<T>,
     fallback: fn() -> T,
@@ -91,18 +92,18 @@ impl<T> PendingResponse<T> {
     }
 }
 
-fn join_unavailable() -> JoinGroupResponse {
+fn join_unloaded() -> JoinGroupResponse {
     JoinGroupResponse {
-        error_code: CoordinatorError::CoordinatorNotAvailable.wire(),
+        error_code: CoordinatorError::NotCoordinator.wire(),
         generation_id: -1,
         protocol_name: Some(String::new()),
         ..Default::default()
     }
 }
 
-fn sync_unavailable() -> SyncGroupResponse {
+fn sync_unloaded() -> SyncGroupResponse {
     SyncGroupResponse {
-        error_code: CoordinatorError::CoordinatorNotAvailable.wire(),
+        error_code: CoordinatorError::NotCoordinator.wire(),
         ..Default::default()
     }
 }
@@ -183,7 +184,7 @@ impl GroupCoordinator {
         let mut shard =
             GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
         let summary = shard.load(records, self.clock.now_ms());
-        // Requests waiting on a previous incarnation resolve to COORDINATOR_NOT_AVAILABLE.
+        // Requests waiting on a previous incarnation resolve to NOT_COORDINATOR.
         *slot.lock() = Slot {
             shard: Some(shard),
             ..Default::default()
@@ -191,8 +192,7 @@ impl GroupCoordinator {
         summary
     }
 
-    /// Stops coordinating `partition`; its waiting requests resolve to
-    /// COORDINATOR_NOT_AVAILABLE.
+    /// Stops coordinating `partition`; its waiting requests resolve to NOT_COORDINATOR.
     pub fn unload(&self, partition: i32) {
         if let Some(slot) = usize::try_from(partition)
             .ok()
@@ -228,7 +228,7 @@ impl GroupCoordinator {
     ) -> PendingResponse<JoinGroupResponse> {
         self.delayed(
             &request.group_id,
-            join_unavailable,
+            join_unloaded,
             |slot| &mut slot.joins,
             |shard, now, id| shard.join_group(now, ctx, request, id),
             || {
@@ -250,7 +250,7 @@ impl GroupCoordinator {
     ) -> PendingResponse<SyncGroupResponse> {
         self.delayed(
             &request.group_id,
-            sync_unavailable,
+            sync_unloaded,
             |slot| &mut slot.syncs,
             |shard, now, id| shard.sync_group(now, ctx, request, id),
             || crate::coordinator::shard::sync_error(CoordinatorError::NotCoordinator),

@@ -109,8 +109,9 @@ pub async fn start(
         partitions.sort_unstable();
         partitions.dedup();
         let mut failed = Vec::new();
+        let deadline = Broker::coordinator_append_deadline();
         for p in partitions {
-            if let Err(code) = broker.wait_replicated(TRANSACTION_TOPIC, p).await {
+            if let Err(code) = broker.wait_replicated_until(TRANSACTION_TOPIC, p, deadline).await {
                 failed.push((p, code));
             }
         }

@@ -36,9 +36,22 @@ pub async fn start(
     let mut response = broker.groups.delete_groups(&ctx, &request);
     response.results.extend(refused);
     later(header, async move {
+        // One deadline for all, and one wait per partition however many groups it holds.
+        let deadline = Broker::coordinator_append_deadline();
+        let mut outcomes: Vec<(i32, Result<(), ErrorCode>)> = Vec::new();
         for r in response.results.iter_mut().filter(|r| r.error_code == 0) {
             let partition = broker.groups.partition_for(&r.group_id);
-            if let Err(code) = broker.wait_replicated(OFFSETS_TOPIC, partition).await {
+            let outcome = match outcomes.iter().find(|(p, _)| *p == partition) {
+                Some((_, outcome)) => *outcome,
+                None => {
+                    let outcome = broker
+                        .wait_replicated_until(OFFSETS_TOPIC, partition, deadline)
+                        .await;
+                    outcomes.push((partition, outcome));
+                    outcome
+                }
+            };
+            if let Err(code) = outcome {
                 r.error_code = code.code();
             }
         }

@@ -66,29 +66,10 @@ pub async fn start(
     // Kafka: DELETE on each topic, TOPIC_AUTHORIZATION_FAILED for its partitions otherwise.
     let mut request = request;
     let authz = Authz::new(&broker, &conn);
-    let refused = split_refused(
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-        |name| authz.topic(operation::DELETE, name),
-    );
+    let refused = split_refused(&mut request.topics, |name| {
+        authz.topic(operation::DELETE, name)
+    });
     let mut response = handle(&broker, request);
-    add_errors(
-        &mut response.topics,
-        refused,
-        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        |t| t.name.as_str(),
-        |name| DeleteRecordsTopicResult {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| DeleteRecordsPartitionResult {
-            partition_index,
-            low_watermark: -1,
-            error_code,
-            ..Default::default()
-        },
-    );
+    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     ready(header, Some(response))
 }

@@ -29,19 +29,7 @@ pub async fn on_controller(
     let enabled = controller.broker_config().delete_topic_enable;
     controller
         .run(move |image, _, _| {
-            let asked: Vec<(Option<String>, Uuid)> = if version >= 6 {
-                request
-                    .topics
-                    .iter()
-                    .map(|t| (t.name.clone(), t.topic_id))
-                    .collect()
-            } else {
-                request
-                    .topic_names
-                    .iter()
-                    .map(|n| (Some(n.clone()), Uuid::ZERO))
-                    .collect()
-            };
+            let asked = requested_topics(version, &request);
             let mut responses = Vec::new();
             let mut names = Vec::new();
             for (name, id) in asked {
@@ -272,39 +260,64 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
-    {
-        return later(header, async move {
-            let failed = |code: ErrorCode| DeleteTopicsResponse {
-                responses: vec![DeletableTopicResult {
+    later(header, async move {
+        let asked = requested_topics(version, &request);
+        // Every topic asked for gets the failure, under its own name or id: a result without
+        // either leaves the Java admin client reporting a missing result, which it does not
+        // retry, instead of the retriable timeout.
+        let failed = move |code: ErrorCode| DeleteTopicsResponse {
+            responses: asked
+                .into_iter()
+                .map(|(name, topic_id)| DeletableTopicResult {
+                    name,
+                    topic_id,
                     error_code: code.code(),
                     error_message: Some(code.message()),
                     ..Default::default()
-                }],
-                ..Default::default()
-            };
-            let request_timeout_ms = (request.timeout_ms > 0).then_some(request.timeout_ms as u64);
-            let response = cluster
-                .controller_op_within(
-                    crate::protocol::messages::delete_topics_request::DeleteTopicsRequest::API_KEY,
-                    version,
-                    request,
-                    request_timeout_ms,
-                    move |c, r| on_controller(c, version, r),
-                    failed,
-                )
-                .await;
-            let deleted: Vec<String> = response
-                .responses
-                .iter()
-                .filter(|r| r.error_code == 0)
-                .filter_map(|r| r.name.clone())
-                .collect();
-            cluster.wait_for_topics(&deleted, false).await;
-            let mut response = response;
-            response.responses.extend(refused);
-            response.throttle_time_ms =
-                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
-            Some(response)
-        });
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let request_timeout_ms = (request.timeout_ms > 0).then_some(request.timeout_ms as u64);
+        let response = cluster
+            .controller_op_within(
+                crate::protocol::messages::delete_topics_request::DeleteTopicsRequest::API_KEY,
+                version,
+                request,
+                request_timeout_ms,
+                move |c, r| on_controller(c, version, r),
+                failed,
+            )
+            .await;
+        let deleted: Vec<String> = response
+            .responses
+            .iter()
+            .filter(|r| r.error_code == 0)
+            .filter_map(|r| r.name.clone())
+            .collect();
+        cluster.wait_for_topics(&deleted, false).await;
+        let mut response = response;
+        response.responses.extend(refused);
+        response.throttle_time_ms =
+            throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
+        Some(response)
+    })
+}
+
+/// The (name, topic id) of every topic a request asks to delete: names before v6, names or
+/// ids from v6.
+fn requested_topics(version: i16, request: &DeleteTopicsRequest) -> Vec<(Option<String>, Uuid)> {
+    if version >= 6 {
+        request
+            .topics
+            .iter()
+            .map(|t| (t.name.clone(), t.topic_id))
+            .collect()
+    } else {
+        request
+            .topic_names
+            .iter()
+            .map(|n| (Some(n.clone()), Uuid::ZERO))
+            .collect()
     }
 }

@@ -162,11 +162,14 @@ pub async fn await_internal_topic(broker: &Broker, key_type: i8) {
     let Some(InternalTopic { name: topic, .. }) = internal_topic(broker, key_type) else {
         return;
     };
-    let deadline =
-        tokio::time::Instant::now() + std::time::Duration::from_millis(INTERNAL_TOPIC_WAIT_MS);
-    while broker.cluster.topic(topic).is_none() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    // Woken by each image the publisher hands out, not by polling.
+    let mut published = broker.cluster.published.subscribe();
+    let created = published.wait_for(|image| image.topic_meta(topic).is_some());
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_millis(INTERNAL_TOPIC_WAIT_MS),
+        created,
+    )
+    .await;
 }
 
 /// The coordinator for one key, (error, node id, host, port): the leader of the key's

@@ -227,31 +227,10 @@ pub async fn start(
     // Kafka: DESCRIBE on each topic, TOPIC_AUTHORIZATION_FAILED for its partitions otherwise.
     let mut request = request;
     let authz = Authz::new(&broker, &conn);
-    let refused = split_refused(
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-        |name| authz.topic(operation::DESCRIBE, name),
-    );
+    let refused = split_refused(&mut request.topics, |name| {
+        authz.topic(operation::DESCRIBE, name)
+    });
     let mut response = handle(&broker, header.api_version, request);
-    add_errors(
-        &mut response.topics,
-        refused,
-        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        |t| t.name.as_str(),
-        |name| ListOffsetsTopicResponse {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| ListOffsetsPartitionResponse {
-            partition_index,
-            error_code,
-            timestamp: -1,
-            offset: -1,
-            leader_epoch: -1,
-            ..Default::default()
-        },
-    );
+    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     ready(header, Some(response))
 }

@@ -342,9 +342,17 @@ where
     let controller = broker.cluster.local_controller();
     later(header, async move {
         Some(match controller {
-            Some(c) => on_controller(c, request)
-                .await
-                .unwrap_or_else(|e| error(e.code())),
+            // The operation bounds itself (OPERATION_TIMEOUT_MS); the answer is bounded here
+            // too, whatever the handler awaits besides.
+            Some(c) => tokio::time::timeout(
+                std::time::Duration::from_millis(
+                    crate::controller::service::OPERATION_TIMEOUT_MS + 1_000,
+                ),
+                on_controller(c, request),
+            )
+            .await
+            .unwrap_or(Err(crate::controller::service::ControllerError::TimedOut))
+            .unwrap_or_else(|e| error(e.code())),
             None => error(crate::error::ErrorCode::NOT_CONTROLLER),
         })
     })

@@ -50,18 +50,8 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
-    let refused = split_refused(
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-        |name| authz.topic(operation::READ, name),
-    );
-    let unknown = split_unknown(
-        &broker.cluster.image(),
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-    );
+    let refused = split_refused(&mut request.topics, |name| authz.topic(operation::READ, name));
+    let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
     let mut response = if request.topics.is_empty() {
         // Nothing left to commit: Kafka answers without asking the coordinator.
         OffsetCommitResponse::default()
@@ -70,37 +60,8 @@ pub async fn start(
         broker.groups.offset_commit(&ctx, &request)
     };
     let nothing_to_store = request.topics.is_empty();
-    add_errors(
-        &mut response.topics,
-        refused,
-        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        |t| t.name.as_str(),
-        |name| OffsetCommitResponseTopic {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| OffsetCommitResponsePartition {
-            partition_index,
-            error_code,
-            ..Default::default()
-        },
-    );
-    add_unknown(
-        &mut response.topics,
-        unknown,
-        |t| t.name.as_str(),
-        |name| OffsetCommitResponseTopic {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| OffsetCommitResponsePartition {
-            partition_index,
-            error_code,
-            ..Default::default()
-        },
-    );
+    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    add_unknown(&mut response.topics, unknown);
     if nothing_to_store {
         return ready(header, Some(response));
     }

@@ -15,9 +15,6 @@ use super::unknown_partitions::{add_unknown, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_delete_request::OffsetDeleteRequest;
-use crate::protocol::messages::offset_delete_response::{
-    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
-};
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -34,50 +31,13 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
-    let refused = split_refused(
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-        |name| authz.topic(operation::READ, name),
-    );
-    let unknown = split_unknown(
-        &broker.cluster.image(),
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-    );
+    let refused = split_refused(&mut request.topics, |name| authz.topic(operation::READ, name));
+    let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.offset_delete(&ctx, &request);
     if response.error_code == 0 {
-        add_errors(
-            &mut response.topics,
-            refused,
-            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-            |t| t.name.as_str(),
-            |name| OffsetDeleteResponseTopic {
-                name,
-                ..Default::default()
-            },
-            |t| &mut t.partitions,
-            |partition_index, error_code| OffsetDeleteResponsePartition {
-                partition_index,
-                error_code,
-            },
-        );
-        add_unknown(
-            &mut response.topics,
-            unknown,
-            |t| t.name.as_str(),
-            |name| OffsetDeleteResponseTopic {
-                name,
-                ..Default::default()
-            },
-            |t| &mut t.partitions,
-            |partition_index, error_code| OffsetDeleteResponsePartition {
-                partition_index,
-                error_code,
-            },
-        );
+        add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+        add_unknown(&mut response.topics, unknown);
     }
     if response.error_code != 0 {
         return ready(header, Some(response));

@@ -76,36 +76,14 @@ pub async fn start(
     let authz = Authz::new(&broker, &conn);
     let follower = request.replica_id >= 0;
     let follower_refused = follower && !authz.cluster(operation::CLUSTER_ACTION);
-    let refused = split_refused(
-        &mut request.topics,
-        |t| (t.topic.as_str(), &mut t.partitions),
-        |p| p.partition,
-        |name| {
-            if follower {
-                !follower_refused
-            } else {
-                authz.topic(operation::DESCRIBE, name)
-            }
-        },
-    );
+    let refused = split_refused(&mut request.topics, |name| {
+        if follower {
+            !follower_refused
+        } else {
+            authz.topic(operation::DESCRIBE, name)
+        }
+    });
     let mut response = handle(&broker, request);
-    add_errors(
-        &mut response.topics,
-        refused,
-        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
-        |t| t.topic.as_str(),
-        |topic| OffsetForLeaderTopicResult {
-            topic,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition, error_code| EpochEndOffset {
-            partition,
-            error_code,
-            leader_epoch: -1,
-            end_offset: -1,
-            ..Default::default()
-        },
-    );
+    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
     ready(header, Some(response))
 }

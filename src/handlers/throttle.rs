@@ -80,9 +80,13 @@ pub fn apply(conn: &ConnectionContext, throttles: &[i64]) -> i32 {
 }
 
 /// The APIs Kafka exempts from the request quota: SASL (served by the authenticator, not
-/// the request handlers) and the cluster actions (`clusterAction` in Kafka's API schemas:
-/// the brokers' own RPCs). Produce and Fetch record their request time themselves, with
-/// their byte rates.
+/// the request handlers) and the brokers' own RPCs whose handlers answer with
+/// `sendResponseExemptThrottle` (WriteTxnMarkers, AlterPartition; registration, heartbeats
+/// and producer-id blocks are served on controller listeners, which never count). Kafka
+/// exempts by handler, not by the `clusterAction` flag: DescribeQuorum and UpdateFeatures,
+/// cluster actions a broker forwards, are throttled like any client request, and so here.
+/// Produce and Fetch record their request time themselves, with their byte rates (acks=0
+/// produce and follower fetches exempt, as in Kafka).
 pub const REQUEST_QUOTA_EXEMPT_APIS: &[i16] = &[
     0,  // Produce: its handler records (with the byte rate)
     1,  // Fetch: its handler records (with the byte rate; follower fetches are exempt)

@@ -13,9 +13,7 @@ use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_un
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
-use crate::protocol::messages::txn_offset_commit_response::{
-    TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
-};
+use crate::protocol::messages::txn_offset_commit_response::TxnOffsetCommitResponse;
 
 pub async fn start(
     broker: Arc<Broker>,
@@ -36,30 +34,15 @@ pub async fn start(
     };
     let (refused, refused_code) = match refuse_all {
         Some(code) => (
-            split_refused(
-                &mut request.topics,
-                |t| (t.name.as_str(), &mut t.partitions),
-                |p| p.partition_index,
-                |_| false,
-            ),
+            split_refused(&mut request.topics, |_| false),
             code,
         ),
         None => (
-            split_refused(
-                &mut request.topics,
-                |t| (t.name.as_str(), &mut t.partitions),
-                |p| p.partition_index,
-                |name| authz.topic(operation::READ, name),
-            ),
+            split_refused(&mut request.topics, |name| authz.topic(operation::READ, name)),
             ErrorCode::TOPIC_AUTHORIZATION_FAILED,
         ),
     };
-    let unknown = split_unknown(
-        &broker.cluster.image(),
-        &mut request.topics,
-        |t| (t.name.as_str(), &mut t.partitions),
-        |p| p.partition_index,
-    );
+    let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
     let nothing_to_store = request.topics.is_empty();
     let mut response = if nothing_to_store {
         // Nothing left to commit: Kafka answers without asking the coordinator.
@@ -68,37 +51,8 @@ pub async fn start(
         let ctx = group_context(&header, &conn);
         broker.groups.txn_offset_commit(&ctx, &request)
     };
-    add_errors(
-        &mut response.topics,
-        refused,
-        refused_code,
-        |t| t.name.as_str(),
-        |name| TxnOffsetCommitResponseTopic {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| TxnOffsetCommitResponsePartition {
-            partition_index,
-            error_code,
-            ..Default::default()
-        },
-    );
-    add_unknown(
-        &mut response.topics,
-        unknown,
-        |t| t.name.as_str(),
-        |name| TxnOffsetCommitResponseTopic {
-            name,
-            ..Default::default()
-        },
-        |t| &mut t.partitions,
-        |partition_index, error_code| TxnOffsetCommitResponsePartition {
-            partition_index,
-            error_code,
-            ..Default::default()
-        },
-    );
+    add_errors(&mut response.topics, refused, refused_code);
+    add_unknown(&mut response.topics, unknown);
     if nothing_to_store {
         return ready(header, Some(response));
     }

@@ -180,15 +180,14 @@ pub async fn start(
         return ready(header, Some(response));
     }
     later(header, async move {
+        // One deadline for every marker: waits one after another must not add up past the
+        // sender's own request timeout, or it re-sends markers already written.
+        let deadline = tokio::time::Instant::now()
+            + std::time::Duration::from_millis(MARKER_REPLICATION_TIMEOUT_MS);
         for w in waits {
             let outcome = broker
                 .replicas
-                .wait_acks_all(
-                    &w.replica,
-                    w.required_offset,
-                    w.leader_epoch,
-                    MARKER_REPLICATION_TIMEOUT_MS,
-                )
+                .wait_acks_all_until(&w.replica, w.required_offset, w.leader_epoch, deadline)
                 .await;
             let code = match outcome {
                 Some(Ok(())) => continue,

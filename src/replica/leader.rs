@@ -311,6 +311,9 @@ impl Partition {
         required_offset: i64,
         leader_epoch: i32,
     ) -> Option<Result<(), PartitionError>> {
+        if self.is_removed() {
+            return Some(Err(PartitionError::NotLeaderOrFollower));
+        }
         // The log dir went offline after the append: the record may not be on disk.
         if self.log.is_offline() {
             return Some(Err(self.log.log_dir().offline_error().into()));

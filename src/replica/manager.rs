@@ -253,7 +253,7 @@ impl ReplicaManager {
         remove_from_sessions(&mut self.fetchers.lock(), &key);
         if let Some((_, p)) = self.partitions.remove(&key) {
             // Its waiters re-check and find it gone.
-            p.wake_waiters();
+            p.mark_removed();
         }
         self.offline_partitions.remove(&key);
         self.notify_replica_changes();
@@ -292,6 +292,19 @@ impl ReplicaManager {
         timeout_ms: u64,
     ) -> Option<Result<(), PartitionError>> {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        self.wait_acks_all_until(partition, required_offset, leader_epoch, deadline)
+            .await
+    }
+
+    /// [`Self::wait_acks_all`] to a deadline shared by several waits made one after another,
+    /// so that together they take no longer than one.
+    pub async fn wait_acks_all_until(
+        &self,
+        partition: &Arc<Partition>,
+        required_offset: i64,
+        leader_epoch: i32,
+        deadline: tokio::time::Instant,
+    ) -> Option<Result<(), PartitionError>> {
         let partition = [partition.clone()];
         super::wait::wait_until(&partition, deadline, || {
             partition[0].acks_all_outcome(required_offset, leader_epoch)

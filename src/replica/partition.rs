@@ -239,6 +239,10 @@ pub struct Partition {
     load: ProducerStateLoad,
     /// The requests waiting on this partition (`wait.rs`).
     waiters: tokio::sync::Notify,
+    /// Set when the replica manager drops the partition (its topic was deleted, or it moved
+    /// off this broker without a leadership change first): a waiter holding it must not wait
+    /// for a high watermark that can no longer move.
+    removed: std::sync::atomic::AtomicBool,
 }
 
 /// Isolation level of a read (`isolation_level` of Fetch and ListOffsets).
@@ -387,6 +391,7 @@ impl Partition {
             config: RwLock::new(Arc::new(config)),
             load,
             waiters: tokio::sync::Notify::new(),
+            removed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -400,6 +405,18 @@ impl Partition {
     /// it was removed.
     pub fn wake_waiters(&self) {
         self.waiters.notify_waiters();
+    }
+
+    /// Marks the partition dropped from this broker and wakes its waiters, which answer
+    /// NOT_LEADER_OR_FOLLOWER at once as Kafka's DelayedProduce does for a partition it no
+    /// longer hosts, instead of at their timeout.
+    pub fn mark_removed(&self) {
+        self.removed.store(true, std::sync::atomic::Ordering::Release);
+        self.wake_waiters();
+    }
+
+    pub fn is_removed(&self) -> bool {
+        self.removed.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn config(&self) -> Arc<PartitionConfig> {

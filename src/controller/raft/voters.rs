@@ -27,6 +27,8 @@ use crate::controller::quorum::{NodeId, QuorumError, ReplicatedState, VoterChang
 pub const BOOTSTRAP_TARGET: NodeId = NodeId::MAX;
 /// Pause between two attempts of a controller outside the membership to reach the leader.
 const JOIN_RETRY_MS: u64 = 300;
+/// How long a leader tries to commit a joining learner before answering "not a member".
+const JOIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Sent by a process outside the membership to any quorum member.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -299,13 +301,21 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 .is_some()
         };
         if let (false, Some(addr), true) = (member, request.learner_addr, self.is_leader_now()) {
-            match self
-                .inner
-                .raft
-                .add_learner(request.node_id, BasicNode { addr }, false)
-                .await
-            {
-                Ok(_) => {
+            // Bounded: a leader that lost its quorum still leads in openraft, and the
+            // membership entry would never commit; the asker has given up by then anyway.
+            let added = tokio::time::timeout(
+                JOIN_TIMEOUT,
+                self.inner
+                    .raft
+                    .add_learner(request.node_id, BasicNode { addr }, false),
+            )
+            .await;
+            match added {
+                Err(_) => tracing::debug!(
+                    node_id = request.node_id,
+                    "join not committed in time: the asker tries again"
+                ),
+                Ok(Ok(_)) => {
                     tracing::info!(
                         node_id = request.node_id,
                         "a controller follows the quorum as a learner"
@@ -313,7 +323,9 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                     member = true;
                 }
                 // Another change is under way: the asker tries again.
-                Err(e) => tracing::debug!(node_id = request.node_id, error = %e, "join refused"),
+                Ok(Err(e)) => {
+                    tracing::debug!(node_id = request.node_id, error = %e, "join refused")
+                }
             }
         }
         let m = self.inner.metrics.borrow();

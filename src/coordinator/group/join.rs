@@ -32,6 +32,15 @@ struct Join<'a> {
 }
 
 impl GroupCoordinatorShard {
+    /// Answers a join whose group or member vanished under the same lock, which the group's
+    /// invariants rule out: should one ever break, the request still gets an answer (the
+    /// client rejoins) instead of waiting until the partition unloads.
+    fn answer_lost(&mut self, join: Join<'_>) {
+        tracing::warn!("a JoinGroup found its group or member gone while being handled");
+        let response = join_error(CoordinatorError::UnknownMemberId, "");
+        push_join(&mut self.completions, join.waiter, response)
+    }
+
     /// Handles a JoinGroup. The response, immediate or delayed, arrives as a
     /// [`crate::coordinator::Completion::Join`] with `id`.
     pub fn join_group(
@@ -163,7 +172,7 @@ impl GroupCoordinatorShard {
         let prefix = join.instance.as_deref().unwrap_or(&join.ctx.client_id);
         let new_id = format!("{prefix}-{}", uuid::Uuid::new_v4());
         let Some(group) = self.groups.get_mut(group_id) else {
-            return;
+            return self.answer_lost(join);
         };
         if let Some(instance) = join.instance.clone() {
             if group.static_member_id(&instance).is_some() {
@@ -189,7 +198,7 @@ impl GroupCoordinatorShard {
         now_ms: i64,
     ) {
         let Some(group) = self.groups.get_mut(group_id) else {
-            return;
+            return self.answer_lost(join);
         };
         if group.pending_members.remove(member_id).is_some() {
             return self.add_member_then_rebalance(group_id, member_id.to_string(), join, now_ms);
@@ -199,7 +208,7 @@ impl GroupCoordinatorShard {
             return push_join(&mut self.completions, join.waiter, response);
         }
         let Some(member) = group.members.get(member_id) else {
-            return;
+            return self.answer_lost(join);
         };
         let matches = member.matches(&join.protocols);
         match group.state {
@@ -237,7 +246,7 @@ impl GroupCoordinatorShard {
     ) {
         let new_member_timeout = self.config.group_new_member_join_timeout_ms;
         let Some(group) = self.groups.get_mut(group_id) else {
-            return;
+            return self.answer_lost(join);
         };
         let member = ClassicGroupMember {
             member_id: member_id.clone(),
@@ -275,10 +284,10 @@ impl GroupCoordinatorShard {
         now_ms: i64,
     ) {
         let Some(group) = self.groups.get_mut(group_id) else {
-            return;
+            return self.answer_lost(join);
         };
         let Some(member) = group.members.get_mut(member_id) else {
-            return;
+            return self.answer_lost(join);
         };
         member.protocols = join.protocols.clone();
         member.rebalance_timeout_ms = join.rebalance_timeout_ms;
@@ -309,13 +318,13 @@ impl GroupCoordinatorShard {
         now_ms: i64,
     ) {
         let Some(group) = self.groups.get_mut(group_id) else {
-            return;
+            return self.answer_lost(join);
         };
         let Some(old_id) = group.static_member_id(instance).cloned() else {
-            return;
+            return self.answer_lost(join);
         };
         let Some(mut old) = group.members.remove(&old_id) else {
-            return;
+            return self.answer_lost(join);
         };
         // Whoever still waits under the old id is a zombie of the restarted instance.
         fail_waiters(
@@ -370,7 +379,7 @@ impl GroupCoordinatorShard {
         match self.write(vec![records::group_metadata_record(group_id, &value)]) {
             Ok(()) => {
                 let Some(group) = self.groups.get(group_id) else {
-                    return;
+                    return self.answer_lost(join);
                 };
                 let mut response = current_join_response(group, &new_id);
                 if join.ctx.api_version >= 9 {

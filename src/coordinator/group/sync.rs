@@ -91,7 +91,9 @@ impl GroupCoordinatorShard {
                 }
                 let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
                 let Some(member) = group.members.get_mut(&request.member_id) else {
-                    return;
+                    // Ruled out by validate_member above; answered all the same.
+                    let response = sync_error(CoordinatorError::UnknownMemberId);
+                    return push_sync(out, waiter, response);
                 };
                 member.heartbeat_deadline_ms =
                     Some(now_ms.saturating_add(member.session_timeout_ms as i64));
@@ -109,7 +111,9 @@ impl GroupCoordinatorShard {
                     group.sync_deadline_ms = None;
                 }
                 let Some(member) = group.members.get_mut(&request.member_id) else {
-                    return;
+                    // Ruled out by validate_member above; answered all the same.
+                    let response = sync_error(CoordinatorError::UnknownMemberId);
+                    return push_sync(out, waiter, response);
                 };
                 member.heartbeat_deadline_ms =
                     Some(now_ms.saturating_add(member.session_timeout_ms as i64));
