@@ -6,6 +6,7 @@
 //! the old one's subject and subject alternative names.
 pub mod client;
 pub mod dn;
+mod keystore;
 pub mod mapping;
 pub mod settings;
 
