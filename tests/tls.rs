@@ -10,16 +10,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{BufMut, BytesMut};
 use rustls::pki_types::ServerName;
-use strata::protocol::codec::Encode;
-use strata::protocol::header::RequestHeader;
 use strata::protocol::messages::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use common::certs::{server_leaf, write_stores, Ca};
-use common::tls::{api_versions_ok, client_config, tls_broker, tls_connect};
+use common::tls::{
+    api_versions_ok, api_versions_v0_frame, client_config, start_up_error, tls_broker, tls_connect,
+};
 
 macro_rules! call {
     ($c:expr, $req_mod:ident :: $req:ident, $resp_mod:ident :: $resp:ident, $v:expr, $value:expr) => {{
@@ -406,13 +405,7 @@ async fn bad_key_material_stops_start_up_naming_the_key_and_the_file() {
         ),
     ];
     for (keys, expected) in cases {
-        let mut all = vec![("listeners", "SSL://127.0.0.1:0")];
-        all.extend(keys.iter().copied());
-        let config = common::config_for(dir.path(), &all);
-        let e = match strata::server::startup::start(config, strata::clock::system()).await {
-            Ok(_) => panic!("{keys:?} started"),
-            Err(e) => e.to_string(),
-        };
+        let e = start_up_error(dir.path(), &keys).await;
         for part in expected {
             assert!(e.contains(part), "{keys:?}: {e}");
         }
@@ -481,20 +474,7 @@ async fn plaintext_on_a_tls_port_tls_on_a_plaintext_port_and_stalls_are_closed_w
     for round in 0..3 {
         // A Kafka request in plaintext on the TLS port.
         let mut plain = common::Client::connect(b.tls).await;
-        let req = api_versions_request::ApiVersionsRequest::default();
-        let mut body = BytesMut::new();
-        RequestHeader {
-            api_key: 18,
-            api_version: 0,
-            correlation_id: 1,
-            client_id: None,
-            unknown_tagged_fields: vec![],
-        }
-        .encode(&mut body, 1);
-        req.encode(&mut body, 0);
-        let mut frame = BytesMut::new();
-        frame.put_i32(body.len() as i32);
-        frame.put_slice(&body);
+        let frame = api_versions_v0_frame();
         plain.stream.write_all(&frame).await.unwrap();
         assert!(
             closed_after_an_alert(&mut plain.stream).await,

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use common::certs::{server_leaf, Ca, Leaf};
 use common::tls::{
-    api_versions_ok, api_versions_round_trip, client_config, tls_broker_with, tls_connect,
+    api_versions_ok, api_versions_round_trip, client_config, start_up_error, tls_broker_with,
+    tls_connect,
 };
 
 /// Runs a tool that must succeed; returns its stdout and stderr.
@@ -337,13 +338,8 @@ async fn wrong_or_missing_pkcs12_passwords_and_jks_files_stop_start_up_naming_th
         ),
     ];
     for (keys, expected) in cases {
-        let mut all: Vec<(&str, &str)> = vec![("listeners", "SSL://127.0.0.1:0")];
-        all.extend(keys.iter().map(|(k, v)| (*k, v.as_str())));
-        let config = common::config_for(dir.path(), &all);
-        let e = match strata::server::startup::start(config, strata::clock::system()).await {
-            Ok(_) => panic!("{keys:?} started"),
-            Err(e) => e.to_string(),
-        };
+        let keys: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let e = start_up_error(dir.path(), &keys).await;
         for part in expected {
             assert!(e.contains(part), "{keys:?}: {e}");
         }

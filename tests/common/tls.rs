@@ -112,10 +112,8 @@ pub async fn api_versions_ok(addr: SocketAddr, config: Arc<rustls::ClientConfig>
         .unwrap_or(false)
 }
 
-/// Sends ApiVersions v0 on `stream`; whether a response came back.
-pub async fn api_versions_round_trip<S: AsyncRead + AsyncWrite + Unpin>(
-    stream: &mut S,
-) -> Option<bool> {
+/// An ApiVersions v0 request, framed.
+pub fn api_versions_v0_frame() -> BytesMut {
     let req = api_versions_request::ApiVersionsRequest::default();
     let mut body = BytesMut::new();
     RequestHeader {
@@ -130,10 +128,28 @@ pub async fn api_versions_round_trip<S: AsyncRead + AsyncWrite + Unpin>(
     let mut frame = BytesMut::new();
     frame.put_i32(body.len() as i32);
     frame.put_slice(&body);
-    stream.write_all(&frame).await.ok()?;
+    frame
+}
+
+/// Sends ApiVersions v0 on `stream`; whether a response came back.
+pub async fn api_versions_round_trip<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+) -> Option<bool> {
+    stream.write_all(&api_versions_v0_frame()).await.ok()?;
     stream.flush().await.ok()?;
     let size = stream.read_i32().await.ok()?;
     Some(size > 0)
+}
+
+/// The error that stops a broker with an SSL listener and `keys` from starting.
+pub async fn start_up_error(dir: &Path, keys: &[(&str, &str)]) -> String {
+    let mut all = vec![("listeners", "SSL://127.0.0.1:0")];
+    all.extend_from_slice(keys);
+    let config = super::config_for(dir, &all);
+    match strata::server::startup::start(config, strata::clock::system()).await {
+        Ok(_) => panic!("{keys:?} started"),
+        Err(e) => e.to_string(),
+    }
 }
 
 pub struct TlsBroker {
