@@ -7,85 +7,18 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use strata::protocol::codec::{Decode, Encode};
-use strata::protocol::header::RequestHeader;
+use rustls::pki_types::ServerName;
 use strata::protocol::messages::*;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use common::certs::{server_leaf, write_stores, Ca, Leaf};
-use common::TestBroker;
-
-fn client_config(trust: &Ca, identity: Option<&Leaf>) -> Arc<rustls::ClientConfig> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(trust.cert.der().clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots);
-    let config = match identity {
-        Some(leaf) => builder
-            .with_client_auth_cert(
-                vec![leaf.der.clone()],
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key_der.clone())),
-            )
-            .unwrap(),
-        None => builder.with_no_client_auth(),
-    };
-    Arc::new(config)
-}
-
-/// A Kafka client over any stream.
-struct KafkaConn<S> {
-    stream: S,
-    correlation_id: i32,
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> KafkaConn<S> {
-    async fn send<Req: Encode, Resp: Decode>(
-        &mut self,
-        api_key: i16,
-        version: i16,
-        req: &Req,
-        req_flexible: bool,
-        resp_flexible: bool,
-    ) -> Resp {
-        self.correlation_id += 1;
-        let header = RequestHeader {
-            api_key,
-            api_version: version,
-            correlation_id: self.correlation_id,
-            client_id: Some("tls-test".into()),
-            unknown_tagged_fields: vec![],
-        };
-        let mut body = BytesMut::new();
-        header.encode(&mut body, if req_flexible { 2 } else { 1 });
-        req.encode(&mut body, version);
-        let mut frame = BytesMut::new();
-        frame.put_i32(body.len() as i32);
-        frame.put_slice(&body);
-        self.stream.write_all(&frame).await.unwrap();
-        self.stream.flush().await.unwrap();
-        let size = self.stream.read_i32().await.expect("response size");
-        let mut buf = vec![0u8; size as usize];
-        self.stream.read_exact(&mut buf).await.unwrap();
-        let mut resp = Bytes::from(buf);
-        assert_eq!(resp.get_i32(), self.correlation_id);
-        if resp_flexible && api_key != 18 {
-            assert_eq!(resp.get_u8(), 0);
-        }
-        let r = Resp::decode(&mut resp, version).expect("decodes");
-        assert!(resp.is_empty());
-        r
-    }
-}
+use common::certs::{server_leaf, write_stores, Ca};
+use common::tls::{
+    api_versions_ok, api_versions_v0_frame, client_config, start_up_error, tls_broker, tls_connect,
+};
 
 macro_rules! call {
     ($c:expr, $req_mod:ident :: $req:ident, $resp_mod:ident :: $resp:ident, $v:expr, $value:expr) => {{
@@ -101,80 +34,6 @@ macro_rules! call {
             .await;
         r
     }};
-}
-
-async fn tls_connect(
-    addr: SocketAddr,
-    config: Arc<rustls::ClientConfig>,
-) -> std::io::Result<KafkaConn<tokio_rustls::client::TlsStream<TcpStream>>> {
-    let tcp = TcpStream::connect(addr).await?;
-    let mut stream = tokio_rustls::TlsConnector::from(config)
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await?;
-    // With TLS 1.3 a refused client certificate shows only on the first read.
-    stream.flush().await?;
-    Ok(KafkaConn {
-        stream,
-        correlation_id: 0,
-    })
-}
-
-/// Whether the connection works: an ApiVersions round trip within two seconds.
-async fn api_versions_ok(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> bool {
-    let attempt = async {
-        let mut c = tls_connect(addr, config).await.ok()?;
-        let req = api_versions_request::ApiVersionsRequest::default();
-        let mut body = BytesMut::new();
-        RequestHeader {
-            api_key: 18,
-            api_version: 0,
-            correlation_id: 1,
-            client_id: Some("t".into()),
-            unknown_tagged_fields: vec![],
-        }
-        .encode(&mut body, 1);
-        req.encode(&mut body, 0);
-        let mut frame = BytesMut::new();
-        frame.put_i32(body.len() as i32);
-        frame.put_slice(&body);
-        c.stream.write_all(&frame).await.ok()?;
-        c.stream.flush().await.ok()?;
-        let size = c.stream.read_i32().await.ok()?;
-        Some(size > 0)
-    };
-    tokio::time::timeout(Duration::from_secs(2), attempt)
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or(false)
-}
-
-struct TlsBroker {
-    _broker: TestBroker,
-    plaintext: SocketAddr,
-    tls: SocketAddr,
-}
-
-/// A broker with a PLAINTEXT and an SSL listener (in that order) and `extra` keys.
-async fn tls_broker(keystore: &Path, truststore: &Path, extra: &[(&str, &str)]) -> TlsBroker {
-    let keystore = keystore.display().to_string();
-    let truststore = truststore.display().to_string();
-    let mut keys = vec![
-        ("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"),
-        ("ssl.keystore.type", "PEM"),
-        ("ssl.keystore.location", keystore.as_str()),
-        ("ssl.truststore.type", "PEM"),
-        ("ssl.truststore.location", truststore.as_str()),
-    ];
-    keys.extend_from_slice(extra);
-    let broker = TestBroker::start(&keys).await;
-    let addrs = &broker.running.as_ref().unwrap().local_addrs;
-    let (plaintext, tls) = (addrs[0], addrs[1]);
-    TlsBroker {
-        _broker: broker,
-        plaintext,
-        tls,
-    }
 }
 
 #[tokio::test]
@@ -486,15 +345,16 @@ async fn bad_key_material_stops_start_up_naming_the_key_and_the_file() {
             &["ssl.keystore.location", "missing.pem"],
         ),
         (
+            // Kafka's default type: a PKCS12 (or JKS) store, which needs its password.
             vec![("ssl.keystore.location", &ks)],
-            &["ssl.keystore.type=JKS", "PEM"],
+            &["ssl.keystore.type=JKS", "ssl.keystore.password is not"],
         ),
         (
             vec![
                 ("ssl.keystore.type", "PKCS12"),
                 ("ssl.keystore.location", &ks),
             ],
-            &["ssl.keystore.type=PKCS12"],
+            &["ssl.keystore.type=PKCS12", "ssl.keystore.password is not"],
         ),
         (
             vec![
@@ -545,13 +405,7 @@ async fn bad_key_material_stops_start_up_naming_the_key_and_the_file() {
         ),
     ];
     for (keys, expected) in cases {
-        let mut all = vec![("listeners", "SSL://127.0.0.1:0")];
-        all.extend(keys.iter().copied());
-        let config = common::config_for(dir.path(), &all);
-        let e = match strata::server::startup::start(config, strata::clock::system()).await {
-            Ok(_) => panic!("{keys:?} started"),
-            Err(e) => e.to_string(),
-        };
+        let e = start_up_error(dir.path(), &keys).await;
         for part in expected {
             assert!(e.contains(part), "{keys:?}: {e}");
         }
@@ -620,20 +474,7 @@ async fn plaintext_on_a_tls_port_tls_on_a_plaintext_port_and_stalls_are_closed_w
     for round in 0..3 {
         // A Kafka request in plaintext on the TLS port.
         let mut plain = common::Client::connect(b.tls).await;
-        let req = api_versions_request::ApiVersionsRequest::default();
-        let mut body = BytesMut::new();
-        RequestHeader {
-            api_key: 18,
-            api_version: 0,
-            correlation_id: 1,
-            client_id: None,
-            unknown_tagged_fields: vec![],
-        }
-        .encode(&mut body, 1);
-        req.encode(&mut body, 0);
-        let mut frame = BytesMut::new();
-        frame.put_i32(body.len() as i32);
-        frame.put_slice(&body);
+        let frame = api_versions_v0_frame();
         plain.stream.write_all(&frame).await.unwrap();
         assert!(
             closed_after_an_alert(&mut plain.stream).await,

@@ -9,6 +9,8 @@
 #        broker.keystore.pem alice.keystore.pem   key then certificate, for PEM keystores
 #      (made once per run in $SECURITY_CERTS, shared read-only by case files running side by
 #      side; a case that must change a certificate copies it first)
+#   kcat_round_trip BOOTSTRAP TOPIC KCAT-ARG... -> 200 lines produced to partition 0 of TOPIC
+#        and consumed back with kcat and those arguments; fails when they differ
 #   start_broker NAME KEY=VALUE... -> starts target/release/strata with those overrides (data
 #        dir and node id are filled in), waits for its first listener port, prints nothing;
 #        the broker's log is $OUT/broker-NAME.log; every broker stops when the case file
@@ -73,4 +75,18 @@ start_broker() {
   echo "broker $name did not start:" >&2
   tail -20 "$OUT/broker-$name.log" >&2
   return 1
+}
+
+kcat_round_trip() {
+  local b="$1" t="$2"; shift 2
+  for i in $(seq 1 200); do echo "line $i"; done >"$OUT/kcat-in.txt"
+  kcat -b "$b" "$@" -P -t "$t" -p 0 <"$OUT/kcat-in.txt" || true
+  # Auto-created on first produce may need a retry while the topic appears.
+  if ! kcat -b "$b" "$@" -C -t "$t" -p 0 -e -o beginning -q >"$OUT/kcat-out.txt" 2>/dev/null \
+     || ! cmp -s "$OUT/kcat-in.txt" "$OUT/kcat-out.txt"; then
+    sleep 1
+    kcat -b "$b" "$@" -P -t "$t" -p 0 <"$OUT/kcat-in.txt"
+    kcat -b "$b" "$@" -C -t "$t" -p 0 -e -o beginning -q | tail -200 >"$OUT/kcat-out.txt"
+  fi
+  cmp "$OUT/kcat-in.txt" "$OUT/kcat-out.txt" || fail "kcat round trip differs"
 }

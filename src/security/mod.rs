@@ -8,6 +8,7 @@
 pub mod authorizer;
 pub mod principal;
 pub mod quotas;
+pub mod read_ahead;
 pub mod sasl;
 pub mod stream;
 pub mod tls;

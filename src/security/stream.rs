@@ -10,10 +10,13 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::read_ahead::ReadAhead;
+
 pub enum SecuredStream {
     Plain(TcpStream),
     /// Boxed: a TLS session is ~1 KB of state that a plaintext connection should not carry.
-    Tls(Box<tokio_rustls::TlsStream<TcpStream>>),
+    /// The socket reads ahead under rustls ([`ReadAhead`]): rustls alone reads 4 KiB at a time.
+    Tls(Box<tokio_rustls::TlsStream<ReadAhead<TcpStream>>>),
 }
 
 impl SecuredStream {
@@ -25,7 +28,7 @@ impl SecuredStream {
     pub fn tcp(&self) -> &TcpStream {
         match self {
             SecuredStream::Plain(s) => s,
-            SecuredStream::Tls(s) => s.get_ref().0,
+            SecuredStream::Tls(s) => s.get_ref().0.get_ref(),
         }
     }
 }

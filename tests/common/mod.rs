@@ -15,6 +15,7 @@ pub mod certs;
 pub mod cluster;
 pub mod coord;
 pub mod process;
+pub mod tls;
 pub mod txn;
 
 pub struct TestBroker {

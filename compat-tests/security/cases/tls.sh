@@ -92,16 +92,7 @@ PY
 kcat_ssl() {
   local t; t=$(topic tls-kcat)
   local k=(-X security.protocol=SSL -X "ssl.ca.location=$CERTS/ca.pem")
-  for i in $(seq 1 200); do echo "line $i"; done >"$OUT/kcat-in.txt"
-  kcat -b "$TLS" "${k[@]}" -P -t "$t" -p 0 <"$OUT/kcat-in.txt" || true
-  # Auto-created on first produce may need a retry while the topic appears.
-  if ! kcat -b "$TLS" "${k[@]}" -C -t "$t" -p 0 -e -o beginning -q >"$OUT/kcat-out.txt" 2>/dev/null \
-     || ! cmp -s "$OUT/kcat-in.txt" "$OUT/kcat-out.txt"; then
-    sleep 1
-    kcat -b "$TLS" "${k[@]}" -P -t "$t" -p 0 <"$OUT/kcat-in.txt"
-    kcat -b "$TLS" "${k[@]}" -C -t "$t" -p 0 -e -o beginning -q | tail -200 >"$OUT/kcat-out.txt"
-  fi
-  cmp "$OUT/kcat-in.txt" "$OUT/kcat-out.txt" || fail "kcat round trip over TLS differs"
+  kcat_round_trip "$TLS" "$t" "${k[@]}" || return 1
   # With mutual TLS: metadata with alice's certificate.
   kcat -b "$MTLS" "${k[@]}" -X "ssl.certificate.location=$CERTS/alice.pem" \
     -X "ssl.key.location=$CERTS/alice.key" -L | grep -q "broker 1 at" || fail "no metadata over mTLS"

@@ -23,6 +23,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use super::settings::{TlsConfigError, TlsSettings};
+use crate::security::read_ahead::ReadAhead;
 use crate::security::stream::SecuredStream;
 
 /// The client TLS for connecting to `listener` of other cluster members: Some when the
@@ -162,7 +163,9 @@ impl PeerTls {
         let name = ServerName::try_from(host.trim_matches(|c| c == '[' || c == ']').to_string())
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let config = self.inner.config.read().clone();
-        let stream = TlsConnector::from(config).connect(name, tcp).await?;
+        let stream = TlsConnector::from(config)
+            .connect(name, ReadAhead::new(tcp))
+            .await?;
         Ok(SecuredStream::Tls(Box::new(stream.into())))
     }
 }

@@ -6,6 +6,7 @@
 //! the old one's subject and subject alternative names.
 pub mod client;
 pub mod dn;
+mod keystore;
 pub mod mapping;
 pub mod settings;
 
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use settings::{ClientAuth, TlsConfigError, TlsSettings};
 
+use super::read_ahead::ReadAhead;
 use super::KafkaPrincipal;
 use crate::config::BrokerConfig;
 
@@ -99,13 +101,17 @@ impl ServerTls {
         principal_from_certificate: bool,
     ) -> Result<
         (
-            tokio_rustls::server::TlsStream<TcpStream>,
+            tokio_rustls::server::TlsStream<ReadAhead<TcpStream>>,
             Option<KafkaPrincipal>,
         ),
         HandshakeError,
     > {
         let acceptor = TlsAcceptor::from(self.current.read().0.clone());
-        let stream = match tokio::time::timeout(self.handshake_timeout, acceptor.accept(tcp)).await
+        let stream = match tokio::time::timeout(
+            self.handshake_timeout,
+            acceptor.accept(ReadAhead::new(tcp)),
+        )
+        .await
         {
             Err(_) => return Err(HandshakeError::Timeout(self.handshake_timeout)),
             Ok(Err(e)) => return Err(HandshakeError::Failed(e)),

@@ -1,8 +1,9 @@
 //! A listener's TLS settings from Kafka's keys (`ssl.*`, with `listener.name.<listener>.ssl.*`
 //! winning key by key, as Kafka's listener prefix does), checked and turned into rustls
-//! configurations. What rustls cannot honour stops start-up with an error naming the key:
-//! JKS and PKCS12 keystores (no well-kept Rust crate reads PKCS12; convert to PEM), encrypted
-//! PEM keys, TLS versions before 1.2, cipher suites rustls lacks.
+//! configurations. Stores are PEM, or PKCS12 (type PKCS12, or JKS holding a PKCS12 file, as
+//! Java reads it; see [`super::keystore`]). What rustls cannot honour stops start-up with an
+//! error naming the key: keystores in the old JKS file format, encrypted PEM keys, TLS
+//! versions before 1.2, cipher suites rustls lacks.
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 
+use super::keystore::{self, StoreFile};
 use super::mapping::PrincipalMapper;
 use crate::config::BrokerConfig;
 
@@ -47,12 +49,55 @@ enum KeySource {
     File { key: String, path: PathBuf },
     /// `ssl.keystore.key` and `ssl.keystore.certificate.chain`.
     Inline { key_pem: String, chain_pem: String },
+    /// `ssl.keystore.location` of type PKCS12 or JKS, opened with `ssl.keystore.password`.
+    Pkcs12(Pkcs12File),
 }
 
 #[derive(Debug, Clone)]
 enum TrustSource {
-    File { key: String, path: PathBuf },
+    File {
+        key: String,
+        path: PathBuf,
+    },
     Inline(String),
+    /// `ssl.truststore.location` of type PKCS12 or JKS, opened with `ssl.truststore.password`.
+    Pkcs12(Pkcs12File),
+}
+
+/// A PKCS12 store file, the key that names it and the password that opens it.
+#[derive(Clone)]
+struct Pkcs12File {
+    key: String,
+    path: PathBuf,
+    password_key: String,
+    password: String,
+}
+
+impl std::fmt::Debug for Pkcs12File {
+    /// Without the password: settings end up in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pkcs12File")
+            .field("key", &self.key)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Pkcs12File {
+    fn what(&self) -> String {
+        format!("{} ({})", self.key, self.path.display())
+    }
+
+    fn read(&self) -> Result<(String, Vec<u8>), TlsConfigError> {
+        let data = std::fs::read(&self.path).map_err(|e| {
+            TlsConfigError(format!(
+                "{}: cannot read {}: {e}",
+                self.key,
+                self.path.display()
+            ))
+        })?;
+        Ok((self.what(), data))
+    }
 }
 
 /// One listener's (or the peer client's) TLS settings, resolved and checked.
@@ -234,11 +279,17 @@ impl TlsSettings {
     /// The files whose changes reload the certificates.
     pub fn watched_files(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
-        if let Some(KeySource::File { path, .. }) = &self.keystore {
-            files.push(path.clone());
+        match &self.keystore {
+            Some(KeySource::File { path, .. } | KeySource::Pkcs12(Pkcs12File { path, .. })) => {
+                files.push(path.clone())
+            }
+            Some(KeySource::Inline { .. }) | None => {}
         }
-        if let Some(TrustSource::File { path, .. }) = &self.truststore {
-            files.push(path.clone());
+        match &self.truststore {
+            Some(TrustSource::File { path, .. } | TrustSource::Pkcs12(Pkcs12File { path, .. })) => {
+                files.push(path.clone())
+            }
+            Some(TrustSource::Inline(_)) | None => {}
         }
         files
     }
@@ -266,6 +317,14 @@ impl TlsSettings {
                 key_pem.clone(),
                 chain_pem.clone(),
             ),
+            KeySource::Pkcs12(file) => {
+                let (what, data) = file.read()?;
+                let store = StoreFile {
+                    what: &what,
+                    password_key: &file.password_key,
+                };
+                return keystore::read_identity(&store, &data, &file.password).map(Some);
+            }
         };
         if key_pem.contains("ENCRYPTED PRIVATE KEY") || key_pem.contains("Proc-Type: 4,ENCRYPTED") {
             return err(format!(
@@ -298,6 +357,20 @@ impl TlsSettings {
                 (format!("{key} ({})", path.display()), read(key, path)?)
             }
             TrustSource::Inline(pem) => ("ssl.truststore.certificates".to_string(), pem.clone()),
+            TrustSource::Pkcs12(file) => {
+                let (what, data) = file.read()?;
+                let store = StoreFile {
+                    what: &what,
+                    password_key: &file.password_key,
+                };
+                let mut roots = RootCertStore::empty();
+                for cert in keystore::read_trusted(&store, &data, &file.password)? {
+                    roots.add(cert).map_err(|e| {
+                        TlsConfigError(format!("{what}: unusable certificate: {e}"))
+                    })?;
+                }
+                return Ok(Some(roots));
+            }
         };
         let mut roots = RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
@@ -322,7 +395,7 @@ impl TlsSettings {
         let Some((chain, key)) = self.load_identity()? else {
             return err(format!(
                 "listener {} uses TLS but has no key and certificate: set \
-                 ssl.keystore.location (with ssl.keystore.type=PEM) or ssl.keystore.key and \
+                 ssl.keystore.location (ssl.keystore.type PEM or PKCS12) or ssl.keystore.key and \
                  ssl.keystore.certificate.chain",
                 self.listener.as_deref().unwrap_or("?")
             ));
@@ -330,10 +403,13 @@ impl TlsSettings {
         let builder = ServerConfig::builder_with_provider(self.provider.clone())
             .with_protocol_versions(&self.versions)
             .map_err(|e| TlsConfigError(e.to_string()))?;
+        // Read even when no client certificate is asked for: Kafka builds its trust managers
+        // from the truststore either way, so a wrong password or a broken file stops start-up.
+        let roots = self.load_roots()?;
         let builder = match self.client_auth {
             ClientAuth::None => builder.with_no_client_auth(),
             ClientAuth::Requested | ClientAuth::Required => {
-                let roots = self.load_roots()?.unwrap_or_else(RootCertStore::empty);
+                let roots = roots.unwrap_or_else(RootCertStore::empty);
                 let verifier = WebPkiClientVerifier::builder_with_provider(
                     Arc::new(roots),
                     self.provider.clone(),
@@ -385,26 +461,93 @@ fn read(key: &str, path: &PathBuf) -> Result<String, TlsConfigError> {
         .map_err(|e| TlsConfigError(format!("{key}: cannot read {}: {e}", path.display())))
 }
 
-fn store_type(l: &Lookup<'_>, key: &str) -> Result<(), TlsConfigError> {
+/// How a store file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreKind {
+    Pem,
+    /// PKCS12 or JKS: Java reads either file format under either name.
+    Java,
+}
+
+fn store_type(l: &Lookup<'_>, key: &str) -> Result<(String, StoreKind), TlsConfigError> {
     let (type_key, kind) = l.value(key);
     match kind.trim().to_ascii_uppercase().as_str() {
-        "PEM" => Ok(()),
+        "PEM" => Ok((type_key, StoreKind::Pem)),
+        "PKCS12" | "JKS" => Ok((format!("{type_key}={}", kind.trim()), StoreKind::Java)),
         other => err(format!(
-            "{type_key}={other} is not supported: Strata reads PEM stores only (JKS needs a \
-             JVM; no well-kept Rust crate reads PKCS12). Convert the store to PEM (`openssl \
-             pkcs12 -in store.p12 -nodes`) and set {type_key}=PEM"
+            "{type_key}={other} is not supported: expected PEM, PKCS12 or JKS (a JKS store \
+             must be a PKCS12 file, as keytool writes since Java 9)"
         )),
     }
+}
+
+/// The location and password of a PKCS12 store (inline PEM keys refused, as Kafka does).
+fn pkcs12_file(
+    l: &Lookup<'_>,
+    type_key: &str,
+    location: Option<(String, String)>,
+    inline: Option<(String, String)>,
+    password_key: &str,
+) -> Result<Option<Pkcs12File>, TlsConfigError> {
+    if let Some((k, _)) = inline {
+        return err(format!(
+            "{k} is for PEM stores only, but {type_key}; set the type to PEM or use the \
+             location"
+        ));
+    }
+    let password = l.get(password_key);
+    let Some((key, path)) = location else {
+        return match password {
+            Some((pk, _)) => err(format!("{pk} is set but there is no store location")),
+            None => Ok(None),
+        };
+    };
+    let Some((password_key, password)) = password else {
+        // Java opens a truststore without its password, skipping the integrity check and
+        // every encrypted bag: keytool encrypts the certificates, so nothing would be trusted.
+        return err(format!(
+            "{key} ({type_key}) is set but {password_key} is not: the store's password is \
+             needed to read it"
+        ));
+    };
+    Ok(Some(Pkcs12File {
+        key,
+        path: PathBuf::from(path.trim()),
+        password_key,
+        password,
+    }))
 }
 
 fn keystore(l: &Lookup<'_>) -> Result<Option<KeySource>, TlsConfigError> {
     let location = l.get("ssl.keystore.location");
     let key = l.get("ssl.keystore.key");
     let chain = l.get("ssl.keystore.certificate.chain");
+    let (type_key, kind) = store_type(l, "ssl.keystore.type")?;
+    if kind == StoreKind::Java {
+        let file = pkcs12_file(
+            l,
+            &type_key,
+            location,
+            key.or(chain),
+            "ssl.keystore.password",
+        )?;
+        if let (Some(file), Some((k, key_password))) = (&file, l.get("ssl.key.password")) {
+            // Kafka opens the key with ssl.key.password; keytool and openssl both protect a
+            // PKCS12 key with the store password, so another value cannot open it.
+            if key_password != file.password {
+                return err(format!(
+                    "{k} differs from {}: a PKCS12 keystore's key is protected by the store \
+                     password (keytool and openssl write it so); leave {k} unset or give it \
+                     the same value",
+                    file.password_key
+                ));
+            }
+        }
+        return Ok(file.map(KeySource::Pkcs12));
+    }
     if location.is_none() && key.is_none() && chain.is_none() {
         return Ok(None);
     }
-    store_type(l, "ssl.keystore.type")?;
     if let Some((k, _)) = l.get("ssl.keystore.password") {
         return err(format!(
             "{k}: a PEM keystore has no store password (Kafka refuses it too); only \
@@ -438,10 +581,14 @@ fn keystore(l: &Lookup<'_>) -> Result<Option<KeySource>, TlsConfigError> {
 fn truststore(l: &Lookup<'_>) -> Result<Option<TrustSource>, TlsConfigError> {
     let location = l.get("ssl.truststore.location");
     let inline = l.get("ssl.truststore.certificates");
+    let (type_key, kind) = store_type(l, "ssl.truststore.type")?;
+    if kind == StoreKind::Java {
+        let file = pkcs12_file(l, &type_key, location, inline, "ssl.truststore.password")?;
+        return Ok(file.map(TrustSource::Pkcs12));
+    }
     if location.is_none() && inline.is_none() {
         return Ok(None);
     }
-    store_type(l, "ssl.truststore.type")?;
     if let Some((k, _)) = l.get("ssl.truststore.password") {
         return err(format!(
             "{k}: a PEM truststore has no password (Kafka refuses it too); leave it unset"
