@@ -36,7 +36,7 @@ pub fn not_ready_reason(broker: &Broker) -> Option<String> {
         .borrow()
         .brokers
         .get(&broker.node_id)
-        .is_none_or(|b| b.fenced);
+        .map_or(true, |b| b.fenced);
     if fenced {
         return Some("fenced by the controller".into());
     }
