@@ -173,7 +173,10 @@ class Broker:
             more = "".join(f",{n}://127.0.0.1:{p}" for n, p in self.listeners)
             props.update({"listeners": f"PLAINTEXT://{self.addr}{more}",
                           "log.dirs": os.path.join(self.dir, "data"),
-                          "max.connections": "2147483647"})  # Kafka's default
+                          "max.connections": "2147483647",  # Kafka's default
+                          # Off unless asked (BENCH_STRATA_ADMIN=http://host:port): benches run
+                          # beside the test suites and must not take their admin port.
+                          "strata.admin.listeners": os.environ.get("BENCH_STRATA_ADMIN", "")})
             props.update(self.extra_props)
             cmd = [STRATA_BIN]
             for k, v in props.items():

@@ -6,7 +6,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 BIN=${1:-$HERE/../target/release/strata}; PORT=${2:-29392}; N=${3:-2000}
 D=$(mktemp -d)
-"$BIN" --override listeners=PLAINTEXT://127.0.0.1:$PORT --override log.dirs="$D" \
+"$BIN" --override listeners=PLAINTEXT://127.0.0.1:$PORT --override log.dirs="$D" --override strata.admin.listeners= \
   --override max.connections=100000 >"$D.log" 2>&1 &
 P=$!
 trap 'kill $P 2>/dev/null; wait $P 2>/dev/null; rm -rf "$D" "$D.log"' EXIT

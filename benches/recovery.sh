@@ -35,7 +35,7 @@ start() {
   local data="$1" t0 t1 lines
   lines=$(grep -c 'strata started' "$DIR/broker.log" 2>/dev/null || true)
   t0=$(now_ms)
-  "$BIN" --override "listeners=PLAINTEXT://127.0.0.1:$PORT" --override "log.dirs=$data" \
+  "$BIN" --override "listeners=PLAINTEXT://127.0.0.1:$PORT" --override "log.dirs=$data" --override "strata.admin.listeners=" \
     >>"$DIR/broker.log" 2>&1 &
   PID=$!
   until (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do

@@ -219,6 +219,7 @@ fn main() {
         "listeners=PLAINTEXT://127.0.0.1:0".to_string(),
         format!("log.dirs={}", dir.path().display()),
         "max.connections=100000".to_string(),
+        "strata.admin.listeners=".to_string(),
     ];
     let config = strata::config::BrokerConfig::load(None, &overrides)
         .expect("config")

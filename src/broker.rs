@@ -43,6 +43,8 @@ pub struct Broker {
     pub authorizer: Option<Arc<crate::security::Authorizer>>,
     /// Client quota managers (produce and fetch byte rates, request time, mutations).
     pub quotas: Arc<crate::security::quotas::QuotaManagers>,
+    /// The counters and histograms the request path updates (`/metrics`).
+    pub metrics: Arc<crate::metrics::BrokerMetrics>,
 }
 
 /// The transaction coordinator's settings from the broker config.

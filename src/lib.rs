@@ -19,10 +19,13 @@
 //! - [`handlers`]: one file per API, plus the API table that drives dispatch and ApiVersions.
 //! - [`server`]: listeners, connections with ordered pipelining, start-up (the one place that
 //!   builds everything) and shutdown.
+//! - [`admin`]: the admin HTTP listener (`/metrics`, health probes), above the broker.
+//! - [`metrics`]: the registry and the counters the request path updates (a leaf).
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
 //!
-//! Dependencies point downwards only: server -> handlers -> broker -> cluster ->
+//! Dependencies point downwards only: server -> admin -> handlers -> broker -> cluster ->
 //! {coordinator, controller, replica, net} -> storage -> protocol.
+pub mod admin;
 pub mod broker;
 pub mod clock;
 pub mod cluster;
@@ -31,6 +34,7 @@ pub mod controller;
 pub mod coordinator;
 pub mod error;
 pub mod handlers;
+pub mod metrics;
 pub mod net;
 pub mod protocol;
 pub mod replica;

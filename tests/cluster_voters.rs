@@ -138,6 +138,7 @@ async fn a_controller_is_added_and_the_leader_removed_over_the_wire() {
         &[
             "node.id=5".to_string(),
             "process.roles=controller".into(),
+            "strata.admin.listeners=".into(),
             format!("listeners=CONTROLLER://127.0.0.1:{port}"),
             "controller.listener.names=CONTROLLER".into(),
             format!(

@@ -32,6 +32,8 @@ fn fixture(name: &str, dir: &Path) -> (PathBuf, u16, u16) {
             "log.dirs=/tmp/kraft-combined-logs",
             &format!("log.dirs={}", dir.join("data").display()),
         );
+    // No admin listener: tests run side by side (Kafka's fixtures have no such key).
+    let text = text + "\nstrata.admin.listeners=\n";
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     (path, client, controller)

@@ -16,10 +16,13 @@ const RANKS: &[(&str, u8)] = &[
     ("cluster", 6),
     ("broker", 7),
     ("handlers", 8),
-    ("server", 9),
+    // The admin listener reads the broker; start-up (server) starts it.
+    ("admin", 9),
+    ("server", 10),
 ];
 
-const LEAVES: &[&str] = &["config", "clock", "error"];
+/// `metrics` holds counters only (no broker, no network), so every layer may update it.
+const LEAVES: &[&str] = &["config", "clock", "error", "metrics"];
 
 fn rank(module: &str) -> Option<u8> {
     RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)

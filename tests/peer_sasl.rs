@@ -235,6 +235,7 @@ async fn the_peer_clients_truststore_is_reloaded_when_its_file_changes() {
         None,
         &[
             "listeners=SSL://127.0.0.1:9093".to_string(),
+            "strata.admin.listeners=".into(),
             "ssl.keystore.type=PEM".into(),
             format!("ssl.keystore.location={}", ks.display()),
             "ssl.truststore.type=PEM".into(),

@@ -99,8 +99,11 @@ if want --compat; then
     echo "error: 127.0.0.1:$port is already in use; set STRATA_TEST_PORT to a free port" >&2
     exit 1
   fi
-  step "starting strata on 127.0.0.1:$port (data in $data)"
+  # Its own admin port: the security and cluster suites run beside it with theirs off.
+  admin_port=${STRATA_TEST_ADMIN_PORT:-19644}
+  step "starting strata on 127.0.0.1:$port, admin on 127.0.0.1:$admin_port (data in $data)"
   ./target/release/strata --override "listeners=PLAINTEXT://127.0.0.1:$port" --override "log.dirs=$data" \
+    --override "strata.admin.listeners=http://127.0.0.1:$admin_port" \
     >"$data.log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
@@ -115,7 +118,7 @@ if want --compat; then
   fi
   single_suite() {
     local s=0
-    BOOTSTRAP=127.0.0.1:$port bash compat-tests/run.sh || s=$?
+    BOOTSTRAP=127.0.0.1:$port STRATA_ADMIN=127.0.0.1:$admin_port bash compat-tests/run.sh || s=$?
     if [ $s -ne 0 ]; then
       echo "--- broker log (last 50 lines) ---"
       tail -50 "$data.log" || true

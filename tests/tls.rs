@@ -541,6 +541,7 @@ async fn a_cluster_replicates_and_fails_over_on_ssl_inter_broker_and_controller_
             "ssl.client.auth=required".into(),
             "broker.heartbeat.interval.ms=200".into(),
             "broker.session.timeout.ms=2000".into(),
+            "strata.admin.listeners=".into(),
             "replica.lag.time.max.ms=2000".into(),
             "offsets.topic.replication.factor=3".into(),
             "offsets.topic.num.partitions=3".into(),

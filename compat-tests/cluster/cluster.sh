@@ -101,7 +101,7 @@ launch() {
   "$STRATA_BIN" --override "node.id=$n" --override "process.roles=$roles" \
     --override "listeners=$listeners" \
     --override controller.listener.names=CONTROLLER \
-    --override "$quorum" \
+    --override "$quorum" --override "strata.admin.listeners=" \
     --override "log.dirs=$CLUSTER_DIR/n$n" --override default.replication.factor=3 \
     --override min.insync.replicas=2 --override offsets.topic.replication.factor=3 \
     --override transaction.state.log.replication.factor=3 \

@@ -57,7 +57,8 @@ start_broker() {
   local name="$1"; shift
   local data="$OUT/data-$name" port="" arg
   rm -rf "$data"; mkdir -p "$data"
-  local args=(--override "log.dirs=$data")
+  # No admin listener: the suites run side by side and must not meet on its port.
+  local args=(--override "log.dirs=$data" --override "strata.admin.listeners=")
   for arg in "$@"; do
     args+=(--override "$arg")
     if [ -z "$port" ] && [[ "$arg" == listeners=* ]]; then

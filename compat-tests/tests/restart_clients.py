@@ -104,6 +104,7 @@ def start_broker():
     log = open(os.path.join(DIR, "broker.log"), "ab")
     p = subprocess.Popen([STRATA, "--override", f"listeners=PLAINTEXT://127.0.0.1:{BROKER_PORT}",
                           "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{PROXY_PORT}",
+                          "--override", "strata.admin.listeners=",
                           "--override", f"log.dirs={DIR}/data"], stdout=log, stderr=log)
     deadline = time.time() + 30
     while time.time() < deadline:

@@ -14,6 +14,7 @@ strata_start() {
   local dir="$1" port="$2"; shift 2
   mkdir -p "$dir"
   "$STRATA_BIN" --override "listeners=PLAINTEXT://127.0.0.1:$port" \
+    --override "strata.admin.listeners=" \
     --override "log.dirs=$dir/data" "$@" >>"$dir/broker.log" 2>&1 &
   echo $! > "$dir/pid"
   # A failing case must not leave its broker behind (the case runs in its own subshell).

@@ -166,6 +166,9 @@ pub async fn run(
             Some(epoch) => match heartbeat(&broker, &cluster, broker.node_id, epoch, false).await {
                 Ok(r) => match ErrorCode::from_code(r.error_code) {
                     ErrorCode::NONE => {
+                        cluster
+                            .last_heartbeat_ok_ms
+                            .store(broker.clock.now_ms(), std::sync::atomic::Ordering::Relaxed);
                         if r.is_caught_up && !*cluster.caught_up.borrow() {
                             tracing::info!("metadata caught up with the controller");
                             cluster.caught_up.send_replace(true);

@@ -99,6 +99,9 @@ pub struct ClusterContext {
     /// Set once the publisher has applied an image in which this broker is registered and
     /// unfenced: from then on it serves clients as Kafka brokers do after their first unfence.
     pub ready: tokio::sync::watch::Sender<bool>,
+    /// When the active controller last acknowledged a heartbeat (ms on the broker's clock;
+    /// 0: never): the readiness probe reads it.
+    pub last_heartbeat_ok_ms: std::sync::atomic::AtomicI64,
     /// The image the publisher last applied to this broker (its replicas, coordinators and
     /// the topics the handlers read): admin requests answer once their change is here.
     pub published: tokio::sync::watch::Sender<Arc<MetadataImage>>,

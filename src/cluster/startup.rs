@@ -235,6 +235,7 @@ pub async fn start_cluster(
         auto_creating: Default::default(),
         caught_up: tokio::sync::watch::channel(false).0,
         ready: tokio::sync::watch::channel(false).0,
+        last_heartbeat_ok_ms: std::sync::atomic::AtomicI64::new(0),
         published: tokio::sync::watch::channel(Arc::new(MetadataImage::default())).0,
     }))
 }

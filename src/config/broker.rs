@@ -216,6 +216,10 @@ pub struct BrokerConfig {
     pub broker_heartbeat_interval_ms: i32,
     /// How long the controller waits for a heartbeat before fencing a broker.
     pub broker_session_timeout_ms: i32,
+    /// `strata.admin.listeners`: where /metrics and the health probes are served (empty: off).
+    pub admin_listeners: Vec<super::admin::AdminListener>,
+    /// `strata.metrics.max.partition.series`: the most per-partition series one scrape shows.
+    pub metrics_max_partition_series: i32,
     /// Known keys as set in the file or by overrides (raw text), for DescribeConfigs.
     pub static_configs: BTreeMap<String, String>,
 }
@@ -674,6 +678,10 @@ impl BrokerConfig {
                 .long("replica.high.watermark.checkpoint.interval.ms")?,
             broker_heartbeat_interval_ms: p.int("broker.heartbeat.interval.ms")?,
             broker_session_timeout_ms: p.int("broker.session.timeout.ms")?,
+            admin_listeners: super::admin::parse_admin_listeners(
+                &p.opt_list("strata.admin.listeners")?.unwrap_or_default().join(","),
+            )?,
+            metrics_max_partition_series: p.int("strata.metrics.max.partition.series")?,
             static_configs,
         };
         Ok((config, warnings))

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use crate::error::ErrorCode;
 
+pub mod admin;
 pub mod broker;
 pub mod describe;
 pub mod network;

@@ -285,6 +285,9 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("max.connections.per.ip", I, Some(INT_MAX), AtLeast(0), true),
     def("max.connections.per.ip.overrides", T, Some(""), Any, true),
     def("strata.request.read.timeout.ms", G, Some("30000"), AtLeast(1), false),
+    // The admin HTTP listener (config::admin): /metrics and the health probes.
+    def("strata.admin.listeners", L, Some("http://127.0.0.1:9644"), Any, false),
+    def("strata.metrics.max.partition.series", I, Some("10000"), AtLeast(0), false),
     // SASL (config::sasl reads these and their listener.name.<l>. forms).
     def("sasl.enabled.mechanisms", L, Some("GSSAPI"), Any, false),
     def("sasl.mechanism.inter.broker.protocol", T, Some("GSSAPI"), Any, false),

@@ -645,6 +645,35 @@ impl GroupCoordinator {
         }
     }
 
+    /// Every loaded group's committed offsets as (group, topic, partition, offset), for the
+    /// consumer-lag metrics computed when `/metrics` is read (never on the commit path).
+    pub fn committed_offsets(&self) -> Vec<(String, String, i32, i64)> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            if let Some(shard) = slot.lock().shard.as_ref() {
+                for (group, topics) in &shard.offsets {
+                    for (topic, partitions) in topics {
+                        for (partition, o) in partitions {
+                            out.push((group.clone(), topic.clone(), *partition, o.committed_offset));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The state of every group of the loaded shards (classic and consumer groups).
+    pub fn group_states(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            if let Some(shard) = slot.lock().shard.as_ref() {
+                out.extend(shard.list_groups(&[], &[]).into_iter().map(|g| g.group_state));
+            }
+        }
+        out
+    }
+
     /// The durable view of a shard (tests and diagnostics).
     pub fn snapshot(&self, partition: i32) -> Option<crate::coordinator::ShardSnapshot> {
         let slot = self.slots.get(usize::try_from(partition).ok()?)?;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{later, throttle, Broker, ResponseFuture};
+use crate::metrics::{counts_as_failed, PartitionOutcome};
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
@@ -351,9 +352,40 @@ pub async fn start(
         } else {
             gathered.response
         };
+        record_metrics(&broker, &request, version, &response);
         response.responses.extend(refused);
         Some(response)
     })
+}
+
+/// Counts a consumer fetch's partitions on Kafka's `BrokerTopicMetrics` (total and failed
+/// fetches, bytes out) and its partition errors, once per response (not per long-poll pass).
+/// The gathered topics come first in the response, in request order.
+fn record_metrics(broker: &Broker, request: &FetchRequest, version: i16, response: &FetchResponse) {
+    for (asked, answered) in request.topics.iter().zip(&response.responses) {
+        let name = if version >= 13 {
+            broker.cluster.topic_name_by_id(&asked.topic_id)
+        } else {
+            Some(asked.topic.clone())
+        };
+        // Series only for topics that exist, so made-up names cannot create them.
+        let counters = name.and_then(|n| {
+            broker
+                .metrics
+                .topic_if(&n, || broker.cluster.topic(&n).is_some())
+        });
+        for p in &answered.partitions {
+            let code = ErrorCode::from_code(p.error_code);
+            let outcome = if code.is_ok() {
+                let bytes = p.records.as_ref().map_or(0, |r| r.len()) as u64;
+                PartitionOutcome::Fetched { bytes }
+            } else {
+                broker.metrics.record_error(FetchRequest::API_KEY, code);
+                PartitionOutcome::FetchFailed { counts_as_failed: counts_as_failed(code) }
+            };
+            broker.metrics.record(counters.as_ref(), outcome);
+        }
+    }
 }
 
 /// Records a consumer's fetch against its quotas (Kafka's `KafkaApis.handleFetchRequest`): the

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{later, ready, throttle, Broker, ResponseFuture};
+use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
@@ -100,6 +101,8 @@ pub fn handle_with_waits(
         .into_iter()
         .enumerate()
         .map(|(topic_index, topic)| {
+            // Looked up once per topic and request, and only for a topic with a local replica.
+            let mut counters: Option<TopicCounters> = None;
             let partition_responses = topic
                 .partition_data
                 .into_iter()
@@ -112,13 +115,20 @@ pub fn handle_with_waits(
                         return partition_error(pd.index, ErrorCode::INVALID_REQUIRED_ACKS, None);
                     }
                                         let Some(partition) = broker.replicas.get(&topic.name, pd.index) else {
-                        return partition_error(pd.index, broker.missing_partition_error(&topic.name, pd.index), None);
+                        let code = broker.missing_partition_error(&topic.name, pd.index);
+                        broker.metrics.record(None, PartitionOutcome::ProduceFailed { counts_as_failed: counts_as_failed(code) });
+                        broker.metrics.record_error(ProduceRequest::API_KEY, code);
+                        return partition_error(pd.index, code, None);
                     };
+                    let counters: &TopicCounters = counters.get_or_insert_with(|| broker.metrics.topic(&topic.name));
+                    let bytes = pd.records.as_ref().map_or(0, |r| r.len()) as u64;
                     let Some(records) = pd.records else {
                         return partition_error(pd.index, ErrorCode::CORRUPT_MESSAGE, None);
                     };
                     match partition.append_records_with_acks(records, acks, now_ms) {
                         Ok(out) => {
+                            let records = (out.last_offset - out.base_offset + 1).max(0) as u64;
+                            broker.metrics.record(Some(counters), PartitionOutcome::Produced { records, bytes });
                             if acks == -1 {
                                 waits.push(AckWait {
                                     topic: topic_index,
@@ -139,6 +149,8 @@ pub fn handle_with_waits(
                         }
                         Err(e) => {
                             tracing::debug!(topic = %topic.name, partition = pd.index, error = ?e, "produce refused");
+                            broker.metrics.record(Some(counters), PartitionOutcome::ProduceFailed { counts_as_failed: counts_as_failed(e.code()) });
+                            broker.metrics.record_error(ProduceRequest::API_KEY, e.code());
                             match e.record_errors() {
                                 // KIP-467: the client fails only the listed records.
                                 Some((message, records)) => PartitionProduceResponse {

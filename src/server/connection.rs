@@ -139,9 +139,15 @@ async fn serve<R, W>(
 {
     {
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
-        let (tx, rx) = mpsc::channel::<JoinHandle<Option<Bytes>>>(inflight);
+        let (tx, rx) = mpsc::channel::<InFlight>(inflight);
         let activity = Arc::new(Activity::new());
-        let writer = tokio::spawn(write_loop(wr, rx, shutdown.clone(), activity.clone()));
+        let writer = tokio::spawn(write_loop(
+            wr,
+            rx,
+            shutdown.clone(),
+            activity.clone(),
+            broker.metrics.clone(),
+        ));
         let reason = read_loop(
             &broker,
             &network,
@@ -164,6 +170,13 @@ async fn serve<R, W>(
         // The writer drains every response already started, then ends.
         let _ = writer.await;
     }
+}
+
+/// A request whose response the writer sends in turn: the handler's task (its response and
+/// when it was ready) and, for request metrics, its api key, version and when it was read.
+struct InFlight {
+    handle: JoinHandle<(Option<Bytes>, Instant)>,
+    request: Option<(i16, i16, Instant)>,
 }
 
 /// What the idle check needs from both halves: requests whose responses are not yet written,
@@ -202,7 +215,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     broker: &Arc<Broker>,
     network: &NetworkState,
     mut rd: BufReader<R>,
-    tx: mpsc::Sender<JoinHandle<Option<Bytes>>>,
+    tx: mpsc::Sender<InFlight>,
     context: &Arc<ConnectionContext>,
     shutdown: &CancellationToken,
     activity: &Activity,
@@ -280,8 +293,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     drop(reservation);
                     drop(queued);
                     activity.in_flight.fetch_add(1, Ordering::AcqRel);
+                    let handle = tokio::spawn(async move { (Some(bytes), Instant::now()) });
                     if tx
-                        .send(tokio::spawn(async move { Some(bytes) }))
+                        .send(InFlight {
+                            handle,
+                            request: None,
+                        })
                         .await
                         .is_err()
                     {
@@ -295,6 +312,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 Gate::Close(why) => return CloseReason::Authentication(why),
             }
         }
+        let received = Instant::now();
+        let api = (frame.len() >= 4).then(|| {
+            (
+                i16::from_be_bytes([frame[0], frame[1]]),
+                i16::from_be_bytes([frame[2], frame[3]]),
+                received,
+            )
+        });
         let outcome = handlers::start(broker, frame, context).await;
         // The request is decoded and its handler started: Kafka's request queue and memory
         // pool let go of a request at this point too.
@@ -302,9 +327,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
         drop(queued);
         match outcome {
             Outcome::Respond(fut) => {
-                let handle = tokio::spawn(fut);
+                let handle = tokio::spawn(async move { (fut.await, Instant::now()) });
                 activity.in_flight.fetch_add(1, Ordering::AcqRel);
-                if tx.send(handle).await.is_err() {
+                if tx.send(InFlight { handle, request: api }).await.is_err() {
                     return CloseReason::Eof;
                 }
             }
@@ -399,9 +424,10 @@ async fn read_frame<R: AsyncRead + Unpin>(
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     wr: W,
-    mut rx: mpsc::Receiver<JoinHandle<Option<Bytes>>>,
+    mut rx: mpsc::Receiver<InFlight>,
     shutdown: CancellationToken,
     activity: Arc<Activity>,
+    metrics: Arc<crate::metrics::BrokerMetrics>,
 ) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
     // Fires SHUTDOWN_DRAIN after shutdown starts; created once, so the grace is per
@@ -411,7 +437,11 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         tokio::time::sleep(SHUTDOWN_DRAIN).await;
     };
     tokio::pin!(drain_over);
-    while let Some(mut handle) = rx.recv().await {
+    while let Some(InFlight {
+        mut handle,
+        request,
+    }) = rx.recv().await
+    {
         let joined = tokio::select! {
             biased;
             r = &mut handle => r,
@@ -419,13 +449,14 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 handle.abort();
                 rx.close();
                 while let Ok(h) = rx.try_recv() {
-                    h.abort();
+                    h.handle.abort();
                 }
                 let _ = wr.flush().await;
                 return;
             }
         };
-        let response = match joined {
+        let taken = Instant::now();
+        let (response, ready) = match joined {
             Ok(r) => r,
             Err(e) => {
                 // A handler panicked: the response order can no longer be kept, so close.
@@ -437,6 +468,17 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             if wr.write_all(&resp).await.is_err() {
                 return;
             }
+        }
+        if let Some((api_key, api_version, received)) = request {
+            metrics.record_request(
+                api_key,
+                api_version,
+                crate::metrics::RequestTimes {
+                    local: ready.saturating_duration_since(received),
+                    response_queue: taken.saturating_duration_since(ready),
+                    response_send: taken.elapsed(),
+                },
+            );
         }
         activity.touch();
         activity.in_flight.fetch_sub(1, Ordering::AcqRel);

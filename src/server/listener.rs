@@ -85,6 +85,7 @@ pub async fn serve(
             tracker.spawn(tls.clone().watch(shutdown.clone()));
         }
         let unlimited = bound.scope == ListenerScope::Controller;
+        let counters = broker.metrics.listener(&bound.name);
         let broker = broker.clone();
         let network = network.clone();
         let permits = permits.clone();
@@ -117,6 +118,7 @@ pub async fn serve(
                             }
                         };
                         let _ = stream.set_nodelay(true);
+                        let counted = counters.opened();
                         let context = Arc::new(ConnectionContext::new(
                             bound.name.clone(),
                             bound.security_protocol,
@@ -138,6 +140,7 @@ pub async fn serve(
                             }
                             drop(ip_slot);
                             drop(permit);
+                            drop(counted);
                         });
                     }
                     Err(e) => {

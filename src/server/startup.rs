@@ -61,7 +61,10 @@ pub struct RunningBroker {
     pub local_addrs: Vec<std::net::SocketAddr>,
     /// The limits the connections share (request memory, request queue, per-IP counts).
     pub network: Arc<crate::server::listener::NetworkState>,
+    /// The bound admin HTTP listeners (`strata.admin.listeners`; empty when off).
+    pub admin_addrs: Vec<std::net::SocketAddr>,
     shutdown: CancellationToken,
+    admin: tokio::task::JoinHandle<()>,
     server: tokio::task::JoinHandle<()>,
     background: tokio::task::JoinHandle<()>,
     cleaner: tokio::task::JoinHandle<()>,
@@ -96,6 +99,7 @@ impl RunningBroker {
     pub async fn wait(self) -> Result<(), StartupError> {
         let _ = self.server.await;
         self.shutdown.cancel();
+        let _ = self.admin.await;
         let _ = self.cluster_tasks.await;
         let _ = self.background.await;
         // No follower append may race the final snapshots and the log shutdown.
@@ -192,6 +196,14 @@ pub async fn start(
         })?);
         listeners.push(listener);
     }
+    // The admin listener binds with the Kafka listeners, so a port in use stops start-up.
+    let admin_listeners = crate::admin::server::bind(&config.admin_listeners)
+        .await
+        .map_err(|(listener, error)| StartupError::Bind { listener, error })?;
+    let admin_addrs = admin_listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok())
+        .collect::<Vec<_>>();
     if embedded {
         crate::cluster::embedded::set_lone_voter(&mut config, &local_addrs)
             .map_err(StartupError::Config)?;
@@ -326,6 +338,7 @@ pub async fn start(
             config.controller_quota_window_num,
             config.controller_quota_window_size_seconds,
         )),
+        metrics: crate::metrics::BrokerMetrics::new(crate::handlers::SUPPORTED_APIS),
         config,
         cluster: cluster.clone(),
     });
@@ -385,6 +398,11 @@ pub async fn start(
             (l, bound)
         })
         .collect();
+    let admin = tokio::spawn(crate::admin::server::serve(
+        broker.clone(),
+        admin_listeners,
+        shutdown.clone(),
+    ));
     let server = tokio::spawn(crate::server::serve(
         broker.clone(),
         network.clone(),
@@ -407,6 +425,7 @@ pub async fn start(
         node_id = broker.node_id,
         cluster_id = %broker.cluster_id,
         listeners = ?local_addrs,
+        admin_listeners = ?admin_addrs,
         partitions = broker.replicas.all().len(),
         startup_ms = started.elapsed().as_millis() as u64,
         "strata started"
@@ -415,7 +434,9 @@ pub async fn start(
         broker,
         local_addrs,
         network,
+        admin_addrs,
         shutdown,
+        admin,
         server,
         background,
         cleaner,

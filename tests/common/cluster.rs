@@ -100,6 +100,8 @@ impl Cluster {
             ),
             "broker.heartbeat.interval.ms=200".into(),
             "broker.session.timeout.ms=2000".into(),
+            // No admin listener unless a test asks (several clusters run at once).
+            "strata.admin.listeners=".into(),
             "replica.lag.time.max.ms=2000".into(),
             // The internal topics replicated like Kafka's defaults, with few partitions so
             // that loading them on failover is quick.

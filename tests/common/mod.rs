@@ -14,6 +14,7 @@ pub mod authz;
 pub mod certs;
 pub mod cluster;
 pub mod coord;
+pub mod offsets;
 pub mod process;
 pub mod tls;
 pub mod txn;
@@ -28,6 +29,8 @@ pub fn config_for(dir: &std::path::Path, extra: &[(&str, &str)]) -> strata::conf
     let mut overrides: Vec<String> = vec![
         "listeners=PLAINTEXT://127.0.0.1:0".into(),
         format!("log.dirs={}", dir.display()),
+        // No admin listener unless a test asks (several brokers run at once).
+        "strata.admin.listeners=".into(),
     ];
     for (k, v) in extra {
         overrides.push(format!("{k}={v}"));

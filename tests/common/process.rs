@@ -33,6 +33,8 @@ impl Strata {
                 "--override",
                 "listeners=PLAINTEXT://127.0.0.1:0",
                 "--override",
+                "strata.admin.listeners=",
+                "--override",
                 &format!("log.dirs={}", dir.display()),
                 "--override",
                 &format!("log.segment.bytes={SEGMENT_BYTES}"),

@@ -58,6 +58,7 @@ transaction.state.log.replication.factor=3
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=4000
 replica.lag.time.max.ms=4000
+strata.admin.listeners=
 PROPS
 done
 
