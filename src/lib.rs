@@ -20,6 +20,7 @@
 //! - [`server`]: listeners, connections with ordered pipelining, start-up (the one place that
 //!   builds everything) and shutdown.
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
+//! - [`logging`]: log output (text or JSON lines) and log levels changed at runtime.
 //!
 //! Dependencies point downwards only: server -> handlers -> broker -> cluster ->
 //! {coordinator, controller, replica, net} -> storage -> protocol.
@@ -31,6 +32,7 @@ pub mod controller;
 pub mod coordinator;
 pub mod error;
 pub mod handlers;
+pub mod logging;
 pub mod net;
 pub mod protocol;
 pub mod replica;

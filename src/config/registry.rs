@@ -285,6 +285,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("max.connections.per.ip", I, Some(INT_MAX), AtLeast(0), true),
     def("max.connections.per.ip.overrides", T, Some(""), Any, true),
     def("strata.request.read.timeout.ms", G, Some("30000"), AtLeast(1), false),
+    def("strata.log.format", T, Some("text"), Validator::OneOf(&["text", "json"]), false),
     // SASL (config::sasl reads these and their listener.name.<l>. forms).
     def("sasl.enabled.mechanisms", L, Some("GSSAPI"), Any, false),
     def("sasl.mechanism.inter.broker.protocol", T, Some("GSSAPI"), Any, false),

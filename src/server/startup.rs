@@ -326,6 +326,8 @@ pub async fn start(
             config.controller_quota_window_num,
             config.controller_quota_window_size_seconds,
         )),
+        dynamic: crate::config::DynamicBrokerConfig::new(config.clone()),
+        client_metrics: Default::default(),
         config,
         cluster: cluster.clone(),
     });
@@ -474,7 +476,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                     if let Err(e) = p.log.apply_retention(now) {
                         tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "retention failed");
                     }
-                    p.expire_producers(now, broker.config.producer_id_expiration_ms as i64);
+                    p.expire_producers(now, broker.dynamic.current().producer_id_expiration_ms as i64);
                 }
             }
             _ = flush.tick() => {
