@@ -131,12 +131,12 @@ idem_restart() {
 dyn_configs() {
   [ -x "$STRATA_BIN" ] || skip "$STRATA_BIN not built (cargo build --release --bin strata)"
   local dir="$OUT/dyn-configs" port; port=$(spare_port)
-  strata_start "$dir" "$port" --override log.segment.bytes=1024 \
+  strata_start "$dir" "$port" --override log.segment.bytes=65536 \
     --override log.retention.check.interval.ms=300
   export BOOTSTRAP="127.0.0.1:$port"
   local t; t=$(topic dyn-retention)
   create_topic "$t" 1
-  seq -f 'retention line %05g with some padding to fill segments' 1 500 \
+  seq -f 'retention line %05g with some padding to fill segments' 1 10000 \
     | kafka_console_producer --topic "$t"
   earliest() { jk org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$BOOTSTRAP" \
       --topic "$t" --time -2 | awk -F: '{print $NF}'; }
@@ -167,11 +167,9 @@ dyn_configs() {
     "$OUT/dyn-refused.txt" || fail "no Kafka message for a read-only key"
   kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers.txt"
   grep -q "root=INFO" "$OUT/loggers.txt" || fail "root logger not listed"
-  kafka_configs --alter --entity-type broker-loggers --entity-name 1 --add-config 'strata::storage=DEBUG'
-  kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers2.txt"
-  grep -q "strata::storage=DEBUG" "$OUT/loggers2.txt" || fail "logger level not changed"
-  grep -q "Updated the log level of strata::storage to DEBUG" "$dir/broker.log" \
-    || fail "the broker did not log the level change"
+  # kafka-configs accepts only [a-zA-Z0-9._-] in keys, so it cannot alter a `strata::x`
+  # logger yet (the Rust test alters them over the wire).
+  grep -q "strata::storage=INFO" "$OUT/loggers.txt" || fail "strata::storage not listed"
   # Kafka 4's clients push telemetry only to brokers that advertise it: nothing to warn about.
   if grep -qi "telemetry" "$OUT"/dyn-*.txt "$OUT"/loggers*.txt; then fail "telemetry noise in tool output"; fi
   strata_stop "$dir"
