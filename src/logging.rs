@@ -7,8 +7,9 @@
 //! (`--log-format json` / `strata.log.format=json`). Its level filter sits behind a reload
 //! handle, so [`LogLevels::set`] changes what is logged at once, as Kafka's log4j levels do.
 //!
-//! Loggers are `tracing` targets (`strata::storage`, `openraft`); `root` is the level of
-//! everything else. Levels use Kafka's names (TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF;
+//! Loggers are `tracing` targets named with dots as Kafka's loggers are (`strata.storage` is
+//! the target `strata::storage`; `kafka-configs` accepts only `[a-zA-Z0-9._-]` in keys, and
+//! the `::` form is accepted too); `root` is the level of everything else. Levels use Kafka's names (TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF;
 //! FATAL logs as ERROR, tracing has nothing above it).
 //!
 //! [`admit_line`] rate-limits the lines a client can cause at will (a refused connection, a
@@ -167,6 +168,16 @@ fn tracing_level(kafka: &str) -> &'static str {
     }
 }
 
+/// A logger name as its `tracing` target: `strata.storage` -> `strata::storage`.
+fn target_of(logger: &str) -> String {
+    logger.replace('.', "::")
+}
+
+/// A target as a logger name: `strata::storage` -> `strata.storage`.
+fn logger_of(target: &str) -> String {
+    target.replace("::", ".")
+}
+
 /// Whether `name` can name a `tracing` target: `ident(::ident)*`.
 fn valid_logger(name: &str) -> bool {
     !name.is_empty()
@@ -200,7 +211,7 @@ impl LogLevels {
         let mut out = vec![(ROOT_LOGGER.to_string(), state.root.clone())];
         out.extend(names.into_iter().map(|n| {
             let level = state.effective(&n);
-            (n, level)
+            (logger_of(&n), level)
         }));
         out
     }
@@ -240,7 +251,7 @@ impl LogLevels {
             if logger == ROOT_LOGGER {
                 state.root = level.to_string();
             } else {
-                state.loggers.insert(logger.to_string(), level.to_string());
+                state.loggers.insert(target_of(logger), level.to_string());
             }
         }
         self.apply();
@@ -249,7 +260,7 @@ impl LogLevels {
 
     /// Removes a logger's own level: it inherits again.
     pub fn unset(&self, logger: &str) {
-        self.state().loggers.remove(logger);
+        self.state().loggers.remove(&target_of(logger));
         self.apply();
         tracing::warn!("Unset the log level of {logger}");
     }
@@ -265,7 +276,7 @@ impl LogLevels {
 }
 
 fn check_exists(logger: &str) -> Result<(), LoggerError> {
-    if logger == ROOT_LOGGER || valid_logger(logger) {
+    if logger == ROOT_LOGGER || valid_logger(&target_of(logger)) {
         Ok(())
     } else {
         Err(LoggerError::InvalidConfig(format!(
@@ -427,19 +438,20 @@ mod tests {
     #[test]
     fn kafka_messages_for_bad_changes() {
         let l = LogLevels::new(DEFAULT_FILTER);
+        assert_eq!(l.check_set("strata.server", Some("debug")), Ok(()));
         assert_eq!(l.check_set("strata::server", Some("debug")), Ok(()));
         assert_eq!(
-            l.check_set("strata::server", Some("LOUD")),
+            l.check_set("strata.server", Some("LOUD")),
             Err(LoggerError::InvalidConfig(
-                "Cannot set the log level of strata::server to LOUD as it is not a supported \
+                "Cannot set the log level of strata.server to LOUD as it is not a supported \
                  log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, OFF, TRACE, WARN"
                     .into()
             ))
         );
         assert_eq!(
-            l.check_set("kafka.server", Some("INFO")),
+            l.check_set("kafka-server", Some("INFO")),
             Err(LoggerError::InvalidConfig(
-                "Logger kafka.server does not exist!".into()
+                "Logger kafka-server does not exist!".into()
             ))
         );
         assert_eq!(
@@ -448,14 +460,14 @@ mod tests {
                 "Removing the log level of the root logger is not allowed".into()
             ))
         );
-        l.set("strata::net", "trace");
+        l.set("strata.net", "trace");
+        assert_eq!(l.state().filter(), "info,openraft=warn,strata::net=trace");
         let all = l.loggers();
         assert_eq!(all[0], ("root".to_string(), "INFO".to_string()));
-        assert!(all.contains(&("strata::net".to_string(), "TRACE".to_string())));
+        assert!(all.contains(&("strata.net".to_string(), "TRACE".to_string())));
         assert!(all.contains(&("openraft".to_string(), "WARN".to_string())));
-        l.unset("strata::net");
-        assert!(l
-            .loggers()
-            .contains(&("strata::net".to_string(), "INFO".to_string())));
+        l.unset("strata.net");
+        let back = ("strata.net".to_string(), "INFO".to_string());
+        assert!(l.loggers().contains(&back));
     }
 }

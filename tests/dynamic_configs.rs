@@ -439,13 +439,13 @@ async fn broker_logger_levels_are_described_and_changed() {
     let loggers = describe(&mut c, BROKER_LOGGER, "1").await.unwrap();
     assert_eq!(loggers[0].0, "root");
     assert!(loggers.iter().all(|e| e.2 == 6 && e.3.is_empty()));
-    assert!(loggers.iter().any(|e| e.0 == "strata::storage"));
+    assert!(loggers.iter().any(|e| e.0 == "strata.storage"));
     assert_eq!(
         alter(
             &mut c,
             BROKER_LOGGER,
             "1",
-            &[("strata::storage", SET, Some("DEBUG"))],
+            &[("strata.storage", SET, Some("DEBUG"))],
             false
         )
         .await,
@@ -453,7 +453,7 @@ async fn broker_logger_levels_are_described_and_changed() {
     );
     let loggers = describe(&mut c, BROKER_LOGGER, "1").await.unwrap();
     assert_eq!(
-        entry(&loggers, "strata::storage").1.as_deref(),
+        entry(&loggers, "strata.storage").1.as_deref(),
         Some("DEBUG")
     );
     assert_eq!(
@@ -461,7 +461,7 @@ async fn broker_logger_levels_are_described_and_changed() {
             &mut c,
             BROKER_LOGGER,
             "1",
-            &[("strata::storage", DELETE, None)],
+            &[("strata.storage", DELETE, None)],
             false
         )
         .await
@@ -472,14 +472,14 @@ async fn broker_logger_levels_are_described_and_changed() {
         &mut c,
         BROKER_LOGGER,
         "1",
-        &[("strata::net", SET, Some("LOUD"))],
+        &[("strata.net", SET, Some("LOUD"))],
         false,
     )
     .await;
     assert_eq!(code, ErrorCode::INVALID_CONFIG.code());
     assert!(msg
         .unwrap()
-        .starts_with("Cannot set the log level of strata::net to LOUD"));
+        .starts_with("Cannot set the log level of strata.net to LOUD"));
     let (code, msg) = alter(&mut c, BROKER_LOGGER, "1", &[("root", DELETE, None)], false).await;
     assert_eq!(
         (code, msg.as_deref()),

@@ -167,9 +167,11 @@ dyn_configs() {
     "$OUT/dyn-refused.txt" || fail "no Kafka message for a read-only key"
   kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers.txt"
   grep -q "root=INFO" "$OUT/loggers.txt" || fail "root logger not listed"
-  # kafka-configs accepts only [a-zA-Z0-9._-] in keys, so it cannot alter a `strata::x`
-  # logger yet (the Rust test alters them over the wire).
-  grep -q "strata::storage=INFO" "$OUT/loggers.txt" || fail "strata::storage not listed"
+  kafka_configs --alter --entity-type broker-loggers --entity-name 1 --add-config strata.storage=DEBUG
+  kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers2.txt"
+  grep -q "strata.storage=DEBUG" "$OUT/loggers2.txt" || fail "logger level not changed"
+  grep -q "Updated the log level of strata.storage to DEBUG" "$dir/broker.log" \
+    || fail "the broker did not log the level change"
   # Kafka 4's clients push telemetry only to brokers that advertise it: nothing to warn about.
   if grep -qi "telemetry" "$OUT"/dyn-*.txt "$OUT"/loggers*.txt; then fail "telemetry noise in tool output"; fi
   strata_stop "$dir"
