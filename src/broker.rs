@@ -29,7 +29,11 @@ pub struct Limits {
 pub struct Broker {
     pub node_id: i32,
     pub cluster_id: String,
+    /// The config the process started with (static; see `dynamic` for what may change).
     pub config: BrokerConfig,
+    /// The effective config with the dynamic broker configs of the metadata log applied
+    /// (topic defaults, connection limits, cleaner throughput).
+    pub dynamic: Arc<crate::config::DynamicBrokerConfig>,
     pub limits: Limits,
     pub clock: SharedClock,
     pub replicas: Arc<ReplicaManager>,
@@ -45,6 +49,8 @@ pub struct Broker {
     pub quotas: Arc<crate::security::quotas::QuotaManagers>,
     /// The counters and histograms the request path updates (`/metrics`).
     pub metrics: Arc<crate::metrics::BrokerMetrics>,
+    /// KIP-714 client instances and their (empty) telemetry subscriptions.
+    pub client_metrics: crate::coordinator::client_metrics::ClientMetrics,
 }
 
 /// The transaction coordinator's settings from the broker config.
@@ -110,11 +116,11 @@ impl Broker {
         &self,
         overrides: &BTreeMap<String, String>,
     ) -> Result<TopicConfig, ConfigError> {
-        TopicConfig::resolve(overrides, &self.config)
+        TopicConfig::resolve(overrides, &self.dynamic.current())
     }
 
     pub fn partition_config(&self, topic: &TopicMeta) -> PartitionConfig {
-        PartitionConfig::for_topic(&topic.name, &topic.configs, &self.config)
+        PartitionConfig::for_topic(&topic.name, &topic.configs, &self.dynamic.current())
     }
 
     /// Whether `__consumer_offsets` exists; FindCoordinator asks the controller to create
@@ -177,6 +183,7 @@ impl Broker {
             node_id: self.node_id,
             cluster_id: self.cluster_id.clone(),
             config: self.config.clone(),
+            dynamic: self.dynamic.clone(),
             clock: self.clock.clone(),
             replicas: self.replicas.clone(),
             groups: self.groups.clone(),

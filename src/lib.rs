@@ -22,6 +22,7 @@
 //! - [`admin`]: the admin HTTP listener (`/metrics`, health probes), above the broker.
 //! - [`metrics`]: the registry and the counters the request path updates (a leaf).
 //! - [`config`], [`clock`], [`error`]: typed configuration, the only wall clock, error codes.
+//! - [`logging`]: log output (text or JSON lines) and log levels changed at runtime.
 //!
 //! Dependencies point downwards only: server -> admin -> handlers -> broker -> cluster ->
 //! {coordinator, controller, replica, net} -> storage -> protocol.
@@ -35,6 +36,7 @@ pub mod coordinator;
 pub mod error;
 pub mod handlers;
 pub mod metrics;
+pub mod logging;
 pub mod net;
 pub mod protocol;
 pub mod replica;

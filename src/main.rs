@@ -19,6 +19,9 @@ struct Cli {
     /// Sets a config key, overriding the file (repeatable), e.g. `--override log.dirs=./data`.
     #[arg(long = "override", value_name = "KEY=VALUE", global = true)]
     overrides: Vec<String>,
+    /// Log lines as `text` or `json` (one object per line); wins over `strata.log.format`.
+    #[arg(long = "log-format", value_name = "FORMAT", global = true)]
+    log_format: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -66,14 +69,20 @@ enum StorageCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
-                // openraft narrates every election and shutdown step at info.
-                .unwrap_or_else(|_| "info,openraft=warn".into()),
-        )
-        .with_target(false)
-        .init();
+    let cli_format = match cli
+        .log_format
+        .as_deref()
+        .map(strata::logging::LogFormat::from_name)
+    {
+        Some(None) => {
+            eprintln!("error: --log-format must be text or json");
+            return ExitCode::from(2);
+        }
+        Some(Some(f)) => Some(f),
+        None => None,
+    };
+    let filter =
+        std::env::var("STRATA_LOG").unwrap_or_else(|_| strata::logging::DEFAULT_FILTER.to_string());
     match cli.command {
         Some(Command::ApiTable) => {
             print!("{}", strata::handlers::api_table_markdown());
@@ -84,7 +93,8 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some(Command::Storage { action }) => {
-            return storage(action, cli.config.as_deref(), &cli.overrides)
+            strata::logging::init(cli_format.unwrap_or_default(), &filter);
+            return storage(action, cli.config.as_deref(), &cli.overrides);
         }
         _ => {}
     }
@@ -96,6 +106,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+    let format = cli_format
+        .or_else(|| strata::logging::LogFormat::from_name(&config.log_format))
+        .unwrap_or_default();
+    strata::logging::init(format, &filter);
     for w in warnings {
         tracing::warn!("{w}");
     }

@@ -454,27 +454,9 @@ async fn long_poll_fetch_wakes_on_produce() {
 }
 
 async fn topic_overrides(c: &mut Client, topic: &str) -> Vec<(String, String)> {
-    use describe_configs_request::*;
-    let req = DescribeConfigsRequest {
-        resources: vec![DescribeConfigsResource {
-            resource_type: 2,
-            resource_name: topic.into(),
-            configuration_keys: None,
-            ..Default::default()
-        }],
-        include_synonyms: true,
-        ..Default::default()
-    };
-    let r = api_call!(
-        c,
-        describe_configs_request::DescribeConfigsRequest,
-        describe_configs_response::DescribeConfigsResponse,
-        4,
-        req
-    );
-    assert_eq!(r.results[0].error_code, 0);
-    r.results[0]
-        .configs
+    let r = describe_configs(c, 2, topic).await;
+    assert_eq!(r.error_code, 0);
+    r.configs
         .iter()
         .filter(|e| e.config_source == 1)
         .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
@@ -564,11 +546,17 @@ async fn alter_configs_whole_set_and_incremental() {
         topic_overrides(&mut c, "cfg").await,
         vec![("retention.ms".to_string(), "5000".to_string())]
     );
-    // Broker configs are static.
+    // A broker config Kafka cannot change at runtime is refused (dynamic broker configs are
+    // tested in tests/dynamic_configs.rs).
     let req = AlterConfigsRequest {
         resources: vec![AlterConfigsResource {
             resource_type: 4,
             resource_name: "1".into(),
+            configs: vec![AlterableConfig {
+                name: "num.partitions".into(),
+                value: Some("3".into()),
+                ..Default::default()
+            }],
             ..Default::default()
         }],
         ..Default::default()

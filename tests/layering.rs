@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// Rank of each top-level module; a file may use modules of a lower rank only. `config`,
-/// `clock` and `error` are leaves anyone may use.
+/// `clock`, `error` and `logging` are leaves anyone may use.
 const RANKS: &[(&str, u8)] = &[
     ("protocol", 0),
     ("storage", 1),
@@ -22,7 +22,7 @@ const RANKS: &[(&str, u8)] = &[
 ];
 
 /// `metrics` holds counters only (no broker, no network), so every layer may update it.
-const LEAVES: &[&str] = &["config", "clock", "error", "metrics"];
+const LEAVES: &[&str] = &["config", "clock", "error", "logging", "metrics"];
 
 fn rank(module: &str) -> Option<u8> {
     RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)

@@ -123,6 +123,62 @@ idem_restart() {
   "$PY" "$HERE/tests/restart_clients.py" "$STRATA_BIN" "$OUT/idem-restart" "$(topic idem-restart)"
 }
 
+# kafka-configs on BROKER and BROKER_LOGGER resources (dynamic broker configs, issue 14):
+# a cluster-wide default retention takes effect without a restart (the log start offset that
+# GetOffsetShell --time -2 reports moves past the deleted segments), --describe shows it per
+# broker and for <default>, a per-broker value wins, a read-only key is refused with Kafka's
+# message, and broker-loggers are described and altered. Own broker: the default retention
+# would delete the shared broker's data.
+dyn_configs() {
+  [ -x "$STRATA_BIN" ] || skip "$STRATA_BIN not built (cargo build --release --bin strata)"
+  local dir="$OUT/dyn-configs" port; port=$(spare_port)
+  strata_start "$dir" "$port" --override log.segment.bytes=65536 \
+    --override log.retention.check.interval.ms=300
+  export BOOTSTRAP="127.0.0.1:$port"
+  local t; t=$(topic dyn-retention)
+  create_topic "$t" 1
+  seq -f 'retention line %05g with some padding to fill segments' 1 10000 \
+    | kafka_console_producer --topic "$t"
+  earliest() { jk org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$BOOTSTRAP" \
+      --topic "$t" --time -2 | awk -F: '{print $NF}'; }
+  [ "$(earliest)" = 0 ] || fail "log start offset is $(earliest) before the alter"
+  kafka_configs --alter --entity-type brokers --entity-default --add-config log.retention.ms=1000
+  local start=0
+  for _ in $(seq 60); do
+    start=$(earliest); [ "$start" -gt 0 ] && break; sleep 0.5
+  done
+  [ "$start" -gt 0 ] || fail "retention did not move the log start offset (still $start)"
+  echo "log start offset after the alter: $start"
+  kafka_configs --describe --entity-type brokers --entity-default | tee "$OUT/dyn-default.txt"
+  grep -q "log.retention.ms=1000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000}" \
+    "$OUT/dyn-default.txt" || fail "--entity-default --describe does not show log.retention.ms"
+  kafka_configs --alter --entity-type brokers --entity-name 1 --add-config log.retention.ms=600000
+  kafka_configs --describe --entity-type brokers --entity-name 1 | tee "$OUT/dyn-broker.txt"
+  grep -q "log.retention.ms=600000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=600000, DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000" \
+    "$OUT/dyn-broker.txt" || fail "per-broker --describe does not show both layers"
+  kafka_configs --describe --entity-type brokers --entity-name 1 --all > "$OUT/dyn-all.txt"
+  grep -q "log.retention.ms=600000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG" "$OUT/dyn-all.txt" \
+    || fail "--all does not show the per-broker value"
+  if kafka_configs --alter --entity-type brokers --entity-name 1 --add-config num.partitions=3 \
+      > "$OUT/dyn-refused.txt" 2>&1; then
+    fail "num.partitions was accepted"
+  fi
+  cat "$OUT/dyn-refused.txt"
+  grep -q "InvalidRequestException: Cannot update these configs dynamically: Set(num.partitions)" \
+    "$OUT/dyn-refused.txt" || fail "no Kafka message for a read-only key"
+  kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers.txt"
+  grep -q "root=INFO" "$OUT/loggers.txt" || fail "root logger not listed"
+  kafka_configs --alter --entity-type broker-loggers --entity-name 1 --add-config strata.storage=DEBUG
+  kafka_configs --describe --entity-type broker-loggers --entity-name 1 | tee "$OUT/loggers2.txt"
+  grep -q "strata.storage=DEBUG" "$OUT/loggers2.txt" || fail "logger level not changed"
+  grep -q "Updated the log level of strata.storage to DEBUG" "$dir/broker.log" \
+    || fail "the broker did not log the level change"
+  # Kafka 4's clients push telemetry only to brokers that advertise it: nothing to warn about.
+  if grep -qi "telemetry" "$OUT"/dyn-*.txt "$OUT"/loggers*.txt; then fail "telemetry noise in tool output"; fi
+  strata_stop "$dir"
+}
+
 case_run core kafka-dump-log dump_log
 case_run core confluent.idempotent-restart idem_restart
+case_run core java.configs.dynamic-broker dyn_configs
 case_summary

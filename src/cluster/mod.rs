@@ -48,6 +48,8 @@ pub struct BrokerParts {
     pub node_id: i32,
     pub cluster_id: String,
     pub config: crate::config::BrokerConfig,
+    /// The effective config; the publisher applies the dynamic broker configs to it.
+    pub dynamic: Arc<crate::config::DynamicBrokerConfig>,
     pub clock: crate::clock::SharedClock,
     pub replicas: Arc<crate::replica::ReplicaManager>,
     pub groups: Arc<crate::coordinator::GroupCoordinator>,
@@ -65,7 +67,11 @@ impl BrokerParts {
         &self,
         topic: &crate::controller::TopicMeta,
     ) -> crate::replica::PartitionConfig {
-        crate::replica::PartitionConfig::for_topic(&topic.name, &topic.configs, &self.config)
+        crate::replica::PartitionConfig::for_topic(
+            &topic.name,
+            &topic.configs,
+            &self.dynamic.current(),
+        )
     }
 }
 

@@ -3,13 +3,16 @@
 //! from its `PartitionRegistration`), removal of replicas the broker no longer hosts, topic
 //! config changes, and the coordinators, which follow the leadership of their internal
 //! partitions (a partition led here is loaded by replaying it; one led elsewhere is unloaded,
-//! so its clients get NOT_COORDINATOR and look the coordinator up again).
+//! so its clients get NOT_COORDINATOR and look the coordinator up again). Dynamic broker
+//! configs (BROKER resources, cluster default and this broker's own) go to the broker's
+//! effective config first, and when it changed every local partition's config is resolved
+//! again, so topics without an override of their own follow a new default at once.
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::BrokerParts;
 use crate::controller::image::MetadataImage;
-use crate::controller::TopicMeta;
+use crate::controller::{TopicMeta, RESOURCE_BROKER};
 use crate::coordinator::offsets_topic::{
     plain_records, read_partition, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
@@ -26,6 +29,8 @@ pub struct Publisher {
     leading_txn: BTreeSet<i32>,
     broker_epoch: i64,
     strays_removed: bool,
+    /// The BROKER config layers of the last image, applied or refused.
+    dynamic_layers: crate::config::DynamicLayers,
 }
 
 impl Publisher {
@@ -35,6 +40,10 @@ impl Publisher {
         if !self.strays_removed {
             self.strays_removed = true;
             remove_stray_logs(broker, image, local);
+        }
+        if self.apply_dynamic_configs(broker, image) {
+            // Every topic's partition config is resolved again below.
+            self.configs.clear();
         }
         let all_metas = image.topic_metas();
         let metas: BTreeMap<&str, &TopicMeta> =
@@ -113,6 +122,36 @@ impl Publisher {
             .retain(|name, _| metas.contains_key(name.as_str()));
 
         self.publish_coordinators(broker, image, BrokerId(local));
+    }
+
+    /// Applies the image's BROKER config layers to the effective config; whether it changed.
+    fn apply_dynamic_configs(&mut self, broker: &BrokerParts, image: &MetadataImage) -> bool {
+        let layer = |name: &str| {
+            image
+                .resource_configs(RESOURCE_BROKER, name)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let layers = crate::config::DynamicLayers {
+            default: layer(""),
+            per_broker: layer(&broker.node_id.to_string()),
+        };
+        if layers == self.dynamic_layers {
+            return false;
+        }
+        self.dynamic_layers = layers.clone();
+        match broker.dynamic.update(layers) {
+            Ok(changed) => {
+                if changed {
+                    tracing::info!("dynamic broker configs changed; applying them");
+                }
+                changed
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "invalid dynamic broker configs ignored");
+                false
+            }
+        }
     }
 
     /// Loads the coordinator partitions led here, unloads the others.

@@ -134,6 +134,8 @@ pub struct BrokerConfig {
     pub max_connections_per_ip_overrides: BTreeMap<String, i32>,
     /// How long a request's bytes, once its size prefix is read, may take to arrive.
     pub request_read_timeout_ms: i64,
+    /// `strata.log.format`: `text` (the default) or `json` (one object per line).
+    pub log_format: String,
     /// Client quotas are measured over this many sample windows (Kafka's `quota.window.num`).
     pub quota_window_num: i32,
     /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
@@ -222,6 +224,9 @@ pub struct BrokerConfig {
     pub metrics_max_partition_series: i32,
     /// Known keys as set in the file or by overrides (raw text), for DescribeConfigs.
     pub static_configs: BTreeMap<String, String>,
+    /// Every key as given (file and overrides, known or not): dynamic configs are resolved
+    /// over these, as Kafka rebuilds its `KafkaConfig` from the static props.
+    pub given_props: BTreeMap<String, String>,
 }
 
 impl Default for BrokerConfig {
@@ -611,6 +616,7 @@ impl BrokerConfig {
             max_connections_per_ip: p.int("max.connections.per.ip")?,
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
+            log_format: p.string("strata.log.format")?,
             quota_window_num: p.int("quota.window.num")?,
             quota_window_size_seconds: p.int("quota.window.size.seconds")?,
             controller_quota_window_num: p.int("controller.quota.window.num")?,
@@ -683,6 +689,7 @@ impl BrokerConfig {
             )?,
             metrics_max_partition_series: p.int("strata.metrics.max.partition.series")?,
             static_configs,
+            given_props: props.clone(),
         };
         Ok((config, warnings))
     }

@@ -22,6 +22,8 @@ pub enum ConfigSource {
     DynamicDefaultBrokerConfig = 3,
     StaticBrokerConfig = 4,
     DefaultConfig = 5,
+    /// A log level of a BROKER_LOGGER resource.
+    DynamicBrokerLoggerConfig = 6,
 }
 
 impl ConfigSource {
@@ -73,17 +75,53 @@ const BROKER_SYNONYM_GROUPS: &[&[&str]] = &[
     &["log.dirs", "log.dir"],
 ];
 
-/// Static values of `names` (in order), then the defaults of those that have one.
-fn broker_synonyms(names: &[&str], broker: &BrokerConfig, sensitive: bool) -> Vec<ConfigSynonym> {
+/// The maps a broker key's value and synonyms come from, most specific first (Kafka's
+/// `ConfigHelper.configSynonyms`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigLayers<'a> {
+    /// The broker's own dynamic configs (DYNAMIC_BROKER_CONFIG).
+    pub per_broker: &'a BTreeMap<String, String>,
+    /// The cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG).
+    pub default: &'a BTreeMap<String, String>,
+    /// As started (STATIC_BROKER_CONFIG).
+    pub static_configs: &'a BTreeMap<String, String>,
+}
+
+static NO_CONFIGS: BTreeMap<String, String> = BTreeMap::new();
+
+impl<'a> ConfigLayers<'a> {
+    /// A broker without dynamic configs.
+    pub fn static_only(broker: &'a BrokerConfig) -> ConfigLayers<'a> {
+        ConfigLayers {
+            per_broker: &NO_CONFIGS,
+            default: &NO_CONFIGS,
+            static_configs: &broker.static_configs,
+        }
+    }
+
+    /// The set layers in precedence order, each with its source.
+    fn set(&self) -> [(&'a BTreeMap<String, String>, ConfigSource); 3] {
+        [
+            (self.per_broker, ConfigSource::DynamicBrokerConfig),
+            (self.default, ConfigSource::DynamicDefaultBrokerConfig),
+            (self.static_configs, ConfigSource::StaticBrokerConfig),
+        ]
+    }
+}
+
+/// The values of `names` (in order) in each layer, then the defaults of those that have one.
+fn broker_synonyms(names: &[&str], layers: &ConfigLayers, sensitive: bool) -> Vec<ConfigSynonym> {
     let shown = |v: &str| if sensitive { None } else { Some(v.to_string()) };
     let mut out = Vec::new();
-    for name in names {
-        if let Some(v) = broker.static_configs.get(*name) {
-            out.push(ConfigSynonym {
-                name: name.to_string(),
-                value: shown(v),
-                source: ConfigSource::StaticBrokerConfig,
-            });
+    for (map, source) in layers.set() {
+        for name in names {
+            if let Some(v) = map.get(*name) {
+                out.push(ConfigSynonym {
+                    name: name.to_string(),
+                    value: shown(v),
+                    source,
+                });
+            }
         }
     }
     for name in names {
@@ -102,6 +140,7 @@ fn broker_synonyms(names: &[&str], broker: &BrokerConfig, sensitive: bool) -> Ve
 pub fn describe_topic_configs(
     overrides: &BTreeMap<String, String>,
     broker: &BrokerConfig,
+    layers: &ConfigLayers,
 ) -> Result<Vec<ConfigEntry>, ConfigError> {
     let values = effective_values(overrides, broker)?;
     debug_assert_eq!(values.len(), TOPIC_CONFIGS.len());
@@ -117,7 +156,7 @@ pub fn describe_topic_configs(
                 source: ConfigSource::DynamicTopicConfig,
             });
         }
-        synonyms.extend(broker_synonyms(td.broker_synonyms, broker, sensitive));
+        synonyms.extend(broker_synonyms(td.broker_synonyms, layers, sensitive));
         let source = synonyms
             .first()
             .map_or(ConfigSource::DefaultConfig, |s| s.source);
@@ -139,11 +178,14 @@ pub fn describe_topic_configs(
     Ok(out)
 }
 
-/// Every broker config Strata knows, in registry order. Values are as set (static) or the
-/// default; keys that Kafka cannot change at runtime are read-only.
-pub fn describe_broker_configs(broker: &BrokerConfig) -> Vec<ConfigEntry> {
+/// Every broker config Strata knows, in registry order, as broker `node` describes them
+/// (`per_broker`), or only the keys set in the cluster-wide default layer, with only their
+/// default-layer synonyms (Kafka's `ConfigHelper` for an empty BROKER resource name). Values
+/// are the most specific layer's; keys that Kafka cannot change at runtime are read-only.
+pub fn describe_broker_configs(layers: &ConfigLayers, per_broker: bool) -> Vec<ConfigEntry> {
     BROKER_CONFIGS
         .iter()
+        .filter(|def| per_broker || layers.default.contains_key(def.name))
         .map(|def| {
             let sensitive = def.is_sensitive();
             let group: &[&str] = BROKER_SYNONYM_GROUPS
@@ -153,14 +195,20 @@ pub fn describe_broker_configs(broker: &BrokerConfig) -> Vec<ConfigEntry> {
                 .unwrap_or(std::slice::from_ref(&def.name));
             // As Kafka: drop the synonyms listed before this key (e.g. describing
             // `log.retention.hours` does not show `log.retention.ms`).
-            let synonyms: Vec<ConfigSynonym> = broker_synonyms(group, broker, sensitive)
+            let synonyms: Vec<ConfigSynonym> = broker_synonyms(group, layers, sensitive)
                 .into_iter()
                 .skip_while(|s| s.name != def.name)
+                .filter(|s| per_broker || s.source == ConfigSource::DynamicDefaultBrokerConfig)
                 .collect();
-            let (value, source) = match broker.static_configs.get(def.name) {
-                Some(v) => (Some(v.clone()), ConfigSource::StaticBrokerConfig),
-                None => (def.default.map(str::to_string), ConfigSource::DefaultConfig),
-            };
+            let layered = layers
+                .set()
+                .into_iter()
+                .filter(|(_, source)| {
+                    per_broker || *source == ConfigSource::DynamicDefaultBrokerConfig
+                })
+                .find_map(|(map, source)| map.get(def.name).map(|v| (Some(v.clone()), source)));
+            let (value, source) =
+                layered.unwrap_or((def.default.map(str::to_string), ConfigSource::DefaultConfig));
             ConfigEntry {
                 name: def.name.to_string(),
                 value: if sensitive { None } else { value },
@@ -198,7 +246,9 @@ mod tests {
             .0;
         let overrides: BTreeMap<String, String> =
             [("retention.ms".to_string(), "5000".to_string())].into();
-        let entries = describe_topic_configs(&overrides, &broker).unwrap();
+        let entries =
+            describe_topic_configs(&overrides, &broker, &ConfigLayers::static_only(&broker))
+                .unwrap();
         let e = find(&entries, "retention.ms");
         assert_eq!(e.value.as_deref(), Some("5000"));
         assert_eq!(e.source, ConfigSource::DynamicTopicConfig);
@@ -217,7 +267,12 @@ mod tests {
             ]
         );
         // Without the override, the static broker synonym decides value and source.
-        let entries = describe_topic_configs(&BTreeMap::new(), &broker).unwrap();
+        let entries = describe_topic_configs(
+            &BTreeMap::new(),
+            &broker,
+            &ConfigLayers::static_only(&broker),
+        )
+        .unwrap();
         let e = find(&entries, "retention.ms");
         assert_eq!(e.value.as_deref(), Some("1800000"));
         assert_eq!(e.source, ConfigSource::StaticBrokerConfig);
@@ -245,7 +300,9 @@ mod tests {
     #[test]
     fn topic_describe_rejects_unknown_overrides() {
         let overrides: BTreeMap<String, String> = [("bogus".to_string(), "1".to_string())].into();
-        assert!(describe_topic_configs(&overrides, &BrokerConfig::default()).is_err());
+        let broker = BrokerConfig::default();
+        let layers = ConfigLayers::static_only(&broker);
+        assert!(describe_topic_configs(&overrides, &broker, &layers).is_err());
     }
 
     #[test]
@@ -253,7 +310,7 @@ mod tests {
         let broker = BrokerConfig::load(Some("log.retention.ms=100\nnum.partitions=4"), &[])
             .unwrap()
             .0;
-        let entries = describe_broker_configs(&broker);
+        let entries = describe_broker_configs(&ConfigLayers::static_only(&broker), true);
         let e = find(&entries, "num.partitions");
         assert_eq!(
             (e.value.as_deref(), e.source, e.read_only),

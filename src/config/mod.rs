@@ -8,7 +8,8 @@
 //!   list, with Kafka's synonym precedence (`log.retention.ms` > `.minutes` > `.hours`);
 //! - [`topic`]: [`TopicConfig`], per-topic overrides over broker synonyms, override validation
 //!   and incremental (APPEND/SUBTRACT) list edits;
-//! - [`describe`]: DescribeConfigs entries (source, synonyms, type ids) for brokers and topics.
+//! - [`describe`]: DescribeConfigs entries (source, synonyms, type ids) for brokers and topics;
+//! - [`dynamic`]: dynamic broker configs (per broker and cluster default) over the static ones.
 //!
 //! Config is a leaf: it depends on nothing but the record compression ids.
 use std::fmt;
@@ -19,6 +20,7 @@ use crate::error::ErrorCode;
 pub mod admin;
 pub mod broker;
 pub mod describe;
+pub mod dynamic;
 pub mod network;
 pub mod oauth;
 pub mod properties;
@@ -29,8 +31,10 @@ pub mod topic;
 
 pub use broker::{BrokerConfig, Listener, ProcessRole, QuorumVoter};
 pub use describe::{
-    describe_broker_configs, describe_topic_configs, ConfigEntry, ConfigSource, ConfigSynonym,
+    describe_broker_configs, describe_topic_configs, ConfigEntry, ConfigLayers, ConfigSource,
+    ConfigSynonym,
 };
+pub use dynamic::{DynamicBrokerConfig, DynamicLayers};
 pub use registry::{ConfigDef, ConfigType, ConfigValue, Validator};
 pub use security::SecurityProtocol;
 pub use topic::{

@@ -288,6 +288,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     // The admin HTTP listener (config::admin): /metrics and the health probes.
     def("strata.admin.listeners", L, Some("http://127.0.0.1:9644"), Any, false),
     def("strata.metrics.max.partition.series", I, Some("10000"), AtLeast(0), false),
+    def("strata.log.format", T, Some("text"), Validator::OneOf(&["text", "json"]), false),
     // SASL (config::sasl reads these and their listener.name.<l>. forms).
     def("sasl.enabled.mechanisms", L, Some("GSSAPI"), Any, false),
     def("sasl.mechanism.inter.broker.protocol", T, Some("GSSAPI"), Any, false),

@@ -383,16 +383,33 @@ pub fn apply_incremental_op(
     value: Option<&str>,
 ) -> Result<Option<String>, ConfigError> {
     let td = topic_def(name).ok_or_else(|| ConfigError::UnknownConfig { key: name.into() })?;
-    let new_value = match op {
+    let new_value = edit_value(&td.def, current, op, value)?;
+    if let Some(v) = &new_value {
+        validate_topic_override(name, v)?;
+    }
+    Ok(new_value)
+}
+
+/// One SET, DELETE, APPEND or SUBTRACT on a key of `def` (Kafka's
+/// `prepareIncrementalConfigs`): the new value (`None`: removed), not yet validated. List
+/// edits start from the current value, else the key's default.
+pub(crate) fn edit_value(
+    def: &ConfigDef,
+    current: Option<&str>,
+    op: AlterConfigOp,
+    value: Option<&str>,
+) -> Result<Option<String>, ConfigError> {
+    let name = def.name;
+    Ok(Some(match op {
         AlterConfigOp::Delete => return Ok(None),
         AlterConfigOp::Set => value
             .ok_or_else(|| ConfigError::invalid(name, "null", "Null value not supported"))?
             .to_string(),
         AlterConfigOp::Append | AlterConfigOp::Subtract => {
-            if td.def.config_type != ConfigType::List {
+            if def.config_type != ConfigType::List {
                 return Err(ConfigError::NotAList { key: name.into() });
             }
-            let mut list = parts(current.or(td.def.default).unwrap_or(""));
+            let mut list = parts(current.or(def.default).unwrap_or(""));
             let edits = parts(value.unwrap_or(""));
             if op == AlterConfigOp::Append {
                 for e in edits {
@@ -405,9 +422,7 @@ pub fn apply_incremental_op(
             }
             list.join(",")
         }
-    };
-    validate_topic_override(name, &new_value)?;
-    Ok(Some(new_value))
+    }))
 }
 
 #[cfg(test)]

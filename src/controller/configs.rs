@@ -1,5 +1,7 @@
 //! Config overrides (Kafka's `ConfigurationControlManager.incrementalAlterConfigs`, KIP-339):
-//! SET, DELETE, APPEND and SUBTRACT on topic and broker resources, as `Config` records.
+//! SET, DELETE, APPEND and SUBTRACT on topic and broker resources, as `Config` records. A
+//! BROKER resource's resulting layer is checked with the dynamic broker config rules
+//! (`config::dynamic::validate_layer`) so that no broker ever reads a key it cannot apply.
 use super::controller_config::{MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE};
 use super::election::Batch;
 use super::image::MetadataImage;
@@ -89,14 +91,23 @@ fn alter_one(
             }
         }
         // An empty name is the cluster-wide default; otherwise a broker id.
-        RESOURCE_BROKER => {
-            if !r.resource_name.is_empty() && r.resource_name.parse::<i32>().is_err() {
+        // Kafka's `ControllerConfigurationValidator` messages.
+        RESOURCE_BROKER if !r.resource_name.is_empty() => match r.resource_name.parse::<i32>() {
+            Err(_) => {
                 return Err((
                     ErrorCode::INVALID_REQUEST,
-                    format!("'{}' is not a broker id", r.resource_name),
-                ));
+                    "Unable to parse broker name as a base 10 number.".into(),
+                ))
             }
-        }
+            Ok(id) if id < 0 => {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid negative broker ID.".into(),
+                ))
+            }
+            Ok(_) => {}
+        },
+        RESOURCE_BROKER => {}
         other => {
             return Err((
                 ErrorCode::INVALID_REQUEST,
@@ -105,6 +116,7 @@ fn alter_one(
         }
     }
     let current = image.resource_configs(r.resource_type, &r.resource_name);
+    let mut resulting = current.cloned().unwrap_or_default();
     let mut records = Vec::with_capacity(r.ops.len());
     for (name, op, value) in &r.ops {
         let existing = current.and_then(|m| m.get(name)).cloned();
@@ -140,6 +152,9 @@ fn alter_one(
         };
         if let Some(v) = &new_value {
             validate_value(name, v).map_err(|m| (ErrorCode::INVALID_CONFIG, m))?;
+            resulting.insert(name.clone(), v.clone());
+        } else {
+            resulting.remove(name);
         }
         records.push(MetadataRecord::Config {
             resource_type: r.resource_type,
@@ -147,6 +162,10 @@ fn alter_one(
             name: name.clone(),
             value: new_value,
         });
+    }
+    if r.resource_type == RESOURCE_BROKER {
+        crate::config::dynamic::validate_layer(&resulting)
+            .map_err(|m| (ErrorCode::INVALID_REQUEST, m))?;
     }
     Ok(records)
 }

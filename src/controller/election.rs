@@ -69,10 +69,20 @@ pub fn choose_unclean_leader(
         .unwrap_or(NO_LEADER)
 }
 
-/// Whether the topic may elect outside its ISR: its override, else the controller default.
+/// Whether the topic may elect outside its ISR: its override, else the cluster-wide dynamic
+/// broker default (Kafka's KRaft controller reads the same), else the controller's static one.
 pub fn unclean_allowed(image: &MetadataImage, config: &ControllerConfig, topic: &str) -> bool {
-    match image.topic_config(topic, UNCLEAN_LEADER_ELECTION_ENABLE) {
-        Some(v) => v.eq_ignore_ascii_case("true"),
+    let cluster_default = || {
+        image
+            .resource_configs(super::records::RESOURCE_BROKER, "")
+            .and_then(|m| m.get(UNCLEAN_LEADER_ELECTION_ENABLE))
+            .map(String::as_str)
+    };
+    match image
+        .topic_config(topic, UNCLEAN_LEADER_ELECTION_ENABLE)
+        .or_else(cluster_default)
+    {
+        Some(v) => v.trim().eq_ignore_ascii_case("true"),
         None => config.unclean_leader_election_enable,
     }
 }

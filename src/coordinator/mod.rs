@@ -17,9 +17,12 @@
 //!   server-side assignors, records types 3-8).
 //! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
 //!   handlers call.
+//! - [`client_metrics`]: KIP-714 client telemetry subscriptions per client instance (Kafka's
+//!   `ClientMetricsManager` without a receiver plugin).
 //!
 //! Depends on `protocol`, `clock` and `error` only; it knows nothing of sockets or storage.
 pub mod admin;
+pub mod client_metrics;
 pub mod consumer;
 pub mod error;
 pub mod group;

@@ -1,13 +1,16 @@
 //! AlterConfigs (key 33), versions 0-2: the legacy whole-set replacement of a topic's
-//! overrides (keys not named are removed). Broker configs are static in Strata: altering them
-//! is refused with INVALID_REQUEST, naming the reason.
+//! overrides or of a dynamic broker config layer (BROKER: this broker's id, or "" for the
+//! cluster-wide default); keys not named are removed. BROKER_LOGGER is not part of this API
+//! (Kafka refuses it too).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
+use super::config_changes::{
+    alter_outcome, alter_resource, forward_changes, AlterError, ResourceChange,
+};
 use super::{later, Broker, ResponseFuture};
 use crate::config::validate_topic_override;
 use crate::error::ErrorCode;
@@ -19,9 +22,10 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
-    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
+    forward: &mut Vec<ResourceChange>,
 ) -> Result<(), AlterError> {
-    alter_topic_overrides(
+    let is_topic = r.resource_type == crate::controller::RESOURCE_TOPIC;
+    alter_resource(
         broker,
         r.resource_type,
         &r.resource_name,
@@ -36,8 +40,11 @@ fn alter_one(
                     ErrorCode::INVALID_REQUEST,
                     format!("Null value not supported for: {}", c.name),
                 ))?;
-                validate_topic_override(&c.name, value)
-                    .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
+                // A broker layer is checked as a whole by `alter_resource`.
+                if is_topic {
+                    validate_topic_override(&c.name, value)
+                        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
+                }
                 next.insert(c.name.clone(), value.to_string());
             }
             Ok(next)
@@ -48,7 +55,7 @@ fn alter_one(
 pub fn handle(
     broker: &Broker,
     request: &AlterConfigsRequest,
-    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
+    forward: &mut Vec<ResourceChange>,
 ) -> AlterConfigsResponse {
     let responses = request
         .resources
@@ -102,6 +109,6 @@ pub async fn start(
     let mut response = handle(&broker, &request, &mut changes);
     response.responses.extend(refused);
     later(header, async move {
-        Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
+        Some(forward_changes(&cluster, response, changes).await)
     })
 }

@@ -14,7 +14,9 @@ use crate::protocol::messages::api_versions_response::{ApiVersion, ApiVersionsRe
 fn api_keys(scope: ListenerScope) -> Vec<ApiVersion> {
     SUPPORTED_APIS
         .iter()
-        .filter(|(key, ..)| super::listener_serves(scope, *key))
+        .filter(|(key, ..)| {
+            super::listener_serves(scope, *key) && !super::UNADVERTISED_APIS.contains(key)
+        })
         .map(|(key, _, min, max)| ApiVersion {
             api_key: *key,
             min_version: *min,
@@ -97,8 +99,12 @@ mod tests {
         let keys: Vec<i16> = r.api_keys.iter().map(|k| k.api_key).collect();
         assert_eq!(
             keys.len(),
-            SUPPORTED_APIS.len() - super::super::CONTROLLER_ONLY_APIS.len()
+            SUPPORTED_APIS.len()
+                - super::super::CONTROLLER_ONLY_APIS.len()
+                - super::super::UNADVERTISED_APIS.len()
         );
+        // KIP-714 telemetry is served but not advertised, as Kafka without a receiver.
+        assert!(!keys.contains(&71) && !keys.contains(&72));
         assert!(r
             .api_keys
             .iter()

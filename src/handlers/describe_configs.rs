@@ -7,8 +7,11 @@ use crate::controller::acls::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::config_changes::is_this_broker;
 use super::{ready, Broker, ResponseFuture};
-use crate::config::{describe_broker_configs, describe_topic_configs, ConfigEntry};
+use crate::config::{
+    describe_broker_configs, describe_topic_configs, ConfigEntry, ConfigSource, ConfigType,
+};
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_configs_request::{
@@ -21,94 +24,55 @@ pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
 
-/// Why an alter of one resource failed: the error code and message for its result.
-pub type AlterError = (ErrorCode, String);
-
-/// The common path of AlterConfigs and IncrementalAlterConfigs for one resource: refuses
-/// broker resources (static in Strata), finds the topic, lets `next` compute the topic's new
-/// override set from the current one, validates the result as a whole, and (unless
-/// `validate_only`) records only the keys that changed, or hands them to `forward`.
-pub fn alter_topic_overrides(
-    broker: &Broker,
-    resource_type: i8,
-    resource_name: &str,
-    api: &str,
-    validate_only: bool,
-    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
-    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
-) -> Result<(), AlterError> {
-    let changes = topic_override_changes(broker, resource_type, resource_name, api, next)?;
-    if validate_only || changes.is_empty() {
-        return Ok(());
-    }
-    // The changes go to the active controller (the caller sends them).
-    forward.push((resource_name.to_string(), changes));
-    Ok(())
-}
-
-/// The override changes (`Some` sets, `None` removes) an alter of one resource amounts to,
-/// validated against the topic's current overrides; nothing is written. In a cluster these
-/// go to the active controller.
-pub fn topic_override_changes(
-    broker: &Broker,
-    resource_type: i8,
-    resource_name: &str,
-    api: &str,
-    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
-) -> Result<Vec<(String, Option<String>)>, AlterError> {
-    match resource_type {
-        RESOURCE_TOPIC => {}
-        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER if is_this_broker(broker, resource_name) => {
-            return Err((
-                ErrorCode::INVALID_REQUEST,
-                "Strata's broker configs are static; change server.properties and restart".into(),
-            ))
-        }
-        other => {
-            return Err((
-                ErrorCode::INVALID_REQUEST,
-                format!("Unsupported resource type {other} for {api}"),
-            ))
-        }
-    }
-    let meta = broker.cluster.topic(resource_name).ok_or((
-        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
-        format!("Topic {resource_name} does not exist."),
-    ))?;
-    let next = next(&meta.configs)?;
-    broker
-        .topic_config(&next)
-        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
-    let mut changes: Vec<(String, Option<String>)> = meta
-        .configs
-        .keys()
-        .filter(|k| !next.contains_key(*k))
-        .map(|k| (k.clone(), None))
-        .collect();
-    changes.extend(
-        next.into_iter()
-            .filter(|(k, v)| meta.configs.get(k) != Some(v))
-            .map(|(k, v)| (k, Some(v))),
-    );
-    Ok(changes)
-}
-
-/// An alter result as the response fields (error code, message).
-pub fn alter_outcome(result: Result<(), AlterError>) -> (i16, Option<String>) {
-    match result {
-        Ok(()) => (0, None),
-        Err((code, message)) => (code.code(), Some(message)),
-    }
-}
-
 /// The described configs of a topic with these overrides (also used by CreateTopics v5+).
 pub fn topic_entries(broker: &Broker, overrides: &BTreeMap<String, String>) -> Vec<ConfigEntry> {
-    describe_topic_configs(overrides, &broker.config).unwrap_or_default()
+    let layers = broker.dynamic.layers();
+    let view = layers.view(&broker.config);
+    describe_topic_configs(overrides, &broker.dynamic.current(), &view).unwrap_or_default()
 }
 
-/// Whether a broker resource name designates this broker ("" is the cluster-wide default).
-pub fn is_this_broker(broker: &Broker, name: &str) -> bool {
-    name.is_empty() || name.parse::<i32>().ok() == Some(broker.node_id)
+/// The entries of a BROKER resource: every config as this broker sees it, or (empty name)
+/// only the keys of the cluster-wide dynamic default.
+fn broker_entries(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>, String> {
+    if !is_this_broker(broker, name) {
+        return Err(format!(
+            "Unexpected broker id, expected {} or empty string, but received {name}",
+            broker.node_id
+        ));
+    }
+    let layers = broker.dynamic.layers();
+    Ok(describe_broker_configs(
+        &layers.view(&broker.config),
+        !name.is_empty(),
+    ))
+}
+
+/// The entries of a BROKER_LOGGER resource: every logger with its level (Kafka's
+/// `Log4jController.loggers`), named by this broker's id.
+fn logger_entries(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>, String> {
+    if name.is_empty() {
+        return Err("Broker id must not be empty".into());
+    }
+    if name.parse::<i32>().ok() != Some(broker.node_id) {
+        return Err(format!(
+            "Unexpected broker id, expected {} but received {name}",
+            broker.node_id
+        ));
+    }
+    Ok(crate::logging::levels()
+        .loggers()
+        .into_iter()
+        .map(|(logger, level)| ConfigEntry {
+            name: logger,
+            value: Some(level),
+            source: ConfigSource::DynamicBrokerLoggerConfig,
+            is_default: false,
+            read_only: false,
+            is_sensitive: false,
+            synonyms: Vec::new(),
+            config_type: ConfigType::String,
+        })
+        .collect())
 }
 
 fn describe_one(
@@ -131,18 +95,21 @@ fn describe_one(
                 return result;
             }
         },
-        RESOURCE_BROKER if is_this_broker(broker, &r.resource_name) => {
-            describe_broker_configs(&broker.config)
+        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER => {
+            let entries = if r.resource_type == RESOURCE_BROKER {
+                broker_entries(broker, &r.resource_name)
+            } else {
+                logger_entries(broker, &r.resource_name)
+            };
+            match entries {
+                Ok(entries) => entries,
+                Err(message) => {
+                    result.error_code = ErrorCode::INVALID_REQUEST.code();
+                    result.error_message = Some(message);
+                    return result;
+                }
+            }
         }
-        RESOURCE_BROKER => {
-            result.error_code = ErrorCode::INVALID_REQUEST.code();
-            result.error_message = Some(format!(
-                "Unexpected broker id, expected {} or empty string, but received {}",
-                broker.node_id, r.resource_name
-            ));
-            return result;
-        }
-        RESOURCE_BROKER_LOGGER => Vec::new(),
         other => {
             result.error_code = ErrorCode::INVALID_REQUEST.code();
             result.error_message = Some(format!("Unsupported resource type {other}"));
@@ -175,7 +142,12 @@ fn describe_one(
             } else {
                 Vec::new()
             },
-            config_type: if version >= 3 { e.config_type_id() } else { 0 },
+            // Kafka leaves a logger's type unset (UNKNOWN).
+            config_type: if version >= 3 && r.resource_type != RESOURCE_BROKER_LOGGER {
+                e.config_type_id()
+            } else {
+                0
+            },
             documentation: None,
             name: e.name,
             ..Default::default()

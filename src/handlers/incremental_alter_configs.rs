@@ -1,26 +1,32 @@
 //! IncrementalAlterConfigs (key 44), versions 0-1: SET, DELETE, APPEND and SUBTRACT (list keys)
-//! on topic overrides, validated as a whole before anything is written. Broker configs are
-//! static in Strata and refused with INVALID_REQUEST. In a cluster the changes are checked
-//! here and committed by the active controller ([`forward_changes`], [`on_controller`]).
+//! on topic overrides and on dynamic broker configs (BROKER: this broker's id, or "" for the
+//! cluster-wide default), validated as a whole before anything is written and committed by
+//! the active controller ([`config_changes`](super::config_changes), [`on_controller`]);
+//! and log levels (BROKER_LOGGER, Kafka's `RuntimeLoggerManager`), applied by this broker
+//! alone and not persisted, as in Kafka.
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::describe_configs::{alter_outcome, alter_topic_overrides, AlterError};
+use super::config_changes::{
+    alter_outcome, alter_resource, check_node_id, forward_changes, AlterError, ResourceChange,
+};
+use super::describe_configs::RESOURCE_BROKER_LOGGER;
 use super::{later, Broker, ResponseFuture};
-use crate::cluster::ClusterContext;
-use crate::config::{apply_incremental_op, validate_topic_override, AlterConfigOp};
+use crate::config::dynamic::apply_broker_op;
+use crate::config::{apply_incremental_op, AlterConfigOp};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{
     incremental_alter_configs, AlterConfigOp as ControllerOp,
-    AlterConfigsResource as ControllerResource,
+    AlterConfigsResource as ControllerResource, RESOURCE_TOPIC,
 };
 use crate::error::ErrorCode;
+use crate::logging::LoggerError;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig, IncrementalAlterConfigsRequest,
+    AlterConfigsResource, IncrementalAlterConfigsRequest,
 };
 use crate::protocol::messages::incremental_alter_configs_response::*;
 
@@ -28,9 +34,28 @@ fn alter_one(
     broker: &Broker,
     r: &AlterConfigsResource,
     validate_only: bool,
-    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
+    forward: &mut Vec<ResourceChange>,
 ) -> Result<(), AlterError> {
-    alter_topic_overrides(
+    if r.resource_type == RESOURCE_BROKER_LOGGER {
+        return alter_loggers(broker, r, validate_only);
+    }
+    let is_topic = r.resource_type == RESOURCE_TOPIC;
+    if !is_topic {
+        // Kafka's `ConfigAdminManager.preprocess` checks for BROKER resources.
+        let nulls: Vec<&str> = r
+            .configs
+            .iter()
+            .filter(|c| c.config_operation != AlterConfigOp::Delete as i8 && c.value.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        if !nulls.is_empty() {
+            return Err((
+                ErrorCode::INVALID_REQUEST,
+                format!("Null value not supported for : {}", nulls.join(", ")),
+            ));
+        }
+    }
+    alter_resource(
         broker,
         r.resource_type,
         &r.resource_name,
@@ -51,17 +76,15 @@ fn alter_one(
                     ErrorCode::INVALID_REQUEST,
                     format!("Unknown alter config operation {}", c.config_operation),
                 ))?;
-                let new = apply_incremental_op(
-                    &c.name,
-                    overrides.get(&c.name).map(|s| s.as_str()),
-                    op,
-                    c.value.as_deref(),
-                )
+                let old = overrides.get(&c.name).map(|s| s.as_str());
+                let new = if is_topic {
+                    apply_incremental_op(&c.name, old, op, c.value.as_deref())
+                } else {
+                    apply_broker_op(&c.name, old, op, c.value.as_deref())
+                }
                 .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
                 match new {
                     Some(v) => {
-                        validate_topic_override(&c.name, &v)
-                            .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
                         overrides.insert(c.name.clone(), v);
                     }
                     None => {
@@ -74,10 +97,63 @@ fn alter_one(
     )
 }
 
+/// Log level changes of this broker: all checked, then (unless `validate_only`) applied.
+fn alter_loggers(
+    broker: &Broker,
+    r: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), AlterError> {
+    check_node_id(broker, &r.resource_name).map_err(|(code, message)| {
+        // Kafka's RuntimeLoggerManager words it as "node id".
+        (
+            code,
+            message.replace(
+                "Unexpected broker id, expected",
+                "Unexpected node id. Expected",
+            ),
+        )
+    })?;
+    let levels = crate::logging::levels();
+    let refused = |e: LoggerError| match e {
+        LoggerError::InvalidConfig(m) => (ErrorCode::INVALID_CONFIG, m),
+        LoggerError::InvalidRequest(m) => (ErrorCode::INVALID_REQUEST, m),
+    };
+    for c in &r.configs {
+        match AlterConfigOp::from_id(c.config_operation) {
+            Some(AlterConfigOp::Set) => levels.check_set(&c.name, c.value.as_deref()),
+            Some(AlterConfigOp::Delete) => levels.check_unset(&c.name),
+            Some(op) => Err(LoggerError::InvalidRequest(format!(
+                "{} operation is not allowed for the BROKER_LOGGER resource",
+                if op == AlterConfigOp::Append {
+                    "APPEND"
+                } else {
+                    "SUBTRACT"
+                }
+            ))),
+            None => Err(LoggerError::InvalidRequest(format!(
+                "Unknown operation type {} is not allowed for the BROKER_LOGGER resource",
+                c.config_operation
+            ))),
+        }
+        .map_err(refused)?;
+    }
+    if !validate_only {
+        for c in &r.configs {
+            match c.value.as_deref() {
+                Some(level) if c.config_operation == AlterConfigOp::Set as i8 => {
+                    levels.set(&c.name, level)
+                }
+                _ => levels.unset(&c.name),
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn handle(
     broker: &Broker,
     request: &IncrementalAlterConfigsRequest,
-    forward: &mut Vec<(String, Vec<(String, Option<String>)>)>,
+    forward: &mut Vec<ResourceChange>,
 ) -> IncrementalAlterConfigsResponse {
     let responses = request
         .resources
@@ -116,7 +192,7 @@ pub async fn start(
     request.resources.retain(|r| {
         match authz.config_refusal(operation::ALTER_CONFIGS, r.resource_type, &r.resource_name) {
             Some(code) => {
-                refused.push(crate::protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse {
+                refused.push(AlterConfigsResourceResponse {
                     error_code: code.code(),
                     error_message: Some(code.message()),
                     resource_type: r.resource_type,
@@ -131,7 +207,7 @@ pub async fn start(
     let mut response = handle(&broker, &request, &mut changes);
     response.responses.extend(refused);
     later(header, async move {
-        Some(super::incremental_alter_configs::forward_changes(&cluster, response, changes).await)
+        Some(forward_changes(&cluster, response, changes).await)
     })
 }
 
@@ -159,7 +235,7 @@ pub async fn on_controller(
                         resource_name: r.resource_name.clone(),
                         ops,
                     }),
-                    None => bad.push(r.resource_name.clone()),
+                    None => bad.push((r.resource_type, r.resource_name.clone())),
                 }
             }
             let (records, results) =
@@ -175,11 +251,11 @@ pub async fn on_controller(
                     ..Default::default()
                 })
                 .collect();
-            for name in bad {
+            for (resource_type, name) in bad {
                 responses.push(AlterConfigsResourceResponse {
                     error_code: ErrorCode::INVALID_REQUEST.code(),
                     error_message: Some("Unknown alter config operation".into()),
-                    resource_type: crate::controller::RESOURCE_TOPIC,
+                    resource_type,
                     resource_name: name,
                     ..Default::default()
                 });
@@ -194,114 +270,4 @@ pub async fn on_controller(
             )
         })
         .await
-}
-
-/// Sends override changes, computed and validated on this broker, to the active controller
-/// as SET/DELETE ops, waits until the local image shows them, and puts the controller's
-/// verdict per resource into `response`.
-pub async fn forward_changes<R: ResourceResults>(
-    cluster: &Arc<ClusterContext>,
-    mut response: R,
-    changes: Vec<(String, Vec<(String, Option<String>)>)>,
-) -> R {
-    if changes.is_empty() {
-        return response;
-    }
-    let request = IncrementalAlterConfigsRequest {
-        resources: changes
-            .iter()
-            .map(|(name, ops)| AlterConfigsResource {
-                resource_type: crate::controller::RESOURCE_TOPIC,
-                resource_name: name.clone(),
-                configs: ops
-                    .iter()
-                    .map(|(k, v)| AlterableConfig {
-                        name: k.clone(),
-                        config_operation: if v.is_some() { 0 } else { 1 },
-                        value: v.clone(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        validate_only: false,
-        ..Default::default()
-    };
-    let names: Vec<String> = changes.iter().map(|(n, _)| n.clone()).collect();
-    let failed = |code: ErrorCode| IncrementalAlterConfigsResponse {
-        responses: names
-            .iter()
-            .map(|n| AlterConfigsResourceResponse {
-                error_code: code.code(),
-                error_message: Some(code.message()),
-                resource_type: crate::controller::RESOURCE_TOPIC,
-                resource_name: n.clone(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    };
-    let verdict = cluster
-        .controller_op(
-            crate::protocol::messages::incremental_alter_configs_request::IncrementalAlterConfigsRequest::API_KEY,
-            1,
-            request,
-            on_controller,
-            failed,
-        )
-        .await;
-    for r in &verdict.responses {
-        response.set_result(&r.resource_name, r.error_code, r.error_message.clone());
-    }
-    let applied: Vec<&(String, Vec<(String, Option<String>)>)> = changes
-        .iter()
-        .filter(|(n, _)| {
-            verdict
-                .responses
-                .iter()
-                .any(|r| &r.resource_name == n && r.error_code == 0)
-        })
-        .collect();
-    cluster
-        .wait_until(|image| {
-            applied.iter().all(|(name, ops)| {
-                let current = image.resource_configs(crate::controller::RESOURCE_TOPIC, name);
-                ops.iter()
-                    .all(|(k, v)| current.and_then(|c| c.get(k)) == v.as_ref())
-            })
-        })
-        .await;
-    response
-}
-
-/// The per-resource results of AlterConfigs and IncrementalAlterConfigs responses.
-pub trait ResourceResults {
-    fn set_result(&mut self, resource_name: &str, error_code: i16, message: Option<String>);
-}
-
-impl ResourceResults for IncrementalAlterConfigsResponse {
-    fn set_result(&mut self, resource_name: &str, error_code: i16, message: Option<String>) {
-        for r in self
-            .responses
-            .iter_mut()
-            .filter(|r| r.resource_name == resource_name && r.error_code == 0)
-        {
-            r.error_code = error_code;
-            r.error_message = message.clone();
-        }
-    }
-}
-
-impl ResourceResults for crate::protocol::messages::alter_configs_response::AlterConfigsResponse {
-    fn set_result(&mut self, resource_name: &str, error_code: i16, message: Option<String>) {
-        for r in self
-            .responses
-            .iter_mut()
-            .filter(|r| r.resource_name == resource_name && r.error_code == 0)
-        {
-            r.error_code = error_code;
-            r.error_message = message.clone();
-        }
-    }
 }

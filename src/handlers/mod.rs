@@ -15,6 +15,7 @@ use crate::protocol::header::{
 };
 
 pub mod authz;
+pub mod config_changes;
 pub mod connection_context;
 pub mod context;
 
@@ -58,6 +59,7 @@ pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod get_telemetry_subscriptions;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
@@ -74,6 +76,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod push_telemetry;
 pub mod remove_raft_voter;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
@@ -183,6 +186,8 @@ api_table! {
     67 => allocate_producer_ids, allocate_producer_ids_request::AllocateProducerIdsRequest, 0..=0;
     68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
     69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;
+    71 => get_telemetry_subscriptions, get_telemetry_subscriptions_request::GetTelemetrySubscriptionsRequest, 0..=0;
+    72 => push_telemetry, push_telemetry_request::PushTelemetryRequest, 0..=0;
     73 => assign_replicas_to_dirs, assign_replicas_to_dirs_request::AssignReplicasToDirsRequest, 0..=0;
     80 => add_raft_voter, add_raft_voter_request::AddRaftVoterRequest, 0..=0;
     81 => remove_raft_voter, remove_raft_voter_request::RemoveRaftVoterRequest, 0..=0;
@@ -243,6 +248,14 @@ pub const CONTROLLER_ONLY_APIS: &[i16] = &[
     63, // BrokerHeartbeat
     67, // AllocateProducerIds
     73, // AssignReplicasToDirs
+];
+
+/// APIs served but left out of ApiVersions: KIP-714 client telemetry, which Kafka advertises
+/// only when a metrics receiver plugin is configured (`clientTelemetryEnabled`); without one
+/// clients never send them, and Strata has none.
+pub const UNADVERTISED_APIS: &[i16] = &[
+    71, // GetTelemetrySubscriptions
+    72, // PushTelemetry
 ];
 
 /// Whether a listener of `scope` serves `api_key` (Kafka's per-listener `ApiVersionManager`).
@@ -506,7 +519,12 @@ pub fn api_table_markdown() -> String {
                     .unwrap_or_default()
             })
             .collect();
-        s.push_str(&format!("| {key} | {title} | {min}–{max} |\n"));
+        let note = if UNADVERTISED_APIS.contains(key) {
+            " (served, not advertised: Kafka without a telemetry receiver)"
+        } else {
+            ""
+        };
+        s.push_str(&format!("| {key} | {title}{note} | {min}–{max} |\n"));
     }
     s
 }

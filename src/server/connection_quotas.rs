@@ -2,45 +2,34 @@
 //! `max.connections.per.ip.overrides`) and the log line for each refused connection.
 //!
 //! A connection over its address's limit is accepted and closed at once, as Kafka does, and
-//! logged at info. The log is rate-limited so that a flood of refused connections cannot fill
-//! the disk: past [`REJECT_LOG_LINES_PER_SEC`] lines in a second the rest are counted and the
-//! count is reported with the next line logged.
+//! logged at info. The log is rate-limited per source address (`logging::admit_line`) so
+//! that a flood of refused connections cannot fill the disk: the rest are counted and the
+//! count is reported with the next line logged for that address.
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 
-use tokio::time::Instant;
-
-/// Refused-connection lines logged per second at most.
-pub const REJECT_LOG_LINES_PER_SEC: u32 = 10;
+use crate::logging::LineKind;
 
 pub struct ConnectionQuotas {
+    /// Replaced when the dynamic broker configs change them (Kafka's
+    /// `ConnectionQuotas.updateMaxConnectionsPerIp`); open connections stay.
+    limits: Mutex<PerIpLimits>,
+    counts: Mutex<HashMap<IpAddr, usize>>,
+}
+
+struct PerIpLimits {
     default_max_per_ip: usize,
     overrides: HashMap<IpAddr, usize>,
-    counts: Mutex<HashMap<IpAddr, usize>>,
-    reject_log: Mutex<RejectLog>,
 }
 
-struct RejectLog {
-    window_start: Option<Instant>,
-    logged_in_window: u32,
-    suppressed: u64,
-}
-
-/// Why a connection was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TooManyConnections {
-    pub ip: IpAddr,
-    pub limit: usize,
-}
-
-impl ConnectionQuotas {
-    /// Limits from config; override hosts are resolved now (Kafka resolves them when the
-    /// config is applied), and a host that does not resolve is an error naming it.
-    pub fn new(
+impl PerIpLimits {
+    /// Override hosts are resolved now (Kafka resolves them when the config is applied), and
+    /// a host that does not resolve is an error naming it.
+    fn resolve(
         max_connections_per_ip: i32,
         overrides: &std::collections::BTreeMap<String, i32>,
-    ) -> Result<Arc<ConnectionQuotas>, String> {
+    ) -> Result<PerIpLimits, String> {
         let mut resolved = HashMap::new();
         for (host, count) in overrides {
             let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
@@ -57,23 +46,50 @@ impl ConnectionQuotas {
                 resolved.insert(ip, (*count).max(0) as usize);
             }
         }
-        Ok(Arc::new(ConnectionQuotas {
+        Ok(PerIpLimits {
             default_max_per_ip: max_connections_per_ip.max(0) as usize,
             overrides: resolved,
+        })
+    }
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooManyConnections {
+    pub ip: IpAddr,
+    pub limit: usize,
+}
+
+impl ConnectionQuotas {
+    /// Limits from config (see [`PerIpLimits::resolve`]).
+    pub fn new(
+        max_connections_per_ip: i32,
+        overrides: &std::collections::BTreeMap<String, i32>,
+    ) -> Result<Arc<ConnectionQuotas>, String> {
+        Ok(Arc::new(ConnectionQuotas {
+            limits: Mutex::new(PerIpLimits::resolve(max_connections_per_ip, overrides)?),
             counts: Mutex::new(HashMap::new()),
-            reject_log: Mutex::new(RejectLog {
-                window_start: None,
-                logged_in_window: 0,
-                suppressed: 0,
-            }),
         }))
     }
 
+    /// New limits for the connections accepted from now on.
+    pub fn reconfigure(
+        &self,
+        max_connections_per_ip: i32,
+        overrides: &std::collections::BTreeMap<String, i32>,
+    ) -> Result<(), String> {
+        let limits = PerIpLimits::resolve(max_connections_per_ip, overrides)?;
+        *self.limits.lock().unwrap_or_else(|p| p.into_inner()) = limits;
+        Ok(())
+    }
+
     fn limit_for(&self, ip: IpAddr) -> usize {
-        self.overrides
+        let limits = self.limits.lock().unwrap_or_else(|p| p.into_inner());
+        limits
+            .overrides
             .get(&ip)
             .copied()
-            .unwrap_or(self.default_max_per_ip)
+            .unwrap_or(limits.default_max_per_ip)
     }
 
     /// Takes a slot for a connection from `ip`, given back when the slot drops.
@@ -100,9 +116,10 @@ impl ConnectionQuotas {
         counts.get(&ip).copied().unwrap_or(0)
     }
 
-    /// Logs a refused connection, rate-limited.
+    /// Logs a refused connection, rate-limited per source address.
     pub fn log_rejected(&self, peer: SocketAddr, listener: &str, why: &TooManyConnections) {
-        let Some(suppressed) = self.admit_log_line(Instant::now()) else {
+        let Some(suppressed) = crate::logging::admit_line(LineKind::RejectedConnection, why.ip)
+        else {
             return;
         };
         tracing::info!(
@@ -114,25 +131,6 @@ impl ConnectionQuotas {
             why.ip,
             why.limit
         );
-    }
-
-    /// Whether a line may be logged at `now`, with the count of lines suppressed since the last.
-    fn admit_log_line(&self, now: Instant) -> Option<u64> {
-        let mut log = self.reject_log.lock().unwrap_or_else(|p| p.into_inner());
-        let new_window = match log.window_start {
-            None => true,
-            Some(s) => now.duration_since(s) >= std::time::Duration::from_secs(1),
-        };
-        if new_window {
-            log.window_start = Some(now);
-            log.logged_in_window = 0;
-        }
-        if log.logged_in_window >= REJECT_LOG_LINES_PER_SEC {
-            log.suppressed += 1;
-            return None;
-        }
-        log.logged_in_window += 1;
-        Some(std::mem::take(&mut log.suppressed))
     }
 }
 
@@ -179,20 +177,14 @@ mod tests {
         let _held: Vec<IpSlot> = (0..3).map(|_| q.try_acquire(c).unwrap()).collect();
         assert!(q.try_acquire(c).is_err());
         assert_eq!(q.count(c), 3);
-    }
-
-    #[test]
-    fn refused_connection_lines_are_rate_limited() {
-        let q = ConnectionQuotas::new(1, &BTreeMap::new()).unwrap();
-        let t0 = Instant::now();
-        let admitted = (0..100).filter(|_| q.admit_log_line(t0).is_some()).count();
-        assert_eq!(admitted, REJECT_LOG_LINES_PER_SEC as usize);
-        // The next window logs again and reports what the flood suppressed.
-        let later = t0 + std::time::Duration::from_secs(1);
+        // A dynamic change applies to the next connection; open ones stay.
+        q.reconfigure(5, &BTreeMap::new()).unwrap();
+        assert!(q.try_acquire(c).is_ok());
+        q.reconfigure(1, &BTreeMap::new()).unwrap();
         assert_eq!(
-            q.admit_log_line(later),
-            Some(100 - REJECT_LOG_LINES_PER_SEC as u64)
+            q.try_acquire(a).err(),
+            Some(TooManyConnections { ip: a, limit: 1 })
         );
-        assert_eq!(q.admit_log_line(later), Some(0));
+        assert_eq!(q.count(a), 2);
     }
 }

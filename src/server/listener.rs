@@ -5,7 +5,9 @@
 //! gets a [`ConnectionContext`] naming its listener, which decides the APIs it is served.
 //! On SSL and SASL_SSL listeners the connection's task first completes the TLS handshake
 //! (under its deadline; a failure is logged once and closes the connection), and on SSL
-//! listeners takes the principal from the client certificate.
+//! listeners takes the principal from the client certificate. `max.connections` and the
+//! per-IP limits follow the dynamic broker configs (Kafka applies them without a restart):
+//! a lower limit refuses new connections and leaves open ones alone.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,6 +82,12 @@ pub async fn serve(
 ) {
     let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
     let tracker = TaskTracker::new();
+    tracker.spawn(follow_connection_limits(
+        broker.clone(),
+        network.clone(),
+        permits.clone(),
+        shutdown.clone(),
+    ));
     for (listener, bound) in listeners {
         if let Some(tls) = &bound.tls {
             tracker.spawn(tls.clone().watch(shutdown.clone()));
@@ -157,6 +165,62 @@ pub async fn serve(
     tracker.wait().await;
 }
 
+/// Applies `max.connections` and the per-IP limits of the effective config whenever the
+/// dynamic broker configs change it, until shutdown.
+async fn follow_connection_limits(
+    broker: Arc<Broker>,
+    network: Arc<NetworkState>,
+    permits: Arc<Semaphore>,
+    shutdown: CancellationToken,
+) {
+    let mut configs = broker.dynamic.subscribe();
+    let mut max_connections = broker.limits.max_connections;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            changed = configs.changed() => if changed.is_err() { return },
+        }
+        let config = configs.borrow_and_update().clone();
+        let wanted = config.max_connections.max(1) as usize;
+        resize_permits(&permits, max_connections, wanted);
+        if wanted != max_connections {
+            tracing::info!(max_connections = wanted, "max.connections changed");
+            max_connections = wanted;
+        }
+        let quotas = network.connection_quotas.clone();
+        let (per_ip, overrides) = (
+            config.max_connections_per_ip,
+            config.max_connections_per_ip_overrides.clone(),
+        );
+        // Override host names are resolved: off the async workers.
+        let applied =
+            tokio::task::spawn_blocking(move || quotas.reconfigure(per_ip, &overrides)).await;
+        if let Ok(Err(e)) = applied {
+            tracing::error!(error = %e, "per-IP connection limits not changed");
+        }
+    }
+}
+
+/// Moves the semaphore's capacity from `from` to `to` permits. Permits held by open
+/// connections cannot be taken back: the shortfall is taken as those connections close.
+fn resize_permits(permits: &Arc<Semaphore>, from: usize, to: usize) {
+    if to > from {
+        permits.add_permits(to - from);
+    } else if to < from {
+        let owed = from - to;
+        let taken = permits.forget_permits(owed);
+        if taken < owed {
+            let permits = permits.clone();
+            let rest = u32::try_from(owed - taken).unwrap_or(u32::MAX);
+            tokio::spawn(async move {
+                if let Ok(p) = permits.acquire_many_owned(rest).await {
+                    p.forget();
+                }
+            });
+        }
+    }
+}
+
 /// The TLS handshake of a connection on an SSL or SASL_SSL listener; None (the connection is
 /// closed, logged once) when it fails or does not finish within its deadline.
 async fn tls_handshake(
@@ -173,7 +237,10 @@ async fn tls_handshake(
             Some(SecuredStream::Tls(Box::new(stream.into())))
         }
         Err(e) => {
-            tracing::info!(peer = %context.peer, listener = %context.listener_name, reason = %e, "closing a connection whose TLS handshake failed");
+            let kind = crate::logging::LineKind::FailedTlsHandshake;
+            if let Some(suppressed) = crate::logging::admit_line(kind, context.peer.ip()) {
+                tracing::info!(peer = %context.peer, listener = %context.listener_name, reason = %e, suppressed_since_last_line = suppressed, "closing a connection whose TLS handshake failed");
+            }
             None
         }
     }

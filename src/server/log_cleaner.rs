@@ -3,6 +3,9 @@
 //! thread, with the broker's `log.cleaner.*` settings and one I/O throttler
 //! (`log.cleaner.io.max.bytes.per.second`) kept for the task's lifetime. It is a task of its
 //! own so that a long, throttled pass never delays retention, flushes or group timeouts.
+//! The rate and the backoff are read from the effective config before each pass, so a
+//! dynamic broker config change applies from the next pass on (Kafka's `LogCleaner` is a
+//! `Reconfigurable` of these keys too).
 //! Only one pass runs at a time (Kafka's `log.cleaner.threads=1`). An I/O error of the
 //! cleaner (reading or writing segments, the `cleaner-offset-checkpoint`, deleting the
 //! segments it replaced) takes its log dir offline, as Kafka's cleaner does through
@@ -45,12 +48,17 @@ impl Pacer for ShutdownAwarePacer {
     }
 }
 
-/// The cleaner settings from the broker config.
+/// The cleaner settings from the effective broker config.
 pub fn cleaner_config(broker: &Broker) -> CleanerConfig {
     CleanerConfig {
-        io_max_bytes_per_second: broker.config.log_cleaner_io_max_bytes_per_second,
+        io_max_bytes_per_second: broker.dynamic.current().log_cleaner_io_max_bytes_per_second,
         ..CleanerConfig::default()
     }
+}
+
+/// `log.cleaner.backoff.ms` now (tokio needs a non-zero period).
+fn backoff(broker: &Broker) -> Duration {
+    Duration::from_millis(broker.dynamic.current().log_cleaner_backoff_ms.max(1) as u64)
 }
 
 /// Runs cleaner passes until `shutdown`; returns after the pass in progress, if any, ends.
@@ -59,32 +67,40 @@ pub async fn run(broker: Arc<Broker>, shutdown: CancellationToken) {
     if !broker.config.log_cleaner_enable {
         return;
     }
-    // log.cleaner.backoff.ms between passes (tokio needs a non-zero period).
-    let backoff = Duration::from_millis(broker.config.log_cleaner_backoff_ms.max(1) as u64);
-    let mut tick = tokio::time::interval(backoff);
+    let mut period = backoff(&broker);
+    let mut tick = tokio::time::interval(period);
     // A long pass is followed by a full backoff, not by a burst of missed ticks.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let config = cleaner_config(&broker);
-    let new_throttler = {
-        let shutdown = shutdown.clone();
-        let rate = config.io_max_bytes_per_second;
-        move || {
-            let pacer = ShutdownAwarePacer {
-                clock: ThreadPacer::default(),
-                shutdown: shutdown.clone(),
-            };
-            Throttler::with_pacer(rate, Arc::new(pacer))
-        }
+    let mut config = cleaner_config(&broker);
+    let new_throttler = |rate: f64| {
+        let pacer = ShutdownAwarePacer {
+            clock: ThreadPacer::default(),
+            shutdown: shutdown.clone(),
+        };
+        Throttler::with_pacer(rate, Arc::new(pacer))
     };
-    let mut throttler = Some(new_throttler());
+    let mut throttler = Some(new_throttler(config.io_max_bytes_per_second));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let now_config = cleaner_config(&broker);
+        if now_config.io_max_bytes_per_second != config.io_max_bytes_per_second {
+            // A new rate starts a new throttler (its measurement restarts too).
+            throttler = None;
+        }
+        config = now_config;
+        if backoff(&broker) != period {
+            period = backoff(&broker);
+            tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        }
         let b = broker.clone();
         let config = config.clone();
-        let mut t = throttler.take().unwrap_or_else(&new_throttler);
+        let mut t = throttler
+            .take()
+            .unwrap_or_else(|| new_throttler(config.io_max_bytes_per_second));
         // Compaction reads and rewrites segments and the throttle sleeps: keep it off the
         // async workers.
         let result = tokio::task::spawn_blocking(move || {

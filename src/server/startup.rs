@@ -339,6 +339,8 @@ pub async fn start(
             config.controller_quota_window_size_seconds,
         )),
         metrics: crate::metrics::BrokerMetrics::new(crate::handlers::SUPPORTED_APIS),
+        dynamic: crate::config::DynamicBrokerConfig::new(config.clone()),
+        client_metrics: Default::default(),
         config,
         cluster: cluster.clone(),
     });
@@ -495,7 +497,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
                     if let Err(e) = p.log.apply_retention(now) {
                         tracing::warn!(topic = %p.topic, partition = p.index, error = ?e, "retention failed");
                     }
-                    p.expire_producers(now, broker.config.producer_id_expiration_ms as i64);
+                    p.expire_producers(now, broker.dynamic.current().producer_id_expiration_ms as i64);
                 }
             }
             _ = flush.tick() => {

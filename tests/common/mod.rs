@@ -294,3 +294,71 @@ pub async fn fetch_partition(
     );
     r.responses[0].partitions[0].clone()
 }
+
+/// DescribeConfigs v4 (with synonyms) of one resource: its result.
+pub async fn describe_configs(
+    c: &mut Client,
+    resource_type: i8,
+    name: &str,
+) -> strata::protocol::messages::describe_configs_response::DescribeConfigsResult {
+    use strata::protocol::messages::describe_configs_request::*;
+    let req = DescribeConfigsRequest {
+        resources: vec![DescribeConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configuration_keys: None,
+            ..Default::default()
+        }],
+        include_synonyms: true,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        describe_configs_request::DescribeConfigsRequest,
+        describe_configs_response::DescribeConfigsResponse,
+        4,
+        req
+    );
+    r.results.into_iter().next().expect("one result")
+}
+
+/// IncrementalAlterConfigs v1 of one resource with (name, op, value) ops: (error code,
+/// message).
+pub async fn incremental_alter(
+    c: &mut Client,
+    resource_type: i8,
+    name: &str,
+    ops: &[(&str, i8, Option<&str>)],
+    validate_only: bool,
+) -> (i16, Option<String>) {
+    use strata::protocol::messages::incremental_alter_configs_request::*;
+    let req = IncrementalAlterConfigsRequest {
+        resources: vec![AlterConfigsResource {
+            resource_type,
+            resource_name: name.into(),
+            configs: ops
+                .iter()
+                .map(|(n, op, v)| AlterableConfig {
+                    name: n.to_string(),
+                    config_operation: *op,
+                    value: v.map(String::from),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        validate_only,
+        ..Default::default()
+    };
+    let r = api_call!(
+        c,
+        incremental_alter_configs_request::IncrementalAlterConfigsRequest,
+        incremental_alter_configs_response::IncrementalAlterConfigsResponse,
+        1,
+        req
+    );
+    (
+        r.responses[0].error_code,
+        r.responses[0].error_message.clone(),
+    )
+}

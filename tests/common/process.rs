@@ -28,6 +28,14 @@ impl Strata {
 
     /// As [`Strata::spawn`], with extra environment variables (test-only fault injection).
     pub fn spawn_with_env(dir: &Path, env: &[(&str, &str)]) -> Strata {
+        let mut env = env.to_vec();
+        env.push(("NO_COLOR", "1"));
+        Self::spawn_with(dir, &env, &[])
+    }
+
+    /// As [`Strata::spawn`], with exactly these extra variables (no `NO_COLOR` unless given)
+    /// and extra arguments (`--override k=v` after the defaults wins over them).
+    pub fn spawn_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Strata {
         let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .args([
                 "--override",
@@ -42,9 +50,9 @@ impl Strata {
                 // Small index interval: many index entries per 64 KiB segment.
                 "log.index.interval.bytes=1024",
             ])
-            .envs(env.iter().copied())
-            .env("NO_COLOR", "1")
+            .args(args)
             .env("STRATA_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

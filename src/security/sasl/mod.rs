@@ -547,14 +547,23 @@ impl SaslSession {
         }
     }
 
+    /// One line per failure, rate-limited per client address (a client retrying bad
+    /// credentials in a loop must not fill the disk).
     fn log_failure(&self, mechanism: &str, user: Option<&str>, why: &str) {
+        let kind = crate::logging::LineKind::FailedAuthentication;
+        let Some(suppressed) = crate::logging::admit_line(kind, self.peer.ip()) else {
+            return;
+        };
         tracing::info!(
             peer = %self.peer,
             listener = %self.config.listener,
             mechanism = %mechanism,
             user = user.unwrap_or("(unknown)"),
             reason = %why,
-            "Failed authentication"
+            suppressed_since_last_line = suppressed,
+            "Failed authentication from {} on listener {} with {mechanism}: {why}",
+            self.peer.ip(),
+            self.config.listener,
         );
     }
 }
