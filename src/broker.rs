@@ -150,7 +150,8 @@ impl Broker {
     /// When a coordinator write started now must be replicated; several waits made one after
     /// another share it, so a request waiting on many partitions takes no longer than one.
     pub fn coordinator_append_deadline() -> tokio::time::Instant {
-        tokio::time::Instant::now() + std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS)
+        tokio::time::Instant::now()
+            + std::time::Duration::from_millis(COORDINATOR_APPEND_TIMEOUT_MS)
     }
 
     /// [`Self::wait_replicated`] to a shared deadline.

@@ -89,12 +89,21 @@ impl TopicFamilies {
 #[derive(Clone, Copy, Debug)]
 pub enum PartitionOutcome {
     /// Appended: records and bytes in.
-    Produced { records: u64, bytes: u64 },
+    Produced {
+        records: u64,
+        bytes: u64,
+    },
     /// Read for a consumer: bytes out.
-    Fetched { bytes: u64 },
+    Fetched {
+        bytes: u64,
+    },
     /// Refused; `counts_as_failed` is Kafka's choice of which errors mark the failed meter.
-    ProduceFailed { counts_as_failed: bool },
-    FetchFailed { counts_as_failed: bool },
+    ProduceFailed {
+        counts_as_failed: bool,
+    },
+    FetchFailed {
+        counts_as_failed: bool,
+    },
 }
 
 /// Whether a partition error marks Kafka's failed-produce or failed-fetch meter: Kafka's
@@ -154,7 +163,9 @@ pub struct ListenerCounters {
 
 /// Buckets in milliseconds for request phases: 0.1 ms to ~52 s.
 fn latency_buckets_ms() -> Histogram {
-    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(0.1, 2.0, 20))
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.1, 2.0, 20,
+    ))
 }
 
 /// The broker's registry and the handles the request path updates.
@@ -194,9 +205,21 @@ impl BrokerMetrics {
         let topics = TopicFamilies::default();
         let server = registry.sub_registry_with_prefix("kafka_server_brokertopicmetrics");
         for (name, help, family) in [
-            ("messagesin", "Records appended (MessagesInPerSec)", &topics.messages_in),
-            ("bytesin", "Bytes produced (BytesInPerSec)", &topics.bytes_in),
-            ("bytesout", "Bytes fetched by consumers (BytesOutPerSec)", &topics.bytes_out),
+            (
+                "messagesin",
+                "Records appended (MessagesInPerSec)",
+                &topics.messages_in,
+            ),
+            (
+                "bytesin",
+                "Bytes produced (BytesInPerSec)",
+                &topics.bytes_in,
+            ),
+            (
+                "bytesout",
+                "Bytes fetched by consumers (BytesOutPerSec)",
+                &topics.bytes_out,
+            ),
             (
                 "totalproducerequests",
                 "Partition appends attempted (TotalProduceRequestsPerSec)",
@@ -224,20 +247,46 @@ impl BrokerMetrics {
 
         let requests = Family::<RequestVersionLabels, Counter>::default();
         let errors = Family::<RequestErrorLabels, Counter>::default();
-        let histogram = || Family::<RequestLabel, Histogram, _>::new_with_constructor(latency_buckets_ms as fn() -> Histogram);
+        let histogram = || {
+            Family::<RequestLabel, Histogram, _>::new_with_constructor(
+                latency_buckets_ms as fn() -> Histogram,
+            )
+        };
         let (total, local, queue, send) = (histogram(), histogram(), histogram(), histogram());
         let network = registry.sub_registry_with_prefix("kafka_network_requestmetrics");
-        network.register("requests", "Requests received per API and version (RequestsPerSec)", requests.clone());
+        network.register(
+            "requests",
+            "Requests received per API and version (RequestsPerSec)",
+            requests.clone(),
+        );
         network.register("errors", "Errors per API and error code, counted per partition for Produce and Fetch (ErrorsPerSec)", errors.clone());
-        network.register("totaltimems", "Request time from fully read to response written, ms", total.clone());
-        network.register("localtimems", "Request time in the handler, including waits for acks and long polls, ms", local.clone());
-        network.register("responsequeuetimems", "Time a ready response waited behind earlier responses of its connection, ms", queue.clone());
-        network.register("responsesendtimems", "Time writing the response, ms", send.clone());
+        network.register(
+            "totaltimems",
+            "Request time from fully read to response written, ms",
+            total.clone(),
+        );
+        network.register(
+            "localtimems",
+            "Request time in the handler, including waits for acks and long polls, ms",
+            local.clone(),
+        );
+        network.register(
+            "responsequeuetimems",
+            "Time a ready response waited behind earlier responses of its connection, ms",
+            queue.clone(),
+        );
+        network.register(
+            "responsesendtimems",
+            "Time writing the response, ms",
+            send.clone(),
+        );
         let max_key = apis.iter().map(|a| a.0).max().unwrap_or(0).max(0) as usize;
         let mut table = vec![None; max_key + 1];
         for &(key, module, min, max) in apis {
             let name = request_name(module);
-            let label = RequestLabel { request: name.clone() };
+            let label = RequestLabel {
+                request: name.clone(),
+            };
             let by_version = (min..=max)
                 .map(|version| {
                     requests.get_or_create_owned(&RequestVersionLabels {
@@ -263,9 +312,21 @@ impl BrokerMetrics {
         let listener_creations = Family::<ListenerLabel, Counter>::default();
         let listener_closes = Family::<ListenerLabel, Counter>::default();
         let socket = registry.sub_registry_with_prefix("kafka_server_socket_server_metrics");
-        socket.register("connection_count", "Open connections per listener", listeners.clone());
-        socket.register("connection_creation", "Connections accepted per listener", listener_creations.clone());
-        socket.register("connection_close", "Connections closed per listener", listener_closes.clone());
+        socket.register(
+            "connection_count",
+            "Open connections per listener",
+            listeners.clone(),
+        );
+        socket.register(
+            "connection_creation",
+            "Connections accepted per listener",
+            listener_creations.clone(),
+        );
+        socket.register(
+            "connection_close",
+            "Connections closed per listener",
+            listener_closes.clone(),
+        );
 
         let log_flush_time_ms = latency_buckets_ms();
         registry.register(
@@ -299,9 +360,7 @@ impl BrokerMetrics {
         }
         self.per_topic
             .entry(topic.to_string())
-            .or_insert_with(|| {
-                self.topics.counters(&vec![("topic", topic.to_string())])
-            })
+            .or_insert_with(|| self.topics.counters(&vec![("topic", topic.to_string())]))
             .clone()
     }
 
@@ -431,12 +490,28 @@ mod tests {
     fn topic_counters_render_per_topic_and_all_topics() {
         let m = BrokerMetrics::new(&[(0, "produce", 3, 12), (1, "fetch", 4, 17)]);
         let t = m.topic("orders");
-        m.record(Some(&t), PartitionOutcome::Produced { records: 5, bytes: 100 });
-        m.record(Some(&m.topic("orders")), PartitionOutcome::Fetched { bytes: 40 });
-        m.record(None, PartitionOutcome::FetchFailed { counts_as_failed: false });
+        m.record(
+            Some(&t),
+            PartitionOutcome::Produced {
+                records: 5,
+                bytes: 100,
+            },
+        );
+        m.record(
+            Some(&m.topic("orders")),
+            PartitionOutcome::Fetched { bytes: 40 },
+        );
+        m.record(
+            None,
+            PartitionOutcome::FetchFailed {
+                counts_as_failed: false,
+            },
+        );
         m.record(
             Some(&m.topic("other")),
-            PartitionOutcome::ProduceFailed { counts_as_failed: true },
+            PartitionOutcome::ProduceFailed {
+                counts_as_failed: true,
+            },
         );
         let s = text(&m);
         for line in [
@@ -468,8 +543,15 @@ mod tests {
         m.record_error(0, crate::error::ErrorCode::NOT_LEADER_OR_FOLLOWER);
         m.record_error(0, crate::error::ErrorCode::NONE);
         let s = text(&m);
-        assert!(s.contains("kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"} 2"), "{s}");
-        assert!(s.contains("kafka_network_requestmetrics_requests_total{request=\"OffsetCommit\",version=\"2\"} 1"));
+        assert!(
+            s.contains(
+                "kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"} 2"
+            ),
+            "{s}"
+        );
+        assert!(s.contains(
+            "kafka_network_requestmetrics_requests_total{request=\"OffsetCommit\",version=\"2\"} 1"
+        ));
         assert!(s.contains("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"} 2"));
         assert!(s.contains(
             "kafka_network_requestmetrics_errors_total{request=\"Produce\",error=\"NOT_LEADER_OR_FOLLOWER\"} 1"
@@ -485,8 +567,15 @@ mod tests {
         let _b = l.opened();
         drop(a);
         let s = text(&m);
-        assert!(s.contains("kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\"} 1"), "{s}");
+        assert!(
+            s.contains(
+                "kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\"} 1"
+            ),
+            "{s}"
+        );
         assert!(s.contains("kafka_server_socket_server_metrics_connection_creation_total{listener=\"PLAINTEXT\"} 2"));
-        assert!(s.contains("kafka_server_socket_server_metrics_connection_close_total{listener=\"PLAINTEXT\"} 1"));
+        assert!(s.contains(
+            "kafka_server_socket_server_metrics_connection_close_total{listener=\"PLAINTEXT\"} 1"
+        ));
     }
 }

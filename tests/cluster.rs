@@ -309,7 +309,10 @@ async fn an_acks_all_wait_ends_when_its_topic_is_deleted() {
     // The stopped follower stays in the ISR (and its broker unfenced) for the whole test.
     let mut cluster = Cluster::start_with(
         1,
-        &["replica.lag.time.max.ms=60000", "broker.session.timeout.ms=60000"],
+        &[
+            "replica.lag.time.max.ms=60000",
+            "broker.session.timeout.ms=60000",
+        ],
     )
     .await;
     cluster.wait_brokers(0, 3).await;
@@ -335,10 +338,16 @@ async fn an_acks_all_wait_ends_when_its_topic_is_deleted() {
             9,
             request
         );
-        (r.responses[0].partition_responses[0].error_code, started.elapsed())
+        (
+            r.responses[0].partition_responses[0].error_code,
+            started.elapsed(),
+        )
     });
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!waiting.is_finished(), "the produce waits for the stopped follower");
+    assert!(
+        !waiting.is_finished(),
+        "the produce waits for the stopped follower"
+    );
     let deleted = {
         use delete_topics_request::*;
         api_call!(

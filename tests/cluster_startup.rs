@@ -155,7 +155,11 @@ async fn delete_topics_without_a_quorum_answers_every_topic_asked_for() {
         let r = tokio::time::timeout(Duration::from_millis(1_000 + SLACK_MS), call)
             .await
             .unwrap_or_else(|_| panic!("DeleteTopics v{version} unanswered"));
-        eprintln!("v{version}: {:?} after {:?}", r.responses, started.elapsed());
+        eprintln!(
+            "v{version}: {:?} after {:?}",
+            r.responses,
+            started.elapsed()
+        );
         let mut got: Vec<(Option<String>, [u8; 16])> = r
             .responses
             .iter()
@@ -163,7 +167,10 @@ async fn delete_topics_without_a_quorum_answers_every_topic_asked_for() {
             .collect();
         got.sort();
         let mut want = if version < 6 {
-            vec![(Some("doomed".to_string()), [0; 16]), (Some("other".into()), [0; 16])]
+            vec![
+                (Some("doomed".to_string()), [0; 16]),
+                (Some("other".into()), [0; 16]),
+            ]
         } else {
             vec![(Some("doomed".to_string()), [0; 16]), (None, [7; 16])]
         };
@@ -218,10 +225,17 @@ async fn controller_rpcs_without_a_quorum_are_answered_in_time() {
         let r = tokio::time::timeout(bound, call)
             .await
             .unwrap_or_else(|_| panic!("heartbeat {round} unanswered after {bound:?}"));
-        eprintln!("heartbeat {round}: error {} after {:?}", r.error_code, started.elapsed());
+        eprintln!(
+            "heartbeat {round}: error {} after {:?}",
+            r.error_code,
+            started.elapsed()
+        );
         assert!(
-            [ErrorCode::REQUEST_TIMED_OUT.code(), ErrorCode::NOT_CONTROLLER.code()]
-                .contains(&r.error_code),
+            [
+                ErrorCode::REQUEST_TIMED_OUT.code(),
+                ErrorCode::NOT_CONTROLLER.code()
+            ]
+            .contains(&r.error_code),
             "heartbeat {round}: error {}",
             r.error_code
         );

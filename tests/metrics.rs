@@ -13,7 +13,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const ADMIN_ON: (&str, &str) = ("strata.admin.listeners", "http://127.0.0.1:0");
 
 /// One HTTP/1.1 request: (status, head, body).
-pub async fn http(addr: SocketAddr, method: &str, path: &str, accept: &str) -> (u16, String, String) {
+pub async fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    accept: &str,
+) -> (u16, String, String) {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: strata\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
@@ -77,7 +82,12 @@ async fn produce_and_fetch_counters_match_known_traffic() {
     let bytes_out = read.records.as_ref().unwrap().len();
 
     let m = scrape(admin).await;
-    let topic = |name: &str, t: &str| sample(&m, &format!("kafka_server_brokertopicmetrics_{name}_total{{topic=\"{t}\"}}"));
+    let topic = |name: &str, t: &str| {
+        sample(
+            &m,
+            &format!("kafka_server_brokertopicmetrics_{name}_total{{topic=\"{t}\"}}"),
+        )
+    };
     let all = |name: &str| sample(&m, &format!("kafka_server_brokertopicmetrics_{name}_total"));
     assert_eq!(topic("messagesin", "orders"), Some(21.0), "{m}");
     assert_eq!(topic("messagesin", "other"), Some(2.0));
@@ -90,33 +100,69 @@ async fn produce_and_fetch_counters_match_known_traffic() {
     assert_eq!(topic("bytesout", "orders"), Some(bytes_out as f64));
     assert_eq!(topic("totalfetchrequests", "orders"), Some(1.0));
     assert_eq!(
-        sample(&m, "kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"}"),
+        sample(
+            &m,
+            "kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"}"
+        ),
         Some(5.0)
     );
     assert_eq!(
         sample(&m, "kafka_network_requestmetrics_errors_total{request=\"Produce\",error=\"UNKNOWN_TOPIC_OR_PARTITION\"}"),
         Some(1.0)
     );
-    assert_eq!(sample(&m, "kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"}"), Some(5.0));
     assert_eq!(
-        sample(&m, "kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\"}"),
+        sample(
+            &m,
+            "kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"}"
+        ),
+        Some(5.0)
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\"}"
+        ),
         Some(1.0)
     );
     // State gauges of a single broker.
-    assert_eq!(sample(&m, "kafka_server_replicamanager_underreplicatedpartitions"), Some(0.0));
-    assert_eq!(sample(&m, "kafka_controller_kafkacontroller_activecontrollercount"), Some(1.0));
-    assert_eq!(sample(&m, "kafka_controller_kafkacontroller_offlinepartitionscount"), Some(0.0));
-    assert_eq!(sample(&m, "kafka_controller_kafkacontroller_globaltopiccount"), Some(2.0));
+    assert_eq!(
+        sample(&m, "kafka_server_replicamanager_underreplicatedpartitions"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&m, "kafka_controller_kafkacontroller_activecontrollercount"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "kafka_controller_kafkacontroller_offlinepartitionscount"
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&m, "kafka_controller_kafkacontroller_globaltopiccount"),
+        Some(2.0)
+    );
     let log_size = sample(&m, "kafka_log_log_size{topic=\"orders\",partition=\"0\"}").unwrap();
     assert_eq!(log_size, bytes_in as f64);
-    assert_eq!(sample(&m, "kafka_log_log_logendoffset{topic=\"orders\",partition=\"0\"}"), Some(21.0));
+    assert_eq!(
+        sample(
+            &m,
+            "kafka_log_log_logendoffset{topic=\"orders\",partition=\"0\"}"
+        ),
+        Some(21.0)
+    );
     assert!(sample(&m, "process_resident_memory_bytes").unwrap() > 1e6);
     assert!(sample(&m, "process_open_fds").unwrap() > 3.0);
     drop(c);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let m = scrape(admin).await;
     assert_eq!(
-        sample(&m, "kafka_server_socket_server_metrics_connection_close_total{listener=\"PLAINTEXT\"}"),
+        sample(
+            &m,
+            "kafka_server_socket_server_metrics_connection_close_total{listener=\"PLAINTEXT\"}"
+        ),
         Some(1.0)
     );
 }
@@ -135,13 +181,27 @@ async fn consumer_lag_is_high_watermark_minus_committed_offset() {
         assert_eq!(r, vec![("lagged".to_string(), partition, 0)]);
     }
     let m = scrape(admin).await;
-    let lag = |p: i32| sample(&m, &format!("kafka_consumergroup_lag{{group=\"g1\",topic=\"lagged\",partition=\"{p}\"}}"));
+    let lag = |p: i32| {
+        sample(
+            &m,
+            &format!("kafka_consumergroup_lag{{group=\"g1\",topic=\"lagged\",partition=\"{p}\"}}"),
+        )
+    };
     assert_eq!(lag(0), Some(7.0), "{m}");
     assert_eq!(lag(1), Some(0.0));
-    assert_eq!(sample(&m, "kafka_consumergroup_lag_max{group=\"g1\"}"), Some(7.0));
-    assert_eq!(sample(&m, "kafka_consumergroup_lag_sum{group=\"g1\"}"), Some(7.0));
     assert_eq!(
-        sample(&m, "kafka_consumergroup_current_offset{group=\"g1\",topic=\"lagged\",partition=\"0\"}"),
+        sample(&m, "kafka_consumergroup_lag_max{group=\"g1\"}"),
+        Some(7.0)
+    );
+    assert_eq!(
+        sample(&m, "kafka_consumergroup_lag_sum{group=\"g1\"}"),
+        Some(7.0)
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "kafka_consumergroup_current_offset{group=\"g1\",topic=\"lagged\",partition=\"0\"}"
+        ),
         Some(3.0)
     );
 }
@@ -154,20 +214,38 @@ async fn partition_series_are_capped_and_the_rest_counted() {
     assert_eq!(create_topic_with(&mut c, "wide", 3, &[]).await, 0);
     let m = scrape(admin).await;
     // Two series (size, end offset) per partition: two partitions fit, one is dropped.
-    let sizes = m.lines().filter(|l| l.starts_with("kafka_log_log_size{")).count();
+    let sizes = m
+        .lines()
+        .filter(|l| l.starts_with("kafka_log_log_size{"))
+        .count();
     assert_eq!(sizes, 2, "{m}");
-    assert_eq!(sample(&m, "strata_metrics_partition_series_dropped"), Some(2.0));
-    assert_eq!(sample(&m, "kafka_server_replicamanager_partitioncount"), Some(3.0));
+    assert_eq!(
+        sample(&m, "strata_metrics_partition_series_dropped"),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&m, "kafka_server_replicamanager_partitioncount"),
+        Some(3.0)
+    );
 }
 
 #[tokio::test]
 async fn openmetrics_health_and_routes() {
     let broker = TestBroker::start(&[ADMIN_ON]).await;
     let admin = broker.running.as_ref().unwrap().admin_addrs[0];
-    let (status, head, body) =
-        http(admin, "GET", "/metrics", "application/openmetrics-text;version=1.0.0").await;
+    let (status, head, body) = http(
+        admin,
+        "GET",
+        "/metrics",
+        "application/openmetrics-text;version=1.0.0",
+    )
+    .await;
     assert_eq!(status, 200);
-    assert!(head.to_ascii_lowercase().contains("content-type: application/openmetrics-text"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/openmetrics-text"),
+        "{head}"
+    );
     assert!(body.ends_with("# EOF\n"), "{body}");
     assert_eq!(body.matches("# EOF").count(), 1);
     let (_, head, body) = http(admin, "GET", "/metrics", "*/*").await;
@@ -181,16 +259,25 @@ async fn openmetrics_health_and_routes() {
     assert_eq!(http(admin, "GET", "/nope", "*/*").await.0, 404);
     let (status, head, _) = http(admin, "POST", "/metrics", "*/*").await;
     assert_eq!(status, 405);
-    assert!(head.contains("allow: GET, HEAD") || head.contains("Allow: GET, HEAD"), "{head}");
+    assert!(
+        head.contains("allow: GET, HEAD") || head.contains("Allow: GET, HEAD"),
+        "{head}"
+    );
 
     // A request head past the limit is refused, not buffered.
     let mut s = tokio::net::TcpStream::connect(admin).await.unwrap();
-    let huge = format!("GET /metrics HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(64 * 1024));
+    let huge = format!(
+        "GET /metrics HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(64 * 1024)
+    );
     let _ = s.write_all(huge.as_bytes()).await;
     let mut buf = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf)).await;
     let text = String::from_utf8_lossy(&buf);
-    assert!(text.is_empty() || text.starts_with("HTTP/1.1 431"), "{text}");
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 431"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -213,7 +300,10 @@ async fn bad_or_busy_admin_listener_stops_start_up() {
         Ok(_) => panic!("started with its admin port taken"),
         Err(e) => e.to_string(),
     };
-    assert!(e.contains("strata.admin.listeners") && e.contains(&port.to_string()), "{e}");
+    assert!(
+        e.contains("strata.admin.listeners") && e.contains(&port.to_string()),
+        "{e}"
+    );
 
     // Empty: no admin listener at all.
     let broker = TestBroker::start(&[("strata.admin.listeners", "")]).await;

@@ -19,7 +19,10 @@ async fn ready(addr: SocketAddr) -> (u16, String) {
     s.read_to_end(&mut buf).await.unwrap();
     let text = String::from_utf8(buf).unwrap();
     let status = text.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     (status, body)
 }
 
@@ -61,7 +64,10 @@ async fn readiness_follows_registration_fencing_and_recovery() {
     cluster.stop_node(2).await;
     let (status, body) = wait_for(admin, 503, Duration::from_secs(30)).await;
     assert_eq!(status, 503, "{body}");
-    assert!(body.contains("no heartbeat acknowledged") || body.contains("fenced"), "{body}");
+    assert!(
+        body.contains("no heartbeat acknowledged") || body.contains("fenced"),
+        "{body}"
+    );
 
     cluster.start_node(1).await;
     cluster.start_node(2).await;

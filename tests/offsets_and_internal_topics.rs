@@ -90,7 +90,10 @@ async fn offsets_of_partitions_that_do_not_exist() {
             "version {version}"
         );
     }
-    assert_eq!(fetch_offset(&mut c, "no-such-group", "real", 0).await, (-1, 0));
+    assert_eq!(
+        fetch_offset(&mut c, "no-such-group", "real", 0).await,
+        (-1, 0)
+    );
 
     // TxnOffsetCommit: unknown partitions are answered before the coordinator is asked.
     use txn_offset_commit_request::*;

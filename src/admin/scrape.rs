@@ -93,14 +93,27 @@ fn replica_manager(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
             }
         }
         if budget.take(2) {
-            let labels = vec![("topic", p.topic.clone()), ("partition", p.index.to_string())];
+            let labels = vec![
+                ("topic", p.topic.clone()),
+                ("partition", p.index.to_string()),
+            ];
             sizes.push((labels.clone(), p.log.size_bytes() as i64));
             end_offsets.push((labels, p.log_end_offset()));
         }
     }
     let rm = "kafka_server_replicamanager_";
-    gauge(r, &format!("{rm}partitioncount"), "Replicas on this broker", partitions.len() as i64);
-    gauge(r, &format!("{rm}leadercount"), "Partitions this broker leads", leaders);
+    gauge(
+        r,
+        &format!("{rm}partitioncount"),
+        "Replicas on this broker",
+        partitions.len() as i64,
+    );
+    gauge(
+        r,
+        &format!("{rm}leadercount"),
+        "Partitions this broker leads",
+        leaders,
+    );
     gauge(
         r,
         &format!("{rm}underreplicatedpartitions"),
@@ -119,8 +132,18 @@ fn replica_manager(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
         "Log dirs that failed",
         broker.replicas.logs().offline_log_dirs().len() as i64,
     );
-    family(r, "kafka_log_log_size", "Bytes of a partition's log on this broker", sizes);
-    family(r, "kafka_log_log_logendoffset", "A partition's log end offset", end_offsets);
+    family(
+        r,
+        "kafka_log_log_size",
+        "Bytes of a partition's log on this broker",
+        sizes,
+    );
+    family(
+        r,
+        "kafka_log_log_logendoffset",
+        "A partition's log end offset",
+        end_offsets,
+    );
 }
 
 /// Kafka's `KafkaController` gauges, reported by nodes with the controller role from their
@@ -145,9 +168,24 @@ fn controller(r: &mut Registry, broker: &Broker) {
         "1 on the active controller",
         controller.is_active() as i64,
     );
-    gauge(r, &format!("{kc}offlinepartitionscount"), "Partitions without a leader", offline);
-    gauge(r, &format!("{kc}globaltopiccount"), "Topics in the cluster", image.topics.len() as i64);
-    gauge(r, &format!("{kc}globalpartitioncount"), "Partitions in the cluster", total);
+    gauge(
+        r,
+        &format!("{kc}offlinepartitionscount"),
+        "Partitions without a leader",
+        offline,
+    );
+    gauge(
+        r,
+        &format!("{kc}globaltopiccount"),
+        "Topics in the cluster",
+        image.topics.len() as i64,
+    );
+    gauge(
+        r,
+        &format!("{kc}globalpartitioncount"),
+        "Partitions in the cluster",
+        total,
+    );
     gauge(
         r,
         &format!("{kc}fencedbrokercount"),
@@ -170,7 +208,9 @@ fn consumer_groups(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
     let mut by_state: BTreeMap<String, i64> = BTreeMap::new();
     let states = broker.groups.group_states();
     for s in &states {
-        *by_state.entry(s.replace(' ', "").to_ascii_lowercase()).or_default() += 1;
+        *by_state
+            .entry(s.replace(' ', "").to_ascii_lowercase())
+            .or_default() += 1;
     }
     gauge(
         r,
@@ -210,13 +250,28 @@ fn consumer_groups(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
             lags.push((labels, lag));
         }
     }
-    family(r, "kafka_consumergroup_lag", "High watermark minus committed offset", lags);
-    family(r, "kafka_consumergroup_current_offset", "Committed offset", current);
+    family(
+        r,
+        "kafka_consumergroup_lag",
+        "High watermark minus committed offset",
+        lags,
+    );
+    family(
+        r,
+        "kafka_consumergroup_current_offset",
+        "Committed offset",
+        current,
+    );
     let (max, sum): (Vec<_>, Vec<_>) = per_group
         .into_iter()
         .map(|(g, (max, sum))| ((vec![("group", g.clone())], max), (vec![("group", g)], sum)))
         .unzip();
-    family(r, "kafka_consumergroup_lag_max", "A group's largest partition lag", max);
+    family(
+        r,
+        "kafka_consumergroup_lag_max",
+        "A group's largest partition lag",
+        max,
+    );
     family(r, "kafka_consumergroup_lag_sum", "A group's total lag", sum);
 }
 
@@ -230,7 +285,12 @@ fn process(r: &mut Registry) {
         return;
     };
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as i64;
@@ -242,10 +302,25 @@ fn process(r: &mut Registry) {
         ConstCounter::new(cpu_seconds),
     );
     let rss_pages = field(21) as i64;
-    gauge(r, "process_resident_memory_bytes", "Resident memory, bytes", rss_pages * page);
-    gauge(r, "process_virtual_memory_bytes", "Virtual memory, bytes", field(20) as i64);
+    gauge(
+        r,
+        "process_resident_memory_bytes",
+        "Resident memory, bytes",
+        rss_pages * page,
+    );
+    gauge(
+        r,
+        "process_virtual_memory_bytes",
+        "Virtual memory, bytes",
+        field(20) as i64,
+    );
     if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
-        gauge(r, "process_open_fds", "Open file descriptors", fds.count() as i64);
+        gauge(
+            r,
+            "process_open_fds",
+            "Open file descriptors",
+            fds.count() as i64,
+        );
     }
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -253,6 +328,11 @@ fn process(r: &mut Registry) {
     };
     // SAFETY: getrlimit writes into the struct we own.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        gauge(r, "process_max_fds", "File descriptor limit", limit.rlim_cur as i64);
+        gauge(
+            r,
+            "process_max_fds",
+            "File descriptor limit",
+            limit.rlim_cur as i64,
+        );
     }
 }

@@ -44,7 +44,15 @@ pub async fn bind(
         let address = l.bind_address();
         match TcpListener::bind(&address).await {
             Ok(listener) => bound.push(listener),
-            Err(e) => return Err((format!("http://{address} ({})", crate::config::admin::ADMIN_LISTENERS), e)),
+            Err(e) => {
+                return Err((
+                    format!(
+                        "http://{address} ({})",
+                        crate::config::admin::ADMIN_LISTENERS
+                    ),
+                    e,
+                ))
+            }
         }
     }
     Ok(bound)
@@ -55,8 +63,12 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let tracker = TaskTracker::new();
     for listener in listeners {
-        let (broker, permits, shutdown, connections) =
-            (broker.clone(), permits.clone(), shutdown.clone(), tracker.clone());
+        let (broker, permits, shutdown, connections) = (
+            broker.clone(),
+            permits.clone(),
+            shutdown.clone(),
+            tracker.clone(),
+        );
         tracker.spawn(async move {
             loop {
                 let permit = tokio::select! {
@@ -134,11 +146,16 @@ fn route(broker: &Broker, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             "text/plain",
             "method not allowed\n".into(),
         );
-        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
     }
     match path {
-        "/health/live" => respond(StatusCode::OK, "application/json", "{\"status\":\"live\"}\n".into()),
+        "/health/live" => respond(
+            StatusCode::OK,
+            "application/json",
+            "{\"status\":\"live\"}\n".into(),
+        ),
         "/health/ready" => {
             let (status, body) = super::health::ready(broker);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);

@@ -84,7 +84,9 @@ impl ClusterContext {
         // Every attempt together stays within the request's own timeout (or a client's
         // default request timeout), so the answer never comes after the client gave up.
         let overall_ms = request_timeout_ms
-            .map_or(ADMIN_REQUEST_TIMEOUT_MS, |t| t.max(LOCAL_OPERATION_TIMEOUT_MS))
+            .map_or(ADMIN_REQUEST_TIMEOUT_MS, |t| {
+                t.max(LOCAL_OPERATION_TIMEOUT_MS)
+            })
             .saturating_add(FORWARD_MARGIN_MS);
         let attempts = async {
             let mut last = ErrorCode::NOT_CONTROLLER;
@@ -94,8 +96,7 @@ impl ClusterContext {
                 }
                 if let Some(controller) = self.local_controller() {
                     let op = local(controller, request.clone());
-                    match tokio::time::timeout(Duration::from_millis(local_timeout_ms), op).await
-                    {
+                    match tokio::time::timeout(Duration::from_millis(local_timeout_ms), op).await {
                         Ok(Ok(r)) => return Ok(r),
                         // Its records may still commit: not tried again, as a forward.
                         Ok(Err(ControllerError::TimedOut)) => {

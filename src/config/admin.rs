@@ -38,7 +38,10 @@ pub fn parse_admin_listeners(raw: &str) -> Result<Vec<AdminListener>, ConfigErro
                 let rest = rest.strip_suffix('/').unwrap_or(rest);
                 let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
                     let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
-                    (host, after.strip_prefix(':').ok_or("expected :port after ']'")?)
+                    (
+                        host,
+                        after.strip_prefix(':').ok_or("expected :port after ']'")?,
+                    )
                 } else {
                     rest.rsplit_once(':').ok_or("expected host:port")?
                 };

@@ -685,7 +685,9 @@ impl BrokerConfig {
             broker_heartbeat_interval_ms: p.int("broker.heartbeat.interval.ms")?,
             broker_session_timeout_ms: p.int("broker.session.timeout.ms")?,
             admin_listeners: super::admin::parse_admin_listeners(
-                &p.opt_list("strata.admin.listeners")?.unwrap_or_default().join(","),
+                &p.opt_list("strata.admin.listeners")?
+                    .unwrap_or_default()
+                    .join(","),
             )?,
             metrics_max_partition_series: p.int("strata.metrics.max.partition.series")?,
             static_configs,

@@ -654,7 +654,12 @@ impl GroupCoordinator {
                 for (group, topics) in &shard.offsets {
                     for (topic, partitions) in topics {
                         for (partition, o) in partitions {
-                            out.push((group.clone(), topic.clone(), *partition, o.committed_offset));
+                            out.push((
+                                group.clone(),
+                                topic.clone(),
+                                *partition,
+                                o.committed_offset,
+                            ));
                         }
                     }
                 }
@@ -668,7 +673,12 @@ impl GroupCoordinator {
         let mut out = Vec::new();
         for slot in &self.slots {
             if let Some(shard) = slot.lock().shard.as_ref() {
-                out.extend(shard.list_groups(&[], &[]).into_iter().map(|g| g.group_state));
+                out.extend(
+                    shard
+                        .list_groups(&[], &[])
+                        .into_iter()
+                        .map(|g| g.group_state),
+                );
             }
         }
         out

@@ -111,7 +111,10 @@ pub async fn start(
         let mut failed = Vec::new();
         let deadline = Broker::coordinator_append_deadline();
         for p in partitions {
-            if let Err(code) = broker.wait_replicated_until(TRANSACTION_TOPIC, p, deadline).await {
+            if let Err(code) = broker
+                .wait_replicated_until(TRANSACTION_TOPIC, p, deadline)
+                .await
+            {
                 failed.push((p, code));
             }
         }

@@ -70,6 +70,10 @@ pub async fn start(
         authz.topic(operation::DELETE, name)
     });
     let mut response = handle(&broker, request);
-    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    );
     ready(header, Some(response))
 }

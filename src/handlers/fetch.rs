@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{later, throttle, Broker, ResponseFuture};
-use crate::metrics::{counts_as_failed, PartitionOutcome};
 use crate::error::ErrorCode;
+use crate::metrics::{counts_as_failed, PartitionOutcome};
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::fetch_request::{FetchRequest, FetchTopic};
@@ -381,7 +381,9 @@ fn record_metrics(broker: &Broker, request: &FetchRequest, version: i16, respons
                 PartitionOutcome::Fetched { bytes }
             } else {
                 broker.metrics.record_error(FetchRequest::API_KEY, code);
-                PartitionOutcome::FetchFailed { counts_as_failed: counts_as_failed(code) }
+                PartitionOutcome::FetchFailed {
+                    counts_as_failed: counts_as_failed(code),
+                }
             };
             broker.metrics.record(counters.as_ref(), outcome);
         }

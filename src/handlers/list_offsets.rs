@@ -231,6 +231,10 @@ pub async fn start(
         authz.topic(operation::DESCRIBE, name)
     });
     let mut response = handle(&broker, header.api_version, request);
-    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    );
     ready(header, Some(response))
 }

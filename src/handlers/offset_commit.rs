@@ -50,7 +50,9 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
-    let refused = split_refused(&mut request.topics, |name| authz.topic(operation::READ, name));
+    let refused = split_refused(&mut request.topics, |name| {
+        authz.topic(operation::READ, name)
+    });
     let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
     let mut response = if request.topics.is_empty() {
         // Nothing left to commit: Kafka answers without asking the coordinator.
@@ -60,7 +62,11 @@ pub async fn start(
         broker.groups.offset_commit(&ctx, &request)
     };
     let nothing_to_store = request.topics.is_empty();
-    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    );
     add_unknown(&mut response.topics, unknown);
     if nothing_to_store {
         return ready(header, Some(response));

@@ -31,12 +31,18 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
-    let refused = split_refused(&mut request.topics, |name| authz.topic(operation::READ, name));
+    let refused = split_refused(&mut request.topics, |name| {
+        authz.topic(operation::READ, name)
+    });
     let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.offset_delete(&ctx, &request);
     if response.error_code == 0 {
-        add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+        add_errors(
+            &mut response.topics,
+            refused,
+            ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+        );
         add_unknown(&mut response.topics, unknown);
     }
     if response.error_code != 0 {

@@ -84,6 +84,10 @@ pub async fn start(
         }
     });
     let mut response = handle(&broker, request);
-    add_errors(&mut response.topics, refused, ErrorCode::TOPIC_AUTHORIZATION_FAILED);
+    add_errors(
+        &mut response.topics,
+        refused,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+    );
     ready(header, Some(response))
 }

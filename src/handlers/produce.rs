@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{later, ready, throttle, Broker, ResponseFuture};
-use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::error::ErrorCode;
+use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::*;

@@ -33,12 +33,11 @@ pub async fn start(
         None
     };
     let (refused, refused_code) = match refuse_all {
-        Some(code) => (
-            split_refused(&mut request.topics, |_| false),
-            code,
-        ),
+        Some(code) => (split_refused(&mut request.topics, |_| false), code),
         None => (
-            split_refused(&mut request.topics, |name| authz.topic(operation::READ, name)),
+            split_refused(&mut request.topics, |name| {
+                authz.topic(operation::READ, name)
+            }),
             ErrorCode::TOPIC_AUTHORIZATION_FAILED,
         ),
     };

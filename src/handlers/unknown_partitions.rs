@@ -75,25 +75,79 @@ macro_rules! response_topic {
     };
 }
 
-request_topic!(offset_commit_request::OffsetCommitRequestTopic.name, OffsetCommitRequestPartition.partition_index);
-request_topic!(txn_offset_commit_request::TxnOffsetCommitRequestTopic.name, TxnOffsetCommitRequestPartition.partition_index);
-request_topic!(offset_delete_request::OffsetDeleteRequestTopic.name, OffsetDeleteRequestPartition.partition_index);
-request_topic!(list_offsets_request::ListOffsetsTopic.name, ListOffsetsPartition.partition_index);
-request_topic!(delete_records_request::DeleteRecordsTopic.name, DeleteRecordsPartition.partition_index);
-request_topic!(offset_for_leader_epoch_request::OffsetForLeaderTopic.topic, OffsetForLeaderPartition.partition);
+request_topic!(
+    offset_commit_request::OffsetCommitRequestTopic.name,
+    OffsetCommitRequestPartition.partition_index
+);
+request_topic!(
+    txn_offset_commit_request::TxnOffsetCommitRequestTopic.name,
+    TxnOffsetCommitRequestPartition.partition_index
+);
+request_topic!(
+    offset_delete_request::OffsetDeleteRequestTopic.name,
+    OffsetDeleteRequestPartition.partition_index
+);
+request_topic!(
+    list_offsets_request::ListOffsetsTopic.name,
+    ListOffsetsPartition.partition_index
+);
+request_topic!(
+    delete_records_request::DeleteRecordsTopic.name,
+    DeleteRecordsPartition.partition_index
+);
+request_topic!(
+    offset_for_leader_epoch_request::OffsetForLeaderTopic.topic,
+    OffsetForLeaderPartition.partition
+);
 
-response_topic!(offset_commit_response::OffsetCommitResponseTopic.name,
-    OffsetCommitResponsePartition { partition_index, error_code });
-response_topic!(txn_offset_commit_response::TxnOffsetCommitResponseTopic.name,
-    TxnOffsetCommitResponsePartition { partition_index, error_code });
-response_topic!(offset_delete_response::OffsetDeleteResponseTopic.name,
-    OffsetDeleteResponsePartition { partition_index, error_code });
-response_topic!(list_offsets_response::ListOffsetsTopicResponse.name,
-    ListOffsetsPartitionResponse { partition_index, error_code, timestamp: -1, offset: -1, leader_epoch: -1 });
-response_topic!(delete_records_response::DeleteRecordsTopicResult.name,
-    DeleteRecordsPartitionResult { partition_index, error_code, low_watermark: -1 });
-response_topic!(offset_for_leader_epoch_response::OffsetForLeaderTopicResult.topic,
-    EpochEndOffset { partition, error_code, leader_epoch: -1, end_offset: -1 });
+response_topic!(
+    offset_commit_response::OffsetCommitResponseTopic.name,
+    OffsetCommitResponsePartition {
+        partition_index,
+        error_code
+    }
+);
+response_topic!(
+    txn_offset_commit_response::TxnOffsetCommitResponseTopic.name,
+    TxnOffsetCommitResponsePartition {
+        partition_index,
+        error_code
+    }
+);
+response_topic!(
+    offset_delete_response::OffsetDeleteResponseTopic.name,
+    OffsetDeleteResponsePartition {
+        partition_index,
+        error_code
+    }
+);
+response_topic!(
+    list_offsets_response::ListOffsetsTopicResponse.name,
+    ListOffsetsPartitionResponse {
+        partition_index,
+        error_code,
+        timestamp: -1,
+        offset: -1,
+        leader_epoch: -1
+    }
+);
+response_topic!(
+    delete_records_response::DeleteRecordsTopicResult.name,
+    DeleteRecordsPartitionResult {
+        partition_index,
+        error_code,
+        low_watermark: -1
+    }
+);
+response_topic!(
+    offset_for_leader_epoch_response::OffsetForLeaderTopicResult.topic,
+    EpochEndOffset {
+        partition,
+        error_code,
+        leader_epoch: -1,
+        end_offset: -1
+    }
+);
 
 /// Removes the partitions `keep` refuses from `topics` (a topic left with none is removed
 /// too) and returns them as (topic, partition) in request order.
@@ -182,9 +236,16 @@ mod tests {
 
     #[test]
     fn refused_topics_leave_the_request_whole_and_in_order() {
-        let mut topics = vec![topic("a", &[0, 1]), topic("secret", &[2, 0]), topic("b", &[3])];
+        let mut topics = vec![
+            topic("a", &[0, 1]),
+            topic("secret", &[2, 0]),
+            topic("b", &[3]),
+        ];
         let refused = split_refused(&mut topics, |name| name != "secret");
-        assert_eq!(refused, vec![("secret".to_string(), 2), ("secret".to_string(), 0)]);
+        assert_eq!(
+            refused,
+            vec![("secret".to_string(), 2), ("secret".to_string(), 0)]
+        );
         let left: Vec<_> = topics.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(left, ["a", "b"]);
     }

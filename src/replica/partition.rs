@@ -411,7 +411,8 @@ impl Partition {
     /// NOT_LEADER_OR_FOLLOWER at once as Kafka's DelayedProduce does for a partition it no
     /// longer hosts, instead of at their timeout.
     pub fn mark_removed(&self) {
-        self.removed.store(true, std::sync::atomic::Ordering::Release);
+        self.removed
+            .store(true, std::sync::atomic::Ordering::Release);
         self.wake_waiters();
     }
 

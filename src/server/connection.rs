@@ -329,7 +329,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Outcome::Respond(fut) => {
                 let handle = tokio::spawn(async move { (fut.await, Instant::now()) });
                 activity.in_flight.fetch_add(1, Ordering::AcqRel);
-                if tx.send(InFlight { handle, request: api }).await.is_err() {
+                if tx
+                    .send(InFlight {
+                        handle,
+                        request: api,
+                    })
+                    .await
+                    .is_err()
+                {
                     return CloseReason::Eof;
                 }
             }

@@ -537,10 +537,7 @@ fn facade_delivers_delayed_responses() {
     let pj = gc.join_group(&ctx, &follower);
     gc.unload(partition);
     // Kafka's onUnloaded: NOT_COORDINATOR, and the member looks the coordinator up again.
-    assert_eq!(
-        rt.block_on(pj).error_code,
-        code(ErrorCode::NOT_COORDINATOR)
-    );
+    assert_eq!(rt.block_on(pj).error_code, code(ErrorCode::NOT_COORDINATOR));
     assert_eq!(
         rt.block_on(gc.sync_group(&ctx, &sync)).error_code,
         code(ErrorCode::NOT_COORDINATOR)
