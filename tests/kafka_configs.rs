@@ -94,7 +94,21 @@ fn start(config: &Path) -> Result<Running, String> {
             let _ = tx.send(false);
         });
     }
-    let started = matches!(rx.recv_timeout(Duration::from_secs(120)), Ok(true));
+    // Both readers must end before the log counts as whole: the process may close stdout
+    // before its last stderr line (the reason it exited) has been read.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let (mut started, mut streams_open) = (false, 2);
+    while streams_open > 0 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(true) => {
+                started = true;
+                break;
+            }
+            Ok(false) => streams_open -= 1,
+            Err(_) => break,
+        }
+    }
     let running = Running { child, log };
     if started {
         Ok(running)

@@ -111,6 +111,59 @@ async fn the_per_ip_limit_refuses_the_next_connection_and_frees_the_slot_on_clos
     assert_eq!(api_versions(&mut fourth).await.error_code, 0);
 }
 
+/// Kafka closes a channel at EOF, whatever its requests are still waiting for: a client that
+/// sent a long-poll Fetch and closed gives its connection slot back at once, not when the
+/// poll ends, and the requests it had sent still take effect.
+#[tokio::test]
+async fn a_client_that_closes_frees_its_slot_while_its_long_poll_still_waits() {
+    use strata::protocol::messages::fetch_request::*;
+    let b = TestBroker::start(&[("max.connections.per.ip.overrides", "127.0.0.3:1")]).await;
+    let mut admin = b.client().await;
+    assert_eq!(create_topic_with(&mut admin, "quiet", 1, &[]).await, 0);
+    assert_eq!(create_topic_with(&mut admin, "other", 1, &[]).await, 0);
+    let mut c = connect_from("127.0.0.3", b.addr).await;
+    let long_poll = FetchRequest {
+        max_wait_ms: 30_000,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        topics: vec![FetchTopic {
+            topic: "quiet".into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    c.write_request(1, 12, true, &long_poll).await;
+    // A produce (to another topic: it must not end the poll) sent just before the close is
+    // appended all the same.
+    let records = batch(&[b"sent-then-closed"], None);
+    c.write_request(0, 9, true, &common::txn::produce_req("other", records))
+        .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(c);
+    let freed = async {
+        while network(&b)
+            .connection_quotas
+            .count("127.0.0.3".parse().unwrap())
+            > 0
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), freed)
+        .await
+        .expect("the slot stays held until the 30 s long poll ends");
+    let mut next = connect_from("127.0.0.3", b.addr).await;
+    assert_eq!(api_versions(&mut next).await.error_code, 0);
+    let p = fetch_partition(&mut admin, "other", 0, 0, 1 << 20).await;
+    assert_eq!(p.high_watermark, 1, "the produce sent before the close");
+}
+
 #[tokio::test]
 async fn a_huge_size_prefix_with_no_body_allocates_nothing_big_and_slow_clients_give_memory_back() {
     let b = TestBroker::start(&[("strata.request.read.timeout.ms", "1000")]).await;

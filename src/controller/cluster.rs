@@ -22,6 +22,10 @@ struct HeartbeatState {
     /// The metadata offset the broker must reach to be unfenced (Kafka: the offset of its
     /// registration record); learned at registration commit or at its first heartbeat.
     catch_up_offset: Option<i64>,
+    /// The committed offset at which a broker in controlled shutdown was first seen leading
+    /// nothing (Kafka's `controlledShutdownOffset`): it may stop once it has applied that
+    /// offset, so it answers its waiting requests as a follower instead of dropping them.
+    controlled_shutdown_offset: Option<i64>,
 }
 
 /// Last contact time per broker, with an injected clock (`now_ms` arguments).
@@ -121,7 +125,7 @@ pub fn register_broker(
         request.broker_id,
         HeartbeatState {
             last_contact_ms: now_ms,
-            catch_up_offset: None,
+            ..Default::default()
         },
     );
     (batch.records, Ok(broker_epoch))
@@ -204,7 +208,13 @@ pub fn broker_heartbeat(
         // included) moves away, never uncleanly: the broker is still healthy.
         remove_broker_from_partitions(&mut batch, config, id, false);
         if !leads_any(image, id) {
-            should_shutdown = true;
+            let state = heartbeats.states.entry(id).or_default();
+            let moved_at = *state
+                .controlled_shutdown_offset
+                .get_or_insert(last_committed_offset);
+            should_shutdown = request.current_metadata_offset >= moved_at;
+        }
+        if should_shutdown {
             batch.push(MetadataRecord::FenceBroker {
                 broker_id: id,
                 broker_epoch: epoch,

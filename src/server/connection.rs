@@ -22,7 +22,10 @@
 //! halves, so a plaintext connection splits its socket without a lock as before, and a TLS
 //! one uses tokio's split.
 //!
-//! At shutdown the reader stops and the writer sends the responses already under way, but
+//! A client that closes its side gets no more responses: the connection closes at once (its
+//! slot and socket freed) and the requests it had sent finish detached, as Kafka processes
+//! what it has read from a channel it then closes. At shutdown the reader stops and the
+//! writer sends the responses already under way, but
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
 //! them, as Kafka's SocketServer closes its connections at shutdown.
@@ -141,10 +144,12 @@ async fn serve<R, W>(
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
         let (tx, rx) = mpsc::channel::<InFlight>(inflight);
         let activity = Arc::new(Activity::new());
+        let peer_gone = CancellationToken::new();
         let writer = tokio::spawn(write_loop(
             wr,
             rx,
             shutdown.clone(),
+            peer_gone.clone(),
             activity.clone(),
             broker.metrics.clone(),
         ));
@@ -158,6 +163,13 @@ async fn serve<R, W>(
             &activity,
         )
         .await;
+        // A client that closed (or whose socket failed) reads no response: the connection
+        // closes now and frees its slot, as Kafka closes a channel at EOF, while the requests
+        // it already sent run to their end (their appends and coordinator writes happen;
+        // their waits end by their own timeouts), detached from it.
+        if matches!(reason, CloseReason::Eof | CloseReason::Io(_)) {
+            peer_gone.cancel();
+        }
         match &reason {
             CloseReason::Eof | CloseReason::Shutdown => {}
             CloseReason::ReadTimeout { .. } | CloseReason::AuthenticationTimeout => {
@@ -433,6 +445,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     wr: W,
     mut rx: mpsc::Receiver<InFlight>,
     shutdown: CancellationToken,
+    peer_gone: CancellationToken,
     activity: Arc<Activity>,
     metrics: Arc<crate::metrics::BrokerMetrics>,
 ) {
@@ -452,6 +465,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         let joined = tokio::select! {
             biased;
             r = &mut handle => r,
+            // Dropping the handles detaches their tasks; nothing they do is cut short.
+            _ = peer_gone.cancelled() => return,
             _ = &mut drain_over => {
                 handle.abort();
                 rx.close();

@@ -64,6 +64,10 @@ pub struct RunningBroker {
     /// The bound admin HTTP listeners (`strata.admin.listeners`; empty when off).
     pub admin_addrs: Vec<std::net::SocketAddr>,
     shutdown: CancellationToken,
+    /// Ends the periodic tasks once the listeners have closed: group session timers and
+    /// rebalances keep running while requests are still served, through the controlled
+    /// shutdown and the drain (Kafka stops its coordinators after the socket server).
+    background_stop: CancellationToken,
     admin: tokio::task::JoinHandle<()>,
     server: tokio::task::JoinHandle<()>,
     background: tokio::task::JoinHandle<()>,
@@ -99,6 +103,7 @@ impl RunningBroker {
     pub async fn wait(self) -> Result<(), StartupError> {
         let _ = self.server.await;
         self.shutdown.cancel();
+        self.background_stop.cancel();
         let _ = self.admin.await;
         let _ = self.cluster_tasks.await;
         let _ = self.background.await;
@@ -359,7 +364,12 @@ pub async fn start(
     }
 
     let shutdown = CancellationToken::new();
-    let background = tokio::spawn(background_tasks(broker.clone(), shutdown.clone()));
+    let background_stop = CancellationToken::new();
+    let background = tokio::spawn(background_tasks(
+        broker.clone(),
+        shutdown.clone(),
+        background_stop.clone(),
+    ));
     let cleaner = tokio::spawn(crate::server::log_cleaner::run(
         broker.clone(),
         shutdown.clone(),
@@ -417,6 +427,7 @@ pub async fn start(
     if embedded {
         if let Err(e) = wait_ready(&cluster).await {
             shutdown.cancel();
+            background_stop.cancel();
             return Err(e);
         }
         if !producer_ids.wait_for_block(EMBEDDED_READY_MAX_MS).await {
@@ -438,6 +449,7 @@ pub async fn start(
         network,
         admin_addrs,
         shutdown,
+        background_stop,
         admin,
         server,
         background,
@@ -470,8 +482,13 @@ async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), Star
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
 /// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints,
 /// high-watermark checkpoints (`replica.high.watermark.checkpoint.interval.ms`),
-/// producer-id expiration, and stopping the replicas of a log dir that went offline.
-async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
+/// producer-id expiration, and stopping the replicas of a log dir that went offline (which
+/// requests `shutdown` when no dir is left). Runs until `stop`.
+async fn background_tasks(
+    broker: Arc<Broker>,
+    shutdown: CancellationToken,
+    stop: CancellationToken,
+) {
     let retention_every =
         Duration::from_millis(broker.config.log_retention_check_interval_ms.max(100) as u64);
     let mut retention = tokio::time::interval(retention_every);
@@ -490,7 +507,7 @@ async fn background_tasks(broker: Arc<Broker>, shutdown: CancellationToken) {
     ));
     loop {
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = stop.cancelled() => return,
             _ = retention.tick() => {
                 let now = broker.now_ms();
                 for p in broker.replicas.all() {

@@ -105,6 +105,25 @@ impl Client {
         flexible_resp: bool,
         req: &Req,
     ) -> Bytes {
+        self.write_request(api_key, version, flexible_req, req)
+            .await;
+        let mut resp = self.read_frame().await.expect("response");
+        assert_eq!(resp.get_i32(), self.correlation_id, "correlation id");
+        if flexible_resp && api_key != 18 {
+            let n = resp.get_u8();
+            assert_eq!(n, 0, "no tagged fields in response header");
+        }
+        resp
+    }
+
+    /// Sends a request without reading its response.
+    pub async fn write_request<Req: Encode>(
+        &mut self,
+        api_key: i16,
+        version: i16,
+        flexible_req: bool,
+        req: &Req,
+    ) {
         self.correlation_id += 1;
         let header = RequestHeader {
             api_key,
@@ -120,13 +139,6 @@ impl Client {
         frame.put_i32(body.len() as i32);
         frame.put_slice(&body);
         self.stream.write_all(&frame).await.unwrap();
-        let mut resp = self.read_frame().await.expect("response");
-        assert_eq!(resp.get_i32(), self.correlation_id, "correlation id");
-        if flexible_resp && api_key != 18 {
-            let n = resp.get_u8();
-            assert_eq!(n, 0, "no tagged fields in response header");
-        }
-        resp
     }
 
     pub async fn read_frame(&mut self) -> Option<Bytes> {

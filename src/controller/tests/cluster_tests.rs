@@ -1,5 +1,7 @@
 use super::Harness;
-use crate::controller::cluster::{fence_expired_brokers, unregister_broker};
+use crate::controller::cluster::{
+    broker_heartbeat, fence_expired_brokers, unregister_broker, BrokerHeartbeatRequest,
+};
 use crate::controller::{MetadataRecord, NO_LEADER};
 use crate::error::ErrorCode;
 
@@ -196,6 +198,48 @@ fn controlled_shutdown_moves_leadership_then_lets_the_broker_go() {
     let reply = h.heartbeat(leader, false, true);
     assert!(reply.should_shutdown && reply.is_fenced);
     assert!(!h.image.is_live(leader));
+    h.assert_replays();
+}
+
+/// Kafka lets a broker go only once it has applied the records that moved its leaderships
+/// away: until then it still believes it leads, and its waiting produces and fetches would be
+/// cut off by the closing listeners instead of being answered NOT_LEADER_OR_FOLLOWER.
+#[test]
+fn controlled_shutdown_waits_for_the_broker_to_apply_its_leadership_moves() {
+    let mut h = Harness::with_brokers(3);
+    h.create("t", 3, 3);
+    let leader = h.partition("t", 0).leader;
+    let before_moves = h.offset();
+    let reply = h.heartbeat(leader, false, true);
+    assert!(!reply.should_shutdown, "it still led partitions");
+    let lagging = |h: &mut Harness| {
+        let request = BrokerHeartbeatRequest {
+            broker_id: leader,
+            broker_epoch: h.epoch(leader),
+            current_metadata_offset: before_moves,
+            want_fence: false,
+            want_shutdown: true,
+            offline_log_dirs: Vec::new(),
+        };
+        let offset = h.offset();
+        let (records, reply) = broker_heartbeat(
+            &h.image,
+            &h.config,
+            &request,
+            &mut h.heartbeats,
+            h.now_ms,
+            offset,
+        );
+        h.commit(records);
+        reply
+    };
+    // Leaderships moved in the committed image, but the broker has not applied them yet.
+    let reply = lagging(&mut h);
+    assert!(!reply.should_shutdown && !reply.is_fenced, "{reply:?}");
+    assert!(h.image.is_live(leader), "not fenced before it may go");
+    // Once it reports an offset past the moves it is told to go, and fenced.
+    let reply = h.heartbeat(leader, false, true);
+    assert!(reply.should_shutdown && reply.is_fenced, "{reply:?}");
     h.assert_replays();
 }
 
