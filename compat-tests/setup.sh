@@ -13,6 +13,9 @@
 #                        Debian's source package of librdkafka (apt-get source; the deb-src
 #                        entry is derived from the machine's own Debian sources); used by the
 #                        cluster suite for librdkafka's transaction tests 0103 and 0129
+#   chromium, chromedriver      Debian packages (system-wide, apt) for the web console case
+#   .cache/browser/node_modules playwright-core (pinned by browser/package-lock.json), driving
+#                        /usr/bin/chromium; it never downloads a browser of its own
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="$HERE/.cache"
@@ -134,6 +137,26 @@ else
     || { log "librdkafka test runner build failed"; exit 1; }
   rm -rf "$RDK_TESTS"; mv "$SRCDIR" "$RDK_TESTS"; rm -rf "$WORK"
   log "librdkafka test runner: $RDK_TESTS/tests/test-runner"
+fi
+
+# ---- 8. headless Chromium + playwright-core (the web console case) -------------------
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  log "chromium: present ($(/usr/bin/chromium --version 2>/dev/null | head -1)), skip"
+else
+  log "chromium: apt-get install chromium chromium-driver"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+BROWSERDIR="$CACHE/browser"
+if [ -d "$BROWSERDIR/node_modules/playwright-core" ] && cmp -s "$HERE/browser/package-lock.json" "$BROWSERDIR/package-lock.json"; then
+  log "playwright-core: present, skip"
+else
+  command -v npm >/dev/null || { apt-get update -qq; apt-get install -y -qq nodejs npm; }
+  log "playwright-core: npm ci into $BROWSERDIR"
+  mkdir -p "$BROWSERDIR"
+  cp "$HERE/browser/package.json" "$HERE/browser/package-lock.json" "$BROWSERDIR/"
+  # The system Chromium is the browser: no download of Playwright's own builds.
+  (cd "$BROWSERDIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 log "done in $(( $(date +%s) - T0 ))s"
