@@ -64,16 +64,20 @@ else
 fi
 
 # ---- 4. kafkajs (npm) ---------------------------------------------------------
-NODEDIR="$CACHE/node"
-if [ -d "$NODEDIR/node_modules/kafkajs" ] && cmp -s "$HERE/node/package-lock.json" "$NODEDIR/package-lock.json"; then
-  log "kafkajs: present, skip"
-else
+# npm_ci PACKAGE PINS_DIR DEST: `npm ci` of PINS_DIR's package.json and lock file into DEST,
+# skipped when DEST has PACKAGE installed from the same lock file.
+npm_ci() {
+  if [ -d "$3/node_modules/$1" ] && cmp -s "$2/package-lock.json" "$3/package-lock.json"; then
+    log "$1: present, skip"; return
+  fi
   command -v npm >/dev/null || { apt-get update -qq; apt-get install -y -qq nodejs npm; }
-  log "kafkajs: npm ci into $NODEDIR"
-  mkdir -p "$NODEDIR"
-  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$NODEDIR/"
-  (cd "$NODEDIR" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+  log "$1: npm ci into $3"
+  mkdir -p "$3"
+  cp "$2/package.json" "$2/package-lock.json" "$3/"
+  (cd "$3" && npm ci --no-audit --no-fund --loglevel=error)
+}
+NODEDIR="$CACHE/node"
+npm_ci kafkajs "$HERE/node" "$NODEDIR"
 # .cache/node_modules as asked; node resolves modules relative to the script, so
 # kafkajs tests run with NODE_PATH pointing here.
 ln -sfn "$NODEDIR/node_modules" "$CACHE/node_modules"
@@ -147,16 +151,7 @@ else
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
-BROWSERDIR="$CACHE/browser"
-if [ -d "$BROWSERDIR/node_modules/playwright-core" ] && cmp -s "$HERE/browser/package-lock.json" "$BROWSERDIR/package-lock.json"; then
-  log "playwright-core: present, skip"
-else
-  command -v npm >/dev/null || { apt-get update -qq; apt-get install -y -qq nodejs npm; }
-  log "playwright-core: npm ci into $BROWSERDIR"
-  mkdir -p "$BROWSERDIR"
-  cp "$HERE/browser/package.json" "$HERE/browser/package-lock.json" "$BROWSERDIR/"
-  # The system Chromium is the browser: no download of Playwright's own builds.
-  (cd "$BROWSERDIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
+# The system Chromium is the browser: playwright-core never downloads builds of its own.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm_ci playwright-core "$HERE/browser" "$CACHE/browser"
 
 log "done in $(( $(date +%s) - T0 ))s"

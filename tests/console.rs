@@ -11,26 +11,25 @@ use std::time::Duration;
 
 use common::{api_call, batch, create_topic_with, Client, TestBroker};
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ADMIN_ON: (&str, &str) = ("strata.admin.listeners", "http://127.0.0.1:0");
 /// A group id is free text (Kafka allows any string): markup must stay data.
 const EVIL_GROUP: &str = "<img src=x onerror=alert(1)>\"&'/g";
 
-/// One HTTP/1.1 request: (status, head, body).
+/// One HTTP/1.1 request: (status, head in lower case, body).
 async fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, String, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!("{method} {path} HTTP/1.1\r\nHost: strata\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf))
-        .await
-        .expect("response in time")
-        .unwrap();
-    let text = String::from_utf8(buf).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head.to_ascii_lowercase(), body.to_string())
+    let (status, head, body) = common::http::http(addr, method, path, "*/*").await;
+    (status, head.to_ascii_lowercase(), body)
+}
+
+/// The entry of `list[key]` whose `field` is `name`.
+fn find<'a>(list: &'a Value, key: &str, field: &str, name: &str) -> &'a Value {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e[field] == name)
+        .unwrap_or_else(|| panic!("no {name} in {list}"))
 }
 
 async fn get_json(addr: SocketAddr, path: &str) -> Value {
@@ -124,17 +123,16 @@ async fn topic_offsets_leader_and_isr_match_what_clients_see() {
         assert!(p["size_bytes"].as_u64().unwrap() > size_min, "{p}");
     }
     let list = get_json(admin, "/api/v1/topics").await;
-    let orders = list["topics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "orders")
-        .unwrap();
+    let orders = find(&list, "topics", "name", "orders");
     assert_eq!(orders["partitions"], 2);
     assert_eq!(orders["records"], 15);
     assert_eq!(orders["under_replicated"], 0);
     // Unknown topics (and names that could not be topics) are 404, as JSON.
-    for path in ["/api/v1/topics/nope", "/api/v1/topics/a%2", "/api/v1/topics/a/b"] {
+    for path in [
+        "/api/v1/topics/nope",
+        "/api/v1/topics/a%2",
+        "/api/v1/topics/a/b",
+    ] {
         let (status, head, _) = http(admin, "GET", path).await;
         assert_eq!(status, 404, "{path}");
         assert!(head.contains("application/json"));
@@ -160,23 +158,27 @@ async fn group_lag_is_high_watermark_minus_committed_and_names_stay_data() {
         .iter()
         .map(|o| {
             let n = |k: &str| o[k].as_i64().unwrap();
-            (n("partition"), n("committed_offset"), n("high_watermark"), n("lag"))
+            (
+                n("partition"),
+                n("committed_offset"),
+                n("high_watermark"),
+                n("lag"),
+            )
         })
         .collect();
     assert_eq!(offsets, vec![(0, 3, 10, 7), (1, 4, 4, 0)]);
     let list = get_json(admin, "/api/v1/groups").await;
     assert_eq!(list["total"], 2);
-    let g1 = list["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["group_id"] == "g1")
-        .unwrap();
-    assert_eq!((g1["lag_sum"].as_i64(), g1["lag_max"].as_i64()), (Some(7), Some(7)));
+    let g1 = find(&list, "groups", "group_id", "g1");
+    assert_eq!(
+        (g1["lag_sum"].as_i64(), g1["lag_max"].as_i64()),
+        (Some(7), Some(7))
+    );
     // The same lag as /metrics reports (one computation for both).
     let (_, _, metrics) = http(admin, "GET", "/metrics").await;
     assert!(
-        metrics.contains("kafka_consumergroup_lag{group=\"g1\",topic=\"lagged\",partition=\"0\"} 7"),
+        metrics
+            .contains("kafka_consumergroup_lag{group=\"g1\",topic=\"lagged\",partition=\"0\"} 7"),
         "{metrics}"
     );
     // A group id that is markup: listed and described as the same string, found by its
@@ -184,11 +186,10 @@ async fn group_lag_is_high_watermark_minus_committed_and_names_stay_data() {
     let evil = get_json(admin, &format!("/api/v1/groups/{}", encode(EVIL_GROUP))).await;
     assert_eq!(evil["group_id"], EVIL_GROUP);
     assert_eq!(evil["offsets"][0]["lag"], 1);
-    assert!(list["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|g| g["group_id"] == EVIL_GROUP));
+    assert_eq!(
+        find(&list, "groups", "group_id", EVIL_GROUP)["partitions"],
+        1
+    );
     let (status, _, _) = http(admin, "GET", "/api/v1/groups/unknown-group").await;
     assert_eq!(status, 404);
 }
@@ -237,6 +238,8 @@ async fn pages_are_embedded_with_a_strict_policy_and_read_only() {
     }
     let (status, _, _) = http(admin, "GET", "/api/v2/cluster").await;
     assert_eq!(status, 404);
+    let (status, _, _) = http(admin, "GET", "/favicon.ico").await;
+    assert_eq!(status, 204);
     let cluster = get_json(admin, "/api/v1/cluster").await;
     let (node_id, cluster_id) = ids(&broker);
     assert_eq!(cluster["cluster_id"], cluster_id);
@@ -258,16 +261,14 @@ async fn throughput_moves_while_records_are_produced() {
         produce(&mut c, "busy", 0, 50).await;
         let t = get_json(admin, "/api/v1/throughput").await;
         let samples = t["samples"].as_array().unwrap();
-        let moving = samples.iter().any(|s| s["messages_in"].as_f64().unwrap() > 0.0)
-            && samples.iter().any(|s| s["bytes_in"].as_f64().unwrap() > 0.0);
-        let topics = get_json(admin, "/api/v1/topics").await;
-        let busy = topics["topics"]
-            .as_array()
-            .unwrap()
+        let moving = samples
             .iter()
-            .find(|t| t["name"] == "busy")
-            .unwrap()
-            .clone();
+            .any(|s| s["messages_in"].as_f64().unwrap() > 0.0)
+            && samples
+                .iter()
+                .any(|s| s["bytes_in"].as_f64().unwrap() > 0.0);
+        let topics = get_json(admin, "/api/v1/topics").await;
+        let busy = find(&topics, "topics", "name", "busy");
         let sparkline_moves = busy["produce_rate"]
             .as_array()
             .unwrap()

@@ -53,7 +53,11 @@ impl Page {
     /// This page of `items`, with the paging fields every list response carries.
     pub fn slice<T>(&self, items: Vec<T>) -> (Vec<T>, Value) {
         let total = items.len();
-        let taken: Vec<T> = items.into_iter().skip(self.offset).take(self.limit).collect();
+        let taken: Vec<T> = items
+            .into_iter()
+            .skip(self.offset)
+            .take(self.limit)
+            .collect();
         let meta = json!({
             "total": total,
             "offset": self.offset,
@@ -224,11 +228,19 @@ mod tests {
         );
         assert_eq!(Page::from_query(Some("limit=-1")).limit, DEFAULT_PAGE);
         assert_eq!(Page::from_query(Some("limit=0")).limit, 1);
-        let (items, meta) = Page { offset: 1, limit: 2 }.slice((0..10).collect());
+        let (items, meta) = Page {
+            offset: 1,
+            limit: 2,
+        }
+        .slice((0..10).collect());
         assert_eq!(items, vec![1, 2]);
         assert_eq!(meta["total"], 10);
         assert_eq!(meta["more"], 7);
-        let (items, meta) = Page { offset: 20, limit: 2 }.slice((0..10).collect::<Vec<i32>>());
+        let (items, meta) = Page {
+            offset: 20,
+            limit: 2,
+        }
+        .slice((0..10).collect::<Vec<i32>>());
         assert!(items.is_empty());
         assert_eq!(meta["more"], 0);
     }

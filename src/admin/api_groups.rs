@@ -29,7 +29,11 @@ fn context() -> RequestContext {
 /// A group's lag totals: (partitions with a committed offset, sum, max).
 fn lag_totals<'a>(lags: impl Iterator<Item = &'a PartitionLag>) -> (usize, i64, Option<i64>) {
     lags.fold((0, 0, None), |(n, sum, max), l| {
-        (n + 1, sum + l.lag, Some(max.map_or(l.lag, |m: i64| m.max(l.lag))))
+        (
+            n + 1,
+            sum + l.lag,
+            Some(max.map_or(l.lag, |m: i64| m.max(l.lag))),
+        )
     })
 }
 
@@ -58,8 +62,13 @@ pub fn groups(broker: &Broker, page: Page) -> Value {
         .iter()
         .zip(described.groups.iter())
         .map(|(g, d)| {
-            let (partitions, sum, max) =
-                lag_totals(by_group.get(g.group_id.as_str()).into_iter().flatten().copied());
+            let (partitions, sum, max) = lag_totals(
+                by_group
+                    .get(g.group_id.as_str())
+                    .into_iter()
+                    .flatten()
+                    .copied(),
+            );
             json!({
                 "group_id": g.group_id,
                 "state": g.group_state,
@@ -107,7 +116,9 @@ pub fn group(broker: &Broker, group_id: &str) -> Option<Value> {
                 decode_assignment(&m.member_assignment).map(|topics| {
                     topics
                         .into_iter()
-                        .map(|(topic, partitions)| json!({"topic": topic, "partitions": partitions}))
+                        .map(
+                            |(topic, partitions)| json!({"topic": topic, "partitions": partitions}),
+                        )
                         .collect::<Vec<_>>()
                 })
             } else {
@@ -218,7 +229,10 @@ mod tests {
         let bytes = assignment(&[("orders", &[0, 2]), ("t", &[])]);
         assert_eq!(
             decode_assignment(&bytes),
-            Some(vec![("orders".to_string(), vec![0, 2]), ("t".to_string(), vec![])])
+            Some(vec![
+                ("orders".to_string(), vec![0, 2]),
+                ("t".to_string(), vec![])
+            ])
         );
     }
 

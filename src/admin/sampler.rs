@@ -101,7 +101,12 @@ impl Sampler {
             bytes_out: all.bytes_out.get(),
             committed: committed.values().sum(),
         };
-        let mut names: Vec<String> = broker.replicas.all().into_iter().map(|p| p.topic.clone()).collect();
+        let mut names: Vec<String> = broker
+            .replicas
+            .all()
+            .into_iter()
+            .map(|p| p.topic.clone())
+            .collect();
         names.sort();
         names.dedup();
         names.truncate(MAX_TOPICS);
@@ -185,7 +190,15 @@ mod tests {
     fn a_committed_offset_going_back_is_not_a_negative_rate() {
         let mut ring = VecDeque::new();
         for (at_ms, committed) in [(0, 100), (1000, 40)] {
-            push(&mut ring, Reading { at_ms, committed, ..Default::default() }, 3);
+            push(
+                &mut ring,
+                Reading {
+                    at_ms,
+                    committed,
+                    ..Default::default()
+                },
+                3,
+            );
         }
         assert_eq!(rates(&ring)[0].messages_consumed, 0.0);
     }

@@ -93,7 +93,8 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
                         }
                     },
                 };
-                let (broker, sampler, shutdown) = (broker.clone(), sampler.clone(), shutdown.clone());
+                let (broker, sampler, shutdown) =
+                    (broker.clone(), sampler.clone(), shutdown.clone());
                 connections.spawn(async move {
                     serve_connection(broker, sampler, stream, peer, shutdown).await;
                     drop(permit);

@@ -105,7 +105,7 @@ const views = {
         el('tr', {}, td('this node'), td(c.node_id, 'node_id')),
         el('tr', {}, td('active controller'), td(c.controller_id ?? 'none', 'controller_id')),
         el('tr', {}, td('quorum leader / epoch'), td(`${q.leader_id ?? 'none'} / ${q.leader_epoch}`, 'quorum_leader')),
-        el('tr', {}, td('metadata high watermark'), tdn(q.high_watermark, 'quorum_high_watermark')),
+        el('tr', {}, td('metadata high watermark'), td(num(q.high_watermark), 'quorum_high_watermark')),
         el('tr', {}, td('topics / partitions'), td(`${c.topic_count} / ${c.partition_count}`, 'counts')),
         el('tr', {}, td('offline partitions'), td(c.offline_partition_count, 'offline', c.offline_partition_count ? 'bad' : 'ok')))),
       el('h2', {}, 'Controller quorum voters'),
