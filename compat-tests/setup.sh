@@ -13,6 +13,9 @@
 #                        Debian's source package of librdkafka (apt-get source; the deb-src
 #                        entry is derived from the machine's own Debian sources); used by the
 #                        cluster suite for librdkafka's transaction tests 0103 and 0129
+#   chromium, chromedriver      Debian packages (system-wide, apt) for the web console case
+#   .cache/browser/node_modules playwright-core (pinned by browser/package-lock.json), driving
+#                        /usr/bin/chromium; it never downloads a browser of its own
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="$HERE/.cache"
@@ -61,16 +64,20 @@ else
 fi
 
 # ---- 4. kafkajs (npm) ---------------------------------------------------------
-NODEDIR="$CACHE/node"
-if [ -d "$NODEDIR/node_modules/kafkajs" ] && cmp -s "$HERE/node/package-lock.json" "$NODEDIR/package-lock.json"; then
-  log "kafkajs: present, skip"
-else
+# npm_ci PACKAGE PINS_DIR DEST: `npm ci` of PINS_DIR's package.json and lock file into DEST,
+# skipped when DEST has PACKAGE installed from the same lock file.
+npm_ci() {
+  if [ -d "$3/node_modules/$1" ] && cmp -s "$2/package-lock.json" "$3/package-lock.json"; then
+    log "$1: present, skip"; return
+  fi
   command -v npm >/dev/null || { apt-get update -qq; apt-get install -y -qq nodejs npm; }
-  log "kafkajs: npm ci into $NODEDIR"
-  mkdir -p "$NODEDIR"
-  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$NODEDIR/"
-  (cd "$NODEDIR" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+  log "$1: npm ci into $3"
+  mkdir -p "$3"
+  cp "$2/package.json" "$2/package-lock.json" "$3/"
+  (cd "$3" && npm ci --no-audit --no-fund --loglevel=error)
+}
+NODEDIR="$CACHE/node"
+npm_ci kafkajs "$HERE/node" "$NODEDIR"
 # .cache/node_modules as asked; node resolves modules relative to the script, so
 # kafkajs tests run with NODE_PATH pointing here.
 ln -sfn "$NODEDIR/node_modules" "$CACHE/node_modules"
@@ -135,5 +142,16 @@ else
   rm -rf "$RDK_TESTS"; mv "$SRCDIR" "$RDK_TESTS"; rm -rf "$WORK"
   log "librdkafka test runner: $RDK_TESTS/tests/test-runner"
 fi
+
+# ---- 8. headless Chromium + playwright-core (the web console case) -------------------
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  log "chromium: present ($(/usr/bin/chromium --version 2>/dev/null | head -1)), skip"
+else
+  log "chromium: apt-get install chromium chromium-driver"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+# The system Chromium is the browser: playwright-core never downloads builds of its own.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm_ci playwright-core "$HERE/browser" "$CACHE/browser"
 
 log "done in $(( $(date +%s) - T0 ))s"

@@ -227,16 +227,18 @@ fn consumer_groups(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
             .map(|(state, n)| (vec![("state", state)], n))
             .collect(),
     );
-    let mut offsets = broker.groups.committed_offsets();
-    offsets.sort();
     let mut lags = Vec::new();
     let mut current = Vec::new();
     let mut per_group: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    for (group, topic, partition, offset) in offsets {
-        let Some(p) = broker.replicas.get(&topic, partition) else {
-            continue;
-        };
-        let lag = p.high_watermark() - offset;
+    for super::lag::PartitionLag {
+        group,
+        topic,
+        partition,
+        committed_offset: offset,
+        lag,
+        ..
+    } in super::lag::consumer_lag(broker)
+    {
         let entry = per_group.entry(group.clone()).or_insert((i64::MIN, 0));
         entry.0 = entry.0.max(lag);
         entry.1 += lag;

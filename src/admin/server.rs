@@ -1,5 +1,5 @@
-//! The admin HTTP listener (`strata.admin.listeners`): `/metrics`, `/health/live` and
-//! `/health/ready` over HTTP/1.1, served by hyper.
+//! The admin HTTP listener (`strata.admin.listeners`): `/metrics`, `/health/live`,
+//! `/health/ready` and the web console ([`super::console`]) over HTTP/1.1, served by hyper.
 //!
 //! Bounded like the Kafka listeners: at most [`MAX_CONNECTIONS`] connections at once (more
 //! wait to be accepted), request headers must arrive within [`HEADER_READ_TIMEOUT`] and fit
@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::sampler::Sampler;
 use crate::broker::Broker;
 use crate::config::admin::AdminListener;
 
@@ -62,7 +63,13 @@ pub async fn bind(
 pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: CancellationToken) {
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let tracker = TaskTracker::new();
+    // The console's throughput history is sampled only while a listener serves it.
+    let sampler = Arc::new(Sampler::default());
+    if !listeners.is_empty() {
+        tracker.spawn(sampler.clone().run(broker.clone(), shutdown.clone()));
+    }
     for listener in listeners {
+        let sampler = sampler.clone();
         let (broker, permits, shutdown, connections) = (
             broker.clone(),
             permits.clone(),
@@ -86,9 +93,10 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
                         }
                     },
                 };
-                let (broker, shutdown) = (broker.clone(), shutdown.clone());
+                let (broker, sampler, shutdown) =
+                    (broker.clone(), sampler.clone(), shutdown.clone());
                 connections.spawn(async move {
-                    serve_connection(broker, stream, peer, shutdown).await;
+                    serve_connection(broker, sampler, stream, peer, shutdown).await;
                     drop(permit);
                 });
             }
@@ -101,13 +109,14 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
 
 async fn serve_connection(
     broker: Arc<Broker>,
+    sampler: Arc<Sampler>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     shutdown: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |req| {
-        let broker = broker.clone();
-        async move { Ok::<_, std::convert::Infallible>(route(&broker, &req)) }
+        let (broker, sampler) = (broker.clone(), sampler.clone());
+        async move { Ok::<_, std::convert::Infallible>(route(&broker, &sampler, &req)) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -134,7 +143,10 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
 }
 
 /// Answers one request (the body, if any, is never read).
-fn route(broker: &Broker, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+fn route(broker: &Broker, sampler: &Sampler, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    if let Some(r) = super::console::route(broker, sampler, req.method(), req.uri()) {
+        return r;
+    }
     let path = req.uri().path();
     let known = matches!(path, "/metrics" | "/health/live" | "/health/ready");
     if !known {

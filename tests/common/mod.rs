@@ -14,6 +14,7 @@ pub mod authz;
 pub mod certs;
 pub mod cluster;
 pub mod coord;
+pub mod http;
 pub mod offsets;
 pub mod process;
 pub mod tls;
