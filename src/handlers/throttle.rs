@@ -114,7 +114,9 @@ fn before_sasl(header: &RequestHeader, conn: &ConnectionContext) -> bool {
 /// Whether a connection's requests count against client quotas. Only client (broker)
 /// listeners: requests on controller listeners are other nodes' forwarded and own RPCs (Kafka
 /// counts a forwarded request's principal from its envelope and does not throttle it; Strata
-/// forwards without an envelope, so the receiving broker is where the client is known).
+/// forwards most admin requests without an envelope, so the receiving broker is where the
+/// client is known). The controller mutation quota is the exception: see
+/// [`charges_mutation_quota`].
 pub fn counts_against_quotas(broker: &Broker, conn: &ConnectionContext) -> bool {
     super::connection_scope(broker, conn) == super::ListenerScope::Broker
 }
