@@ -2,7 +2,8 @@
 //! oauth slice), on the JWKS refresher's own thread. It is HTTP/1.1 with `Connection: close`
 //! over rustls (already a dependency, so no HTTP client crate is added): the status must be
 //! 200, the body is read with its `Content-Length`, chunked, or to the end, and is refused
-//! past `max_bytes`; every step has a timeout.
+//! past `max_bytes`; every step has a timeout. The TLS client configuration is the caller's:
+//! the system's roots, or the `ssl.*` options of the listener's OAUTHBEARER JAAS entry.
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
@@ -37,8 +38,24 @@ fn split_url(url: &str) -> Result<(String, u16, String), String> {
     Ok((host.to_string(), port, path.to_string()))
 }
 
-/// GETs `url`, checking the server's certificate against `roots`; the body of a 200 answer.
-pub fn get(url: &str, roots: &rustls::RootCertStore, max_bytes: usize) -> Result<Vec<u8>, String> {
+/// A client configuration checking servers against `roots`, with rustls' defaults.
+pub fn config_for(roots: &rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots.clone())
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// GETs `url` over TLS set up by `config`; the body of a 200 answer.
+pub fn get(
+    url: &str,
+    config: &Arc<rustls::ClientConfig>,
+    max_bytes: usize,
+) -> Result<Vec<u8>, String> {
     let (host, port, path) = split_url(url)?;
     let addr = (host.as_str(), port)
         .to_socket_addrs()
@@ -51,15 +68,8 @@ pub fn get(url: &str, roots: &rustls::RootCertStore, max_bytes: usize) -> Result
         .map_err(|e| e.to_string())?;
     tcp.set_write_timeout(Some(TIMEOUT))
         .map_err(|e| e.to_string())?;
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
-    .with_root_certificates(roots.clone())
-    .with_no_client_auth();
     let name = ServerName::try_from(host.clone()).map_err(|e| format!("{host}: {e}"))?;
-    let conn = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+    let conn = rustls::ClientConnection::new(config.clone(), name).map_err(|e| e.to_string())?;
     let mut tls = rustls::StreamOwned::new(conn, tcp);
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n\
@@ -246,7 +256,8 @@ mod tests {
         .into_bytes();
         answer.extend_from_slice(body);
         let (port, served) = serve_once(server, answer);
-        let got = get(&format!("https://127.0.0.1:{port}/keys"), &roots, 1 << 20).unwrap();
+        let config = config_for(&roots).unwrap();
+        let got = get(&format!("https://127.0.0.1:{port}/keys"), &config, 1 << 20).unwrap();
         assert_eq!(got, body);
         let head = served.join().unwrap();
         assert!(head.starts_with("GET /keys HTTP/1.1\r\n"), "{head}");
@@ -255,7 +266,8 @@ mod tests {
         let (other_roots, _) = ca_and_server();
         let (_, server) = ca_and_server();
         let (port, served) = serve_once(server, b"HTTP/1.1 200 OK\r\n\r\n{}".to_vec());
-        let err = get(&format!("https://127.0.0.1:{port}/"), &other_roots, 1 << 20).unwrap_err();
+        let other = config_for(&other_roots).unwrap();
+        let err = get(&format!("https://127.0.0.1:{port}/"), &other, 1 << 20).unwrap_err();
         assert!(err.to_lowercase().contains("certificate"), "{err}");
         let _ = served.join();
     }

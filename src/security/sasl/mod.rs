@@ -569,6 +569,8 @@ impl SaslSession {
 }
 
 #[cfg(test)]
+mod jwks_tests;
+#[cfg(test)]
 mod jwt_tests;
 #[cfg(test)]
 mod tests;
