@@ -134,10 +134,12 @@ impl JwtValidator {
             ));
         }
         if alg == "ES512" {
-            return Err("JWS algorithm ES512 (ECDSA P-521) is not supported: Strata's crypto \
+            return Err(
+                "JWS algorithm ES512 (ECDSA P-521) is not supported: Strata's crypto \
                         library (ring) cannot verify P-521 signatures; sign tokens with ES256, \
                         ES384, RS* or PS*"
-                .into());
+                    .into(),
+            );
         }
         let verifier = verifier(alg).ok_or_else(|| format!("unsupported JWS algorithm {alg}"))?;
         let kid = header.get("kid").and_then(Value::as_str);
@@ -262,7 +264,7 @@ impl JwtValidator {
         };
         if scopes
             .iter()
-            .any(|v| v.as_str().is_none_or(|t| t.trim().is_empty()))
+            .any(|v| v.as_str().map_or(true, |t| t.trim().is_empty()))
         {
             return Err(format!(
                 "{} value must be non-empty strings",

@@ -199,8 +199,8 @@ impl TlsSettings {
     }
 
     fn resolve_from(l: &Lookup<'_>, listener: Option<&str>) -> Result<TlsSettings, TlsConfigError> {
-        let keystore = keystore(&l)?;
-        let truststore = truststore(&l)?;
+        let keystore = keystore(l)?;
+        let truststore = truststore(l)?;
         let (auth_key, auth) = l.value("ssl.client.auth");
         let client_auth = match auth.trim().to_ascii_lowercase().as_str() {
             "none" => ClientAuth::None,
