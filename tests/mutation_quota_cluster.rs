@@ -8,48 +8,12 @@ mod common;
 use std::time::Duration;
 
 use common::cluster::{describe_quorum, Cluster};
-use common::{api_call, Client};
+use common::{api_call, create_topics_at, Client};
 use strata::protocol::messages::alter_client_quotas_request::{
     AlterClientQuotasRequest, EntityData, EntryData, OpData,
 };
 
 const THROTTLING_QUOTA_EXCEEDED: i16 = 89;
-
-/// CreateTopics at `version` for `(name, partitions)` topics, replication factor 1; the
-/// (name, code) pairs sorted and the throttle.
-async fn create_topics(
-    c: &mut Client,
-    version: i16,
-    topics: &[(&str, i32)],
-) -> (Vec<(String, i16)>, i32) {
-    use strata::protocol::messages::create_topics_request::*;
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        version,
-        CreateTopicsRequest {
-            topics: topics
-                .iter()
-                .map(|(name, partitions)| CreatableTopic {
-                    name: name.to_string(),
-                    num_partitions: *partitions,
-                    replication_factor: 1,
-                    ..Default::default()
-                })
-                .collect(),
-            timeout_ms: 10_000,
-            ..Default::default()
-        }
-    );
-    let mut codes: Vec<(String, i16)> = r
-        .topics
-        .into_iter()
-        .map(|t| (t.name, t.error_code))
-        .collect();
-    codes.sort();
-    (codes, r.throttle_time_ms)
-}
 
 fn s(x: &str) -> String {
     x.to_string()
@@ -67,8 +31,8 @@ async fn the_controller_charges_the_mutation_quota_of_clients_of_every_broker() 
     // One window of 1 s: a 10/s quota's bucket holds 10 tokens.
     let cluster = Cluster::start_with(1, &["controller.quota.window.num=1"]).await;
     cluster.wait_brokers(0, 3).await;
-    let leader = describe_quorum(cluster.controller_addr(0), 0).await.topics[0].partitions[0]
-        .leader_id;
+    let leader =
+        describe_quorum(cluster.controller_addr(0), 0).await.topics[0].partitions[0].leader_id;
     assert!(leader > 0, "no controller");
     let others: Vec<usize> = (0..3).filter(|&i| cluster.nodes[i].id != leader).collect();
     let (first, second) = (others[0], others[1]);
@@ -105,7 +69,7 @@ async fn the_controller_charges_the_mutation_quota_of_clients_of_every_broker() 
     // Through a broker that is not the controller: t1 takes the 10 tokens, t2 empties the
     // bucket to -10, t3 is refused with the 1000 ms it takes to refill.
     let (codes, throttle) =
-        create_topics(&mut c, 7, &[("t1", 10), ("t2", 10), ("t3", 10)]).await;
+        create_topics_at(&mut c, 7, &[("t1", 10), ("t2", 10), ("t3", 10)]).await;
     assert_eq!(
         codes,
         vec![
@@ -119,7 +83,7 @@ async fn the_controller_charges_the_mutation_quota_of_clients_of_every_broker() 
     // Through the other non-controller broker, at once: the same bucket, still empty (a
     // per-broker bucket would be full here and accept the topic).
     let mut d = client(&cluster, second).await;
-    let (codes, throttle) = create_topics(&mut d, 6, &[("u1", 1)]).await;
+    let (codes, throttle) = create_topics_at(&mut d, 6, &[("u1", 1)]).await;
     assert_eq!(codes, vec![(s("u1"), THROTTLING_QUOTA_EXCEEDED)]);
     assert!(throttle > 0, "throttle {throttle}");
 
@@ -147,13 +111,13 @@ async fn the_controller_charges_the_mutation_quota_of_clients_of_every_broker() 
     // about 2000 ms).
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let mut f = client(&cluster, second).await;
-    let (codes, throttle) = create_topics(&mut f, 5, &[("p1", 20)]).await;
+    let (codes, throttle) = create_topics_at(&mut f, 5, &[("p1", 20)]).await;
     assert_eq!(codes, vec![(s("p1"), 0)]);
     assert!((1000..=2100).contains(&throttle), "throttle {throttle}");
 
     // Another client id is not bounded.
     let mut free = Client::connect(cluster.addr(first)).await;
     free.set_client_id("free");
-    let (codes, throttle) = create_topics(&mut free, 7, &[("f1", 30)]).await;
+    let (codes, throttle) = create_topics_at(&mut free, 7, &[("f1", 30)]).await;
     assert_eq!((codes, throttle), (vec![(s("f1"), 0)], 0));
 }

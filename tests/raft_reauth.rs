@@ -4,33 +4,10 @@
 //! (tests/peer_sasl.rs), so no controller ever closes one for an expired session.
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::cluster::Cluster;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn count(&self, text: &str) -> usize {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .filter(|l| l.contains(text))
-            .count()
-    }
-}
+use common::logs::Captured;
 
 const JAAS: &str = "org.apache.kafka.common.security.plain.PlainLoginModule required \
                     username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\";";
@@ -61,8 +38,10 @@ async fn raft_connections_re_authenticate_instead_of_being_closed() {
     c.wait_brokers(0, 3).await;
     // Several session lifetimes of heartbeats and appends between the controllers.
     tokio::time::sleep(Duration::from_millis(6_000)).await;
-    let relogins = captured.count("re-authenticated the Raft connection");
-    let expired = captured.count("the SASL session expired");
+    let relogins = captured
+        .lines_with("re-authenticated the Raft connection")
+        .len();
+    let expired = captured.lines_with("the SASL session expired").len();
     assert!(relogins > 0, "no Raft connection re-authenticated");
     assert_eq!(expired, 0, "{expired} connections outlived their session");
     // The cluster still serves: every broker's registration is known.

@@ -124,12 +124,12 @@ pub fn unwrap<Resp: Decode>(
     if response.error_code != 0 {
         return Err(ErrorCode::from_code(response.error_code));
     }
-    let mut data = response.response_data.ok_or(ErrorCode::UNKNOWN_SERVER_ERROR)?;
-    let decoded: Result<Resp, DecodeError> = ResponseHeader::decode(
-        &mut data,
-        response_header_version(api_key, version),
-    )
-    .and_then(|_| Resp::decode(&mut data, version));
+    let mut data = response
+        .response_data
+        .ok_or(ErrorCode::UNKNOWN_SERVER_ERROR)?;
+    let decoded: Result<Resp, DecodeError> =
+        ResponseHeader::decode(&mut data, response_header_version(api_key, version))
+            .and_then(|_| Resp::decode(&mut data, version));
     decoded.map_err(|e| {
         tracing::warn!(api_key, error = %e, "the controller's enveloped answer is malformed");
         ErrorCode::UNKNOWN_SERVER_ERROR
@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(deserialize_principal(bytes), Some(alice));
         assert_eq!(deserialize_principal(Bytes::from_static(b"\x00\x01")), None);
         assert_eq!(deserialize_principal(Bytes::from_static(b"\x00")), None);
-        assert_eq!(deserialize_principal(Bytes::from_static(b"\x00\x00\x01")), None);
+        assert_eq!(
+            deserialize_principal(Bytes::from_static(b"\x00\x00\x01")),
+            None
+        );
     }
 
     #[test]
@@ -172,7 +175,10 @@ mod tests {
         };
         let env = wrap(19, 7, &request, &client);
         assert_eq!(&env.client_host_address[..], &[10, 0, 0, 7]);
-        assert_eq!(host_from_bytes(&env.client_host_address), Some(client.client_host));
+        assert_eq!(
+            host_from_bytes(&env.client_host_address),
+            Some(client.client_host)
+        );
         let mut inner = env.request_data.clone();
         let header = RequestHeader::decode(&mut inner, request_header_version(19, 7)).unwrap();
         assert_eq!((header.api_key, header.api_version), (19, 7));

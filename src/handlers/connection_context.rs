@@ -58,7 +58,11 @@ impl ConnectionContext {
 
     /// The context of a request unwrapped from an Envelope that arrived on `self`: the same
     /// listener, the client's principal and address.
-    pub fn forwarded_for(&self, principal: KafkaPrincipal, client: SocketAddr) -> ConnectionContext {
+    pub fn forwarded_for(
+        &self,
+        principal: KafkaPrincipal,
+        client: SocketAddr,
+    ) -> ConnectionContext {
         let mut ctx = ConnectionContext::new(
             self.listener_name.clone(),
             self.security_protocol,

@@ -48,7 +48,11 @@ fn open(
     let supported = super::supported_range(api_key)
         .is_some_and(|(min, max)| (min..=max).contains(&api_version));
     if !ENVELOPED_APIS.contains(&api_key) || !supported {
-        tracing::warn!(api_key, api_version, "an Envelope carries a request Strata does not forward");
+        tracing::warn!(
+            api_key,
+            api_version,
+            "an Envelope carries a request Strata does not forward"
+        );
         return Err(ErrorCode::INVALID_REQUEST);
     }
     let header = RequestHeader::decode(&mut data, request_header_version(api_key, api_version))
@@ -96,7 +100,10 @@ pub async fn start(
     let authz = super::authz::Authz::new(&broker, &conn);
     if authz.require_cluster(operation::CLUSTER_ACTION).is_err() {
         tracing::warn!(principal = %conn.principal(), "an Envelope from a principal that is not a broker");
-        return super::ready(header, Some(refused(ErrorCode::CLUSTER_AUTHORIZATION_FAILED)));
+        return super::ready(
+            header,
+            Some(refused(ErrorCode::CLUSTER_AUTHORIZATION_FAILED)),
+        );
     }
     let (inner_header, body, client) = match open(request, &conn) {
         Ok(opened) => opened,

@@ -161,7 +161,7 @@ pub fn parse_response(raw: &[u8], max_bytes: usize) -> Result<Vec<u8>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -190,8 +190,8 @@ mod tests {
         assert!(parse_response(b"HTTP/1.1 200", 100).is_err());
     }
 
-    /// A CA and a server certificate for 127.0.0.1 signed by it.
-    fn ca_and_server() -> (rustls::RootCertStore, rustls::ServerConfig) {
+    /// A CA (its PEM certificate) and a server configuration for 127.0.0.1 signed by it.
+    pub(in crate::security::sasl) fn ca_pem_and_server() -> (String, rustls::ServerConfig) {
         let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         let ca_key = rcgen::KeyPair::generate().unwrap();
@@ -202,8 +202,6 @@ mod tests {
             .unwrap()
             .signed_by(&leaf_key, &issuer)
             .unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ca_cert.der().clone()).unwrap();
         let server = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
@@ -215,7 +213,40 @@ mod tests {
             rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
         )
         .unwrap();
+        (ca_cert.pem(), server)
+    }
+
+    /// A CA's roots and a server configuration for 127.0.0.1 signed by it.
+    fn ca_and_server() -> (rustls::RootCertStore, rustls::ServerConfig) {
+        use rustls_pki_types::pem::PemObject;
+        let (pem, server) = ca_pem_and_server();
+        let mut roots = rustls::RootCertStore::empty();
+        let ca = rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        roots.add(ca).unwrap();
         (roots, server)
+    }
+
+    /// Answers one request on an accepted connection with `answer`; the request's head.
+    pub(in crate::security::sasl) fn answer_one(
+        server: Arc<rustls::ServerConfig>,
+        tcp: std::net::TcpStream,
+        answer: &[u8],
+    ) -> String {
+        let conn = rustls::ServerConnection::new(server).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            // A client that refuses the certificate ends here.
+            if tls.read(&mut byte).unwrap_or(0) == 0 {
+                break;
+            }
+            head.push(byte[0]);
+        }
+        let _ = tls.write_all(answer);
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+        String::from_utf8_lossy(&head).into_owned()
     }
 
     /// Serves one connection: reads the request head, answers `answer`, closes.
@@ -227,20 +258,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let handle = std::thread::spawn(move || {
             let (tcp, _) = listener.accept().unwrap();
-            let conn = rustls::ServerConnection::new(Arc::new(server)).unwrap();
-            let mut tls = rustls::StreamOwned::new(conn, tcp);
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                if tls.read(&mut byte).unwrap_or(0) == 0 {
-                    break;
-                }
-                head.push(byte[0]);
-            }
-            let _ = tls.write_all(&answer);
-            tls.conn.send_close_notify();
-            let _ = tls.flush();
-            String::from_utf8_lossy(&head).into_owned()
+            answer_one(Arc::new(server), tcp, &answer)
         });
         (port, handle)
     }

@@ -41,7 +41,9 @@ pub enum PublicKey {
         point: Vec<u8>,
     },
     /// An EC key on a curve Strata cannot verify with (P-521, for ES512).
-    Unverifiable { crv: String },
+    Unverifiable {
+        crv: String,
+    },
 }
 
 /// One verification key of the set.

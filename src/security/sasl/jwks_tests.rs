@@ -1,64 +1,26 @@
 //! The https JWKS endpoint's TLS client: a private CA trusted through the `ssl.truststore.*`
 //! options of the OAUTHBEARER JAAS entry (Kafka's `JaasOptionsUtils`), and refused without.
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Arc;
 
+use super::https::tests::{answer_one, ca_pem_and_server};
 use super::jwt::JwtValidator;
 use super::jwt_tests::{good_claims, settings, Signer, NOW_MS};
 use crate::config::oauth::{JwksEndpoint, OAuthValidation};
-
-/// A CA's PEM certificate and a server configuration for 127.0.0.1 signed by it.
-fn ca_and_server() -> (String, rustls::ServerConfig) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
-        .unwrap()
-        .signed_by(&leaf_key, &issuer)
-        .unwrap();
-    let server = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(
-        vec![leaf.der().clone()],
-        rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-    )
-    .unwrap();
-    (ca_cert.pem(), server)
-}
 
 /// Serves `body` as JSON to every connection, for the life of the test process.
 fn serve(server: rustls::ServerConfig, body: String) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = Arc::new(server);
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
     std::thread::spawn(move || {
         for tcp in listener.incoming().flatten() {
-            let conn = rustls::ServerConnection::new(server.clone()).unwrap();
-            let mut tls = rustls::StreamOwned::new(conn, tcp);
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                // A client that refuses the certificate ends here.
-                if tls.read(&mut byte).unwrap_or(0) == 0 {
-                    break;
-                }
-                head.push(byte[0]);
-            }
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = tls.write_all(answer.as_bytes());
-            tls.conn.send_close_notify();
-            let _ = tls.flush();
+            answer_one(server.clone(), tcp, answer.as_bytes());
         }
     });
     port
@@ -75,7 +37,7 @@ fn https_settings(port: u16, ssl: BTreeMap<String, String>) -> OAuthValidation {
 #[test]
 fn an_https_jwks_endpoint_signed_by_a_private_ca_is_trusted_through_the_jaas_ssl_options() {
     let dir = tempfile::tempdir().unwrap();
-    let (ca_pem, server) = ca_and_server();
+    let (ca_pem, server) = ca_pem_and_server();
     let ca_path = dir.path().join("idp-ca.pem");
     std::fs::write(&ca_path, ca_pem).unwrap();
     let signer = Signer::rsa("rsa-https");
@@ -111,9 +73,9 @@ fn an_https_jwks_endpoint_signed_by_a_private_ca_is_trusted_through_the_jaas_ssl
         ("ssl.truststore.type", "PEM"),
         ("ssl.truststore.location", "/no/such/ca.pem"),
     ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
     let why = JwtValidator::new(&https_settings(port, bad))
         .err()
         .expect("a missing truststore is refused");
@@ -176,5 +138,7 @@ fn es512_keys_and_tokens_are_refused_with_the_reason() {
     let why = v.validate(&token, NOW_MS).unwrap_err();
     assert!(why.contains("ES512") && why.contains("P-521"), "{why}");
     // The RSA key of the same set still works.
-    assert!(v.validate(&rsa.sign("RS256", &good_claims()), NOW_MS).is_ok());
+    assert!(v
+        .validate(&rsa.sign("RS256", &good_claims()), NOW_MS)
+        .is_ok());
 }
