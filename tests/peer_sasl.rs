@@ -6,38 +6,13 @@
 //! peer client's truststore is reloaded when its file changes.
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::cluster::{produce_retrying, values, Cluster};
+use common::logs::Captured;
 
 const JAAS: &str = "org.apache.kafka.common.security.scram.ScramLoginModule required \
                     username=\"admin\" password=\"admin-secret\";";
-
-/// Everything the nodes log, for counting the peer client's failure reports.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn lines_with(&self, text: &str) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .filter(|l| l.contains(text))
-            .map(str::to_string)
-            .collect()
-    }
-}
 
 /// The cluster's security keys (every node), with the CA's stores in `dir`.
 fn secured_overrides(dir: &std::path::Path) -> Vec<String> {

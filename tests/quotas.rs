@@ -461,42 +461,6 @@ async fn a_quota_altered_on_one_broker_reaches_every_broker() {
 
 // ---- controller_mutation_rate (KIP-599) ----
 
-/// CreateTopics at `version` for topics of `(name, partitions)`; each topic's (name, code)
-/// in the order answered, and the response's throttle.
-async fn create_topics(
-    c: &mut Client,
-    version: i16,
-    topics: &[(&str, i32)],
-) -> (Vec<(String, i16)>, i32) {
-    use strata::protocol::messages::create_topics_request::*;
-    let r = api_call!(
-        c,
-        create_topics_request::CreateTopicsRequest,
-        create_topics_response::CreateTopicsResponse,
-        version,
-        CreateTopicsRequest {
-            topics: topics
-                .iter()
-                .map(|(name, partitions)| CreatableTopic {
-                    name: name.to_string(),
-                    num_partitions: *partitions,
-                    replication_factor: 1,
-                    ..Default::default()
-                })
-                .collect(),
-            timeout_ms: 10_000,
-            ..Default::default()
-        }
-    );
-    let mut codes: Vec<(String, i16)> = r
-        .topics
-        .into_iter()
-        .map(|t| (t.name, t.error_code))
-        .collect();
-    codes.sort();
-    (codes, r.throttle_time_ms)
-}
-
 async fn set_client_quota(c: &mut Client, key: &str, value: f64) {
     let r = alter(
         c,
@@ -525,7 +489,8 @@ async fn a_strict_mutation_quota_refuses_the_topics_that_do_not_fit_with_kafkas_
     // because the bucket is not yet empty (KIP-599: a strict quota refuses only once it is)
     // and leaves -10; t3 is refused. Throttle: 10 tokens / 10 per s = 1000 ms, less the time
     // the request took after t3 was refused.
-    let (codes, throttle) = create_topics(&mut c, 7, &[("t1", 10), ("t2", 10), ("t3", 10)]).await;
+    let (codes, throttle) =
+        create_topics_at(&mut c, 7, &[("t1", 10), ("t2", 10), ("t3", 10)]).await;
     assert_eq!(
         codes,
         vec![
@@ -592,7 +557,8 @@ async fn a_permissive_mutation_quota_accepts_everything_and_throttles() {
     set_client_quota(&mut c, "controller_mutation_rate", 10.0).await;
     // CreateTopics v5 cannot answer THROTTLING_QUOTA_EXCEEDED: all 30 partitions are
     // created and the bucket is left at -20, a 2000 ms throttle.
-    let (codes, throttle) = create_topics(&mut c, 5, &[("p1", 10), ("p2", 10), ("p3", 10)]).await;
+    let (codes, throttle) =
+        create_topics_at(&mut c, 5, &[("p1", 10), ("p2", 10), ("p3", 10)]).await;
     assert_eq!(codes, vec![(s("p1"), 0), (s("p2"), 0), (s("p3"), 0)]);
     assert!(
         (1800..=2000).contains(&throttle),

@@ -1,6 +1,8 @@
 //! Admin requests in cluster mode: run on the active controller when this node is it,
 //! forwarded to it otherwise (KIP-590), and answered only once the local image shows the
 //! change, so a client's next Metadata request on this broker sees what it just did.
+//! Requests that mutate partitions travel in an Envelope naming the client
+//! ([`super::envelope`]), so the controller charges the client's mutation quota.
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +50,7 @@ impl ClusterContext {
         F: Fn(Arc<ControllerService>, Req) -> Fut,
         Fut: Future<Output = Result<Resp, ControllerError>>,
     {
-        self.controller_op_within(api_key, version, request, None, local, on_error)
+        self.controller_op_within(api_key, version, request, None, None, local, on_error)
             .await
     }
 
@@ -59,12 +61,16 @@ impl ClusterContext {
     /// sent is answered REQUEST_TIMED_OUT, as Kafka's forwarding manager does, and never sent
     /// again: the controller may have applied it, and a retry would answer
     /// TOPIC_ALREADY_EXISTS for the client's own topic.
+    ///
+    /// With `on_behalf_of`, a forwarded request goes in an Envelope naming that client.
+    #[allow(clippy::too_many_arguments)]
     pub async fn controller_op_within<Req, Resp, F, Fut>(
         &self,
         api_key: i16,
         version: i16,
         request: Req,
         request_timeout_ms: Option<u64>,
+        on_behalf_of: Option<&super::envelope::ForwardedFor>,
         local: F,
         on_error: impl FnOnce(ErrorCode) -> Resp,
     ) -> Resp
@@ -110,20 +116,33 @@ impl ClusterContext {
                     }
                     continue;
                 }
-                let call = match forward_timeout_ms {
-                    Some(t) => {
-                        self.channel
-                            .call_with_timeout::<Req, Resp>(api_key, version, &request, t)
-                            .await
-                    }
-                    None => {
-                        self.channel
-                            .call::<Req, Resp>(api_key, version, &request)
-                            .await
-                    }
+                let call = match on_behalf_of {
+                    Some(client) => self
+                        .forward_enveloped::<Req, Resp>(
+                            api_key,
+                            version,
+                            &request,
+                            client,
+                            forward_timeout_ms,
+                        )
+                        .await
+                        .map(|r| r.map_err(|code| (code, "the controller refused the envelope"))),
+                    None => self
+                        .forward::<Req, Resp>(api_key, version, &request, forward_timeout_ms)
+                        .await
+                        .map(Ok),
                 };
                 match call {
-                    Ok(r) => return Ok(r),
+                    Ok(Ok(r)) => return Ok(r),
+                    // An envelope the controller did not act on: NOT_CONTROLLER is tried
+                    // again, as Kafka's forwarding manager does; other errors are final.
+                    Ok(Err((code, why))) => {
+                        tracing::warn!(api_key, error = ?code, "{why}");
+                        if code != ErrorCode::NOT_CONTROLLER {
+                            return Err(code);
+                        }
+                        last = code;
+                    }
                     Err(super::channel::ChannelError::TimedOut) => {
                         tracing::warn!(api_key, "the forwarded request got no answer in time");
                         return Err(ErrorCode::REQUEST_TIMED_OUT);
@@ -141,6 +160,42 @@ impl ClusterContext {
             Ok(Err(code)) => on_error(code),
             Err(_) => on_error(ErrorCode::REQUEST_TIMED_OUT),
         }
+    }
+
+    /// Sends `request` bare to the active controller.
+    async fn forward<Req: Encode, Resp: Decode>(
+        &self,
+        api_key: i16,
+        version: i16,
+        request: &Req,
+        timeout_ms: Option<u64>,
+    ) -> Result<Resp, super::channel::ChannelError> {
+        match timeout_ms {
+            Some(t) => {
+                self.channel
+                    .call_with_timeout(api_key, version, request, t)
+                    .await
+            }
+            None => self.channel.call(api_key, version, request).await,
+        }
+    }
+
+    /// Sends `request` to the active controller in an Envelope for `client`; the inner answer,
+    /// or the error the Envelope itself carries.
+    async fn forward_enveloped<Req: Encode, Resp: Decode>(
+        &self,
+        api_key: i16,
+        version: i16,
+        request: &Req,
+        client: &super::envelope::ForwardedFor,
+        timeout_ms: Option<u64>,
+    ) -> Result<Result<Resp, ErrorCode>, super::channel::ChannelError> {
+        use super::envelope::{unwrap, wrap, ENVELOPE_API_KEY, ENVELOPE_VERSION};
+        let envelope = wrap(api_key, version, request, client);
+        let answer = self
+            .forward(ENVELOPE_API_KEY, ENVELOPE_VERSION, &envelope, timeout_ms)
+            .await?;
+        Ok(unwrap(api_key, version, answer))
     }
 
     /// Waits until the image published to this broker satisfies `done` (an admin change
@@ -173,10 +228,13 @@ impl ClusterContext {
         .await
     }
 
+    /// Creates topics at the controller; `on_behalf_of` names the client a forwarded request
+    /// acts for (None: the broker's own, as auto-creation).
     pub async fn create_topics(
         &self,
         version: i16,
         request: CreateTopicsRequest,
+        on_behalf_of: Option<&super::envelope::ForwardedFor>,
     ) -> CreateTopicsResponse {
         let names: Vec<String> = request.topics.iter().map(|t| t.name.clone()).collect();
         let validate_only = request.validate_only;
@@ -202,6 +260,7 @@ impl ClusterContext {
             version,
             request,
             (timeout_ms > 0).then_some(timeout_ms as u64),
+            on_behalf_of,
             |c, r| super::create_topics::on_controller(c, r),
             failed,
         );
@@ -271,7 +330,7 @@ impl ClusterContext {
                 timeout_ms: PROPAGATION_TIMEOUT_MS as i32,
                 ..Default::default()
             };
-            let r = cluster.create_topics(7, request).await;
+            let r = cluster.create_topics(7, request, None).await;
             if let Some(t) = r.topics.first() {
                 if t.error_code != 0 && t.error_code != ErrorCode::TOPIC_ALREADY_EXISTS.code() {
                     tracing::warn!(topic = %name, error = t.error_code, "auto-creation failed");

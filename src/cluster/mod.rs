@@ -13,6 +13,7 @@ pub mod channel;
 pub mod create_topics;
 pub mod dir_assignments;
 pub mod embedded;
+pub mod envelope;
 pub mod format;
 pub mod lifecycle;
 pub mod markers;

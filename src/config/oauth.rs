@@ -65,6 +65,9 @@ pub struct OAuthValidation {
     pub clock_skew_seconds: i64,
     pub scope_claim_name: String,
     pub sub_claim_name: String,
+    /// The `ssl.*` options of the listener's OAUTHBEARER JAAS entry: the JWKS endpoint's
+    /// TLS client (Kafka's `JaasOptionsUtils.getSslClientConfig`).
+    pub jwks_ssl: std::collections::BTreeMap<String, String>,
 }
 
 /// Whether `handler` is the validating handler (either of its names).
@@ -162,6 +165,7 @@ pub fn parse(
         clock_skew_seconds,
         scope_claim_name: non_blank(SCOPE_CLAIM_NAME, Some("scope"))?.unwrap_or_default(),
         sub_claim_name: non_blank(SUB_CLAIM_NAME, Some("sub"))?.unwrap_or_default(),
+        jwks_ssl: Default::default(),
     })
 }
 

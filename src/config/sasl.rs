@@ -517,6 +517,15 @@ pub fn parse(
                 None => {}
             }
         }
+        // Kafka's JWKS client takes its TLS from the OAUTHBEARER JAAS entry's `ssl.*` options.
+        if let (Some(oauth), Some(entry)) = (cfg.oauth.as_mut(), cfg.jaas.get(OAUTHBEARER)) {
+            oauth.jwks_ssl = entry
+                .options
+                .iter()
+                .filter(|(k, _)| k.starts_with("ssl."))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+        }
         out.listeners.insert(upper, cfg);
     }
     // The logins of the peer client. Kafka's inter-broker listener is the resolved one

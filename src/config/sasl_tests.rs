@@ -274,7 +274,31 @@ fn the_validating_oauthbearer_handler_reads_the_jwt_settings() {
         // The listener's form wins over the global one.
         assert_eq!(o.expected_audience, vec!["listener"]);
         assert_eq!(o.expected_issuer.as_deref(), Some("https://idp"));
+        assert!(o.jwks_ssl.is_empty());
     }
+    // The JWKS client's TLS: the ssl.* options of the OAUTHBEARER JAAS entry, nothing else.
+    let mut kv = base.to_vec();
+    kv.push((handler, crate::config::oauth::VALIDATOR_CALLBACK_HANDLER));
+    kv.push((
+        "listener.name.client.oauthbearer.sasl.jaas.config",
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \
+         ssl.truststore.type=\"PEM\" ssl.truststore.location=\"/etc/idp-ca.pem\" \
+         unsecuredLoginStringClaim_sub=\"x\";",
+    ));
+    let c = parse(&props(&kv), &prot, &names, &[], Some("PLAINTEXT")).unwrap();
+    let o = c.listener("client").unwrap().oauth.clone().unwrap();
+    let ssl: Vec<(&str, &str)> = o
+        .jwks_ssl
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        ssl,
+        vec![
+            ("ssl.truststore.location", "/etc/idp-ca.pem"),
+            ("ssl.truststore.type", "PEM")
+        ]
+    );
     let mut kv = base.to_vec();
     kv.push((handler, "com.example.Custom"));
     let err = parse(&props(&kv), &prot, &names, &[], Some("PLAINTEXT")).unwrap_err();

@@ -3,11 +3,13 @@
 //! metadata image, and answers each check in one call. Without an authorizer configured every
 //! check passes, as in Kafka.
 //!
-//! Admin requests forwarded by a broker to the active controller carry no envelope in Strata:
-//! the broker authorized them with the client's principal. A controller listener therefore
-//! treats a peer that may CLUSTER_ACTION on the cluster (a broker) as Kafka treats an Envelope
-//! from one: its requests pass every check. Any other principal on a controller listener is
-//! authorized like a client.
+//! CreateTopics, DeleteTopics and CreatePartitions reach the active controller in an Envelope
+//! (`handlers/envelope.rs`) and are authorized there with the client's principal, as in Kafka.
+//! Other admin requests forwarded by a broker carry no envelope in Strata: the broker
+//! authorized them with the client's principal. A controller listener therefore treats a peer
+//! that may CLUSTER_ACTION on the cluster (a broker) as Kafka treats an Envelope from one: its
+//! requests pass every check. Any other principal on a controller listener is authorized like
+//! a client.
 use std::sync::Arc;
 
 use super::{connection_scope, Broker, ConnectionContext, ListenerScope};

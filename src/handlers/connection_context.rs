@@ -2,7 +2,8 @@
 //! on (name and security protocol, which decide the APIs it serves, as Kafka's per-listener
 //! `ApiVersionManager`), the peer address, and the principal the connection authenticated as
 //! (which the authorizer and quotas read; it may change when a SASL client re-authenticates,
-//! KIP-368), and until when a throttled client's connection is muted (KIP-219).
+//! KIP-368), and until when a throttled client's connection is muted (KIP-219). A request
+//! unwrapped from an Envelope gets a context of its own naming the original client.
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -28,6 +29,9 @@ pub struct ConnectionContext {
     pub security_protocol: SecurityProtocol,
     pub scope: ListenerScope,
     pub peer: SocketAddr,
+    /// A request a broker forwarded in an Envelope (KIP-590): `peer` and the principal are
+    /// the client's, and this controller charges the client's mutation quota.
+    pub forwarded: bool,
     principal: RwLock<Arc<KafkaPrincipal>>,
     /// Until when the connection reads no further request: a quota throttle (KIP-219).
     muted_until: parking_lot::Mutex<Option<tokio::time::Instant>>,
@@ -46,8 +50,36 @@ impl ConnectionContext {
             security_protocol,
             scope,
             peer,
+            forwarded: false,
             principal: RwLock::new(Arc::new(KafkaPrincipal::anonymous())),
             muted_until: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// The context of a request unwrapped from an Envelope that arrived on `self`: the same
+    /// listener, the client's principal and address.
+    pub fn forwarded_for(
+        &self,
+        principal: KafkaPrincipal,
+        client: SocketAddr,
+    ) -> ConnectionContext {
+        let mut ctx = ConnectionContext::new(
+            self.listener_name.clone(),
+            self.security_protocol,
+            self.scope,
+            client,
+        );
+        ctx.forwarded = true;
+        ctx.set_principal(principal);
+        ctx
+    }
+
+    /// The client a request on this connection acts for, as an Envelope names it.
+    pub fn client(&self, client_id: Option<&str>) -> crate::cluster::envelope::ForwardedFor {
+        crate::cluster::envelope::ForwardedFor {
+            principal: (*self.principal()).clone(),
+            client_id: client_id.map(str::to_string),
+            client_host: self.peer.ip(),
         }
     }
 

@@ -170,6 +170,7 @@ pub async fn start(
             .filter(|_| !request.validate_only)
             .map(|t| (t.name.clone(), t.count))
             .collect();
+        let client = conn.client(header.client_id.as_deref());
         return later(header, async move {
             let failed = |code: ErrorCode| CreatePartitionsResponse {
                 results: names
@@ -190,6 +191,7 @@ pub async fn start(
                     version,
                     request,
                     request_timeout_ms,
+                    Some(&client),
                     on_controller,
                     failed,
                 )
@@ -217,8 +219,15 @@ pub async fn start(
                 .await;
             let mut response = response;
             response.results.extend(refused);
-            response.throttle_time_ms =
-                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
+            // A forwarded request was charged by the controller: its throttle comes back in
+            // the answer.
+            response.throttle_time_ms = throttle::apply(
+                &conn,
+                &[
+                    response.throttle_time_ms as i64,
+                    quota.throttle_time_ms(broker.now_ms()),
+                ],
+            );
             Some(response)
         });
     }

@@ -150,11 +150,19 @@ pub async fn start(
                 (t.name.clone(), c)
             })
             .collect();
+        let client = conn.client(header.client_id.as_deref());
         return later(header, async move {
-            let mut response = cluster.create_topics(version, request).await;
+            let mut response = cluster.create_topics(version, request, Some(&client)).await;
             response.topics.extend(refused);
-            response.throttle_time_ms =
-                throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
+            // A forwarded request was charged by the controller: its throttle comes back in
+            // the answer.
+            response.throttle_time_ms = throttle::apply(
+                &conn,
+                &[
+                    response.throttle_time_ms as i64,
+                    quota.throttle_time_ms(broker.now_ms()),
+                ],
+            );
             if version >= 5 {
                 for t in response.topics.iter_mut().filter(|t| t.error_code == 0) {
                     if describable.contains(&t.name) {

@@ -260,6 +260,7 @@ pub async fn start(
         };
         return ready(header, Some(response));
     }
+    let client = conn.client(header.client_id.as_deref());
     later(header, async move {
         let asked = requested_topics(version, &request);
         // Every topic asked for gets the failure, under its own name or id: a result without
@@ -285,6 +286,7 @@ pub async fn start(
                 version,
                 request,
                 request_timeout_ms,
+                Some(&client),
                 move |c, r| on_controller(c, version, r),
                 failed,
             )
@@ -298,8 +300,15 @@ pub async fn start(
         cluster.wait_for_topics(&deleted, false).await;
         let mut response = response;
         response.responses.extend(refused);
-        response.throttle_time_ms =
-            throttle::apply(&conn, &[quota.throttle_time_ms(broker.now_ms())]);
+        // A forwarded request was charged by the controller: its throttle comes back in the
+        // answer.
+        response.throttle_time_ms = throttle::apply(
+            &conn,
+            &[
+                response.throttle_time_ms as i64,
+                quota.throttle_time_ms(broker.now_ms()),
+            ],
+        );
         Some(response)
     })
 }

@@ -57,6 +57,7 @@ pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
 pub mod end_txn;
+pub mod envelope;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod get_telemetry_subscriptions;
@@ -177,6 +178,7 @@ api_table! {
     51 => alter_user_scram_credentials, alter_user_scram_credentials_request::AlterUserScramCredentialsRequest, 0..=0;
     55 => describe_quorum, describe_quorum_request::DescribeQuorumRequest, 0..=2;
     56 => alter_partition, alter_partition_request::AlterPartitionRequest, 0..=3;
+    58 => envelope, envelope_request::EnvelopeRequest, 0..=0;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
     61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
     62 => broker_registration, broker_registration_request::BrokerRegistrationRequest, 0..=4;
@@ -238,12 +240,14 @@ pub const CONTROLLER_APIS: &[i16] = &[
     assign_replicas_to_dirs_request::AssignReplicasToDirsRequest::API_KEY,
     add_raft_voter_request::AddRaftVoterRequest::API_KEY,
     remove_raft_voter_request::RemoveRaftVoterRequest::API_KEY,
+    envelope_request::EnvelopeRequest::API_KEY,
 ];
 
 /// The APIs Kafka scopes to controller listeners alone (`"listeners": ["controller"]` in their
 /// schemas): the brokers' own RPCs to the controller. A broker listener refuses them.
 pub const CONTROLLER_ONLY_APIS: &[i16] = &[
     56, // AlterPartition
+    58, // Envelope
     62, // BrokerRegistration
     63, // BrokerHeartbeat
     67, // AllocateProducerIds

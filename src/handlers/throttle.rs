@@ -114,7 +114,9 @@ fn before_sasl(header: &RequestHeader, conn: &ConnectionContext) -> bool {
 /// Whether a connection's requests count against client quotas. Only client (broker)
 /// listeners: requests on controller listeners are other nodes' forwarded and own RPCs (Kafka
 /// counts a forwarded request's principal from its envelope and does not throttle it; Strata
-/// forwards without an envelope, so the receiving broker is where the client is known).
+/// forwards most admin requests without an envelope, so the receiving broker is where the
+/// client is known). The controller mutation quota is the exception: see
+/// [`charges_mutation_quota`].
 pub fn counts_against_quotas(broker: &Broker, conn: &ConnectionContext) -> bool {
     super::connection_scope(broker, conn) == super::ListenerScope::Broker
 }
@@ -249,9 +251,21 @@ fn set_api_versions_throttle_time(framed: Bytes, api_version: i16, throttle_ms: 
     })
 }
 
+/// Whether this node charges a request's controller mutation quota. Kafka's KRaft
+/// controller charges it (`ControllerApis` with the Envelope's principal), so one bucket per
+/// client holds for the whole cluster whichever broker the client talks to. Strata likewise:
+/// the active controller charges requests that reach it on a client listener and those a
+/// broker forwarded in an Envelope; a broker that is not the controller charges nothing and
+/// forwards. Bare requests on a controller listener (brokers' own, or an admin client that
+/// bootstraps from the controllers) are not charged, as before.
+fn charges_mutation_quota(broker: &Broker, conn: &ConnectionContext) -> bool {
+    conn.forwarded
+        || (counts_against_quotas(broker, conn) && broker.cluster.local_controller().is_some())
+}
+
 /// The controller mutation quota of a CreateTopics, CreatePartitions or DeleteTopics request,
-/// strict from `strict_since_version`; unbounded on controller listeners (see
-/// [`counts_against_quotas`]).
+/// strict from `strict_since_version`; unbounded where this node does not charge it (see
+/// [`charges_mutation_quota`]).
 pub fn mutation_quota(
     broker: &Broker,
     header: &RequestHeader,
@@ -260,7 +274,7 @@ pub fn mutation_quota(
 ) -> MutationQuota {
     let client = QuotaClient::of(broker, header, conn);
     let none = ClientQuotas::default();
-    let quotas = if counts_against_quotas(broker, conn) {
+    let quotas = if charges_mutation_quota(broker, conn) {
         &client.image.client_quotas
     } else {
         &none

@@ -15,6 +15,7 @@ pub mod certs;
 pub mod cluster;
 pub mod coord;
 pub mod http;
+pub mod logs;
 pub mod offsets;
 pub mod process;
 pub mod tls;
@@ -374,4 +375,40 @@ pub async fn incremental_alter(
         r.responses[0].error_code,
         r.responses[0].error_message.clone(),
     )
+}
+
+/// CreateTopics at `version` for topics of `(name, partitions)`, replication factor 1; each
+/// topic's (name, code), sorted, and the response's throttle.
+pub async fn create_topics_at(
+    c: &mut Client,
+    version: i16,
+    topics: &[(&str, i32)],
+) -> (Vec<(String, i16)>, i32) {
+    use strata::protocol::messages::create_topics_request::*;
+    let r = api_call!(
+        c,
+        create_topics_request::CreateTopicsRequest,
+        create_topics_response::CreateTopicsResponse,
+        version,
+        CreateTopicsRequest {
+            topics: topics
+                .iter()
+                .map(|(name, partitions)| CreatableTopic {
+                    name: name.to_string(),
+                    num_partitions: *partitions,
+                    replication_factor: 1,
+                    ..Default::default()
+                })
+                .collect(),
+            timeout_ms: 10_000,
+            ..Default::default()
+        }
+    );
+    let mut codes: Vec<(String, i16)> = r
+        .topics
+        .into_iter()
+        .map(|t| (t.name, t.error_code))
+        .collect();
+    codes.sort();
+    (codes, r.throttle_time_ms)
 }

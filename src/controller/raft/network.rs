@@ -252,29 +252,64 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
 /// request `[i32 size][i16 api_key=32000][i16 api_version=0][i32 correlation_id]
 /// [i16 client_id length=-1][payload]`, response `[i32 size][i32 correlation_id][payload]`.
 /// One connection per peer, opened lazily and dropped on any error or timeout; calls to
-/// different peers never wait on each other.
+/// different peers never wait on each other. On a SASL controller listener whose sessions
+/// expire (`connections.max.reauth.ms`), a connection logs in again before its session ends
+/// (KIP-368), as the brokers' other peer connections do, instead of being closed by the peer.
 pub struct TcpRaftTransport {
     call_timeout: Duration,
     next_correlation_id: AtomicI32,
     peers: Mutex<HashMap<NodeId, PeerSlot>>,
     /// Opens a connection to a peer's controller listener: TCP unless the caller (which
-    /// knows the listener's security) gives one that adds TLS.
+    /// knows the listener's security) gives one that adds TLS and the SASL login.
     connector: RaftConnector,
+    /// Logs in again on an open connection (SASL listeners).
+    reauthenticator: Option<RaftReauthenticator>,
 }
 
-/// One peer's connection (with the address it was opened to), opened lazily.
-type PeerSlot = Arc<tokio::sync::Mutex<Option<(String, Box<dyn RaftStream>)>>>;
+/// One peer's open connection.
+struct PeerConnection {
+    /// The address it was opened to.
+    addr: String,
+    stream: Box<dyn RaftStream>,
+    /// When to log in again: at 85 % of the session the peer gave, as the peer client does.
+    reauthenticate_at: Option<std::time::Instant>,
+}
+
+/// One peer's connection, opened lazily.
+type PeerSlot = Arc<tokio::sync::Mutex<Option<PeerConnection>>>;
+
+fn reauthenticate_at(lifetime: Option<Duration>) -> Option<std::time::Instant> {
+    lifetime.map(|l| std::time::Instant::now() + l.mul_f64(0.85))
+}
 
 /// A connected byte stream to a peer's controller listener.
 pub trait RaftStream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> RaftStream for T {}
 
+/// A connected stream and, when the peer limits the SASL session, how long it lasts.
+pub type RaftConnected = (Box<dyn RaftStream>, Option<Duration>);
+
 /// Connects to `host:port`.
 pub type RaftConnector = Arc<
-    dyn Fn(String) -> Pin<Box<dyn Future<Output = std::io::Result<Box<dyn RaftStream>>> + Send>>
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = std::io::Result<RaftConnected>> + Send>>
         + Send
         + Sync,
 >;
+
+/// Logs in again on a connected stream (SaslHandshake and SaslAuthenticate from the given
+/// correlation id on); the new session's lifetime.
+pub type RaftReauthenticator = Arc<
+    dyn for<'a> Fn(
+            &'a mut Box<dyn RaftStream>,
+            i32,
+        )
+            -> Pin<Box<dyn Future<Output = std::io::Result<Option<Duration>>> + Send + 'a>>
+        + Send
+        + Sync,
+>;
+
+/// How many correlation ids a login may use (handshake, and SCRAM's two rounds).
+pub const LOGIN_CORRELATION_IDS: i32 = 3;
 
 /// Plain TCP, for PLAINTEXT controller listeners.
 fn tcp_connector() -> RaftConnector {
@@ -282,7 +317,7 @@ fn tcp_connector() -> RaftConnector {
         Box::pin(async move {
             let stream = TcpStream::connect(&addr).await?;
             stream.set_nodelay(true)?;
-            Ok(Box::new(stream) as Box<dyn RaftStream>)
+            Ok((Box::new(stream) as Box<dyn RaftStream>, None))
         })
     })
 }
@@ -294,7 +329,14 @@ impl TcpRaftTransport {
             next_correlation_id: AtomicI32::new(0),
             peers: Mutex::new(HashMap::new()),
             connector: tcp_connector(),
+            reauthenticator: None,
         }
+    }
+
+    /// Logs in again with `reauthenticator` before a session ends (SASL listeners).
+    pub fn with_reauthenticator(mut self, reauthenticator: Option<RaftReauthenticator>) -> Self {
+        self.reauthenticator = reauthenticator;
+        self
     }
 
     /// Connects with `connector` instead of plain TCP (TLS on a secured controller listener).
@@ -313,15 +355,20 @@ impl TcpRaftTransport {
     ) -> std::io::Result<Bytes> {
         let slot = self.peers.lock().entry(target).or_default().clone();
         let mut conn = slot.lock().await;
-        if conn.as_ref().is_some_and(|(a, _)| a != addr) {
+        if conn.as_ref().is_some_and(|c| c.addr != addr) {
             *conn = None;
         }
+        self.reauthenticate_if_due(target, &mut conn).await?;
         if conn.is_none() {
-            let stream = (self.connector)(addr.to_string()).await?;
-            *conn = Some((addr.to_string(), stream));
+            let (stream, lifetime) = (self.connector)(addr.to_string()).await?;
+            *conn = Some(PeerConnection {
+                addr: addr.to_string(),
+                stream,
+                reauthenticate_at: reauthenticate_at(lifetime),
+            });
         }
         let correlation_id = self.next_correlation_id.fetch_add(1, Ordering::Relaxed);
-        let Some((_, stream)) = conn.as_mut() else {
+        let Some(PeerConnection { stream, .. }) = conn.as_mut() else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotConnected,
                 "no connection",
@@ -332,6 +379,46 @@ impl TcpRaftTransport {
             *conn = None;
         }
         result
+    }
+}
+
+impl TcpRaftTransport {
+    /// KIP-368: a connection whose session is about to end logs in again on the same
+    /// stream (no call is in flight: the slot is held). Without a reauthenticator the
+    /// connection is dropped and the next call opens another; a failed login drops it too.
+    async fn reauthenticate_if_due(
+        &self,
+        target: NodeId,
+        conn: &mut Option<PeerConnection>,
+    ) -> std::io::Result<()> {
+        let Some(c) = conn.as_mut() else {
+            return Ok(());
+        };
+        if !c
+            .reauthenticate_at
+            .is_some_and(|at| std::time::Instant::now() >= at)
+        {
+            return Ok(());
+        }
+        let Some(reauthenticate) = &self.reauthenticator else {
+            *conn = None;
+            return Ok(());
+        };
+        let first_id = self
+            .next_correlation_id
+            .fetch_add(LOGIN_CORRELATION_IDS, Ordering::Relaxed);
+        match reauthenticate(&mut c.stream, first_id).await {
+            Ok(lifetime) => {
+                tracing::debug!(target, "re-authenticated the Raft connection (KIP-368)");
+                c.reauthenticate_at = reauthenticate_at(lifetime);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(target, error = %e, "re-authenticating the Raft connection failed");
+                *conn = None;
+                Err(e)
+            }
+        }
     }
 }
 

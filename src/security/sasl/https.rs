@@ -2,7 +2,8 @@
 //! oauth slice), on the JWKS refresher's own thread. It is HTTP/1.1 with `Connection: close`
 //! over rustls (already a dependency, so no HTTP client crate is added): the status must be
 //! 200, the body is read with its `Content-Length`, chunked, or to the end, and is refused
-//! past `max_bytes`; every step has a timeout.
+//! past `max_bytes`; every step has a timeout. The TLS client configuration is the caller's:
+//! the system's roots, or the `ssl.*` options of the listener's OAUTHBEARER JAAS entry.
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
@@ -37,8 +38,24 @@ fn split_url(url: &str) -> Result<(String, u16, String), String> {
     Ok((host.to_string(), port, path.to_string()))
 }
 
-/// GETs `url`, checking the server's certificate against `roots`; the body of a 200 answer.
-pub fn get(url: &str, roots: &rustls::RootCertStore, max_bytes: usize) -> Result<Vec<u8>, String> {
+/// A client configuration checking servers against `roots`, with rustls' defaults.
+pub fn config_for(roots: &rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots.clone())
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// GETs `url` over TLS set up by `config`; the body of a 200 answer.
+pub fn get(
+    url: &str,
+    config: &Arc<rustls::ClientConfig>,
+    max_bytes: usize,
+) -> Result<Vec<u8>, String> {
     let (host, port, path) = split_url(url)?;
     let addr = (host.as_str(), port)
         .to_socket_addrs()
@@ -51,15 +68,8 @@ pub fn get(url: &str, roots: &rustls::RootCertStore, max_bytes: usize) -> Result
         .map_err(|e| e.to_string())?;
     tcp.set_write_timeout(Some(TIMEOUT))
         .map_err(|e| e.to_string())?;
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
-    .with_root_certificates(roots.clone())
-    .with_no_client_auth();
     let name = ServerName::try_from(host.clone()).map_err(|e| format!("{host}: {e}"))?;
-    let conn = rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+    let conn = rustls::ClientConnection::new(config.clone(), name).map_err(|e| e.to_string())?;
     let mut tls = rustls::StreamOwned::new(conn, tcp);
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n\
@@ -151,7 +161,7 @@ pub fn parse_response(raw: &[u8], max_bytes: usize) -> Result<Vec<u8>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -180,8 +190,8 @@ mod tests {
         assert!(parse_response(b"HTTP/1.1 200", 100).is_err());
     }
 
-    /// A CA and a server certificate for 127.0.0.1 signed by it.
-    fn ca_and_server() -> (rustls::RootCertStore, rustls::ServerConfig) {
+    /// A CA (its PEM certificate) and a server configuration for 127.0.0.1 signed by it.
+    pub(in crate::security::sasl) fn ca_pem_and_server() -> (String, rustls::ServerConfig) {
         let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         let ca_key = rcgen::KeyPair::generate().unwrap();
@@ -192,8 +202,6 @@ mod tests {
             .unwrap()
             .signed_by(&leaf_key, &issuer)
             .unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ca_cert.der().clone()).unwrap();
         let server = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
@@ -205,7 +213,40 @@ mod tests {
             rustls_pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
         )
         .unwrap();
+        (ca_cert.pem(), server)
+    }
+
+    /// A CA's roots and a server configuration for 127.0.0.1 signed by it.
+    fn ca_and_server() -> (rustls::RootCertStore, rustls::ServerConfig) {
+        use rustls_pki_types::pem::PemObject;
+        let (pem, server) = ca_pem_and_server();
+        let mut roots = rustls::RootCertStore::empty();
+        let ca = rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        roots.add(ca).unwrap();
         (roots, server)
+    }
+
+    /// Answers one request on an accepted connection with `answer`; the request's head.
+    pub(in crate::security::sasl) fn answer_one(
+        server: Arc<rustls::ServerConfig>,
+        tcp: std::net::TcpStream,
+        answer: &[u8],
+    ) -> String {
+        let conn = rustls::ServerConnection::new(server).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            // A client that refuses the certificate ends here.
+            if tls.read(&mut byte).unwrap_or(0) == 0 {
+                break;
+            }
+            head.push(byte[0]);
+        }
+        let _ = tls.write_all(answer);
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+        String::from_utf8_lossy(&head).into_owned()
     }
 
     /// Serves one connection: reads the request head, answers `answer`, closes.
@@ -217,20 +258,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let handle = std::thread::spawn(move || {
             let (tcp, _) = listener.accept().unwrap();
-            let conn = rustls::ServerConnection::new(Arc::new(server)).unwrap();
-            let mut tls = rustls::StreamOwned::new(conn, tcp);
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                if tls.read(&mut byte).unwrap_or(0) == 0 {
-                    break;
-                }
-                head.push(byte[0]);
-            }
-            let _ = tls.write_all(&answer);
-            tls.conn.send_close_notify();
-            let _ = tls.flush();
-            String::from_utf8_lossy(&head).into_owned()
+            answer_one(Arc::new(server), tcp, &answer)
         });
         (port, handle)
     }
@@ -246,7 +274,8 @@ mod tests {
         .into_bytes();
         answer.extend_from_slice(body);
         let (port, served) = serve_once(server, answer);
-        let got = get(&format!("https://127.0.0.1:{port}/keys"), &roots, 1 << 20).unwrap();
+        let config = config_for(&roots).unwrap();
+        let got = get(&format!("https://127.0.0.1:{port}/keys"), &config, 1 << 20).unwrap();
         assert_eq!(got, body);
         let head = served.join().unwrap();
         assert!(head.starts_with("GET /keys HTTP/1.1\r\n"), "{head}");
@@ -255,7 +284,8 @@ mod tests {
         let (other_roots, _) = ca_and_server();
         let (_, server) = ca_and_server();
         let (port, served) = serve_once(server, b"HTTP/1.1 200 OK\r\n\r\n{}".to_vec());
-        let err = get(&format!("https://127.0.0.1:{port}/"), &other_roots, 1 << 20).unwrap_err();
+        let other = config_for(&other_roots).unwrap();
+        let err = get(&format!("https://127.0.0.1:{port}/"), &other, 1 << 20).unwrap_err();
         assert!(err.to_lowercase().contains("certificate"), "{err}");
         let _ = served.join();
     }

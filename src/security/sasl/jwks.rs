@@ -5,9 +5,15 @@
 //! fetch with exponential backoff from `...retry.backoff.ms` up to `...retry.backoff.max.ms`,
 //! and sooner when a token names a key id the set lacks (Kafka's `RefreshingHttpsJwks`).
 //! A document that cannot be read keeps the keys already loaded; each failure is logged once.
+//! The https client's TLS comes from the `ssl.*` options of the listener's OAUTHBEARER JAAS
+//! entry, as Kafka's `VerificationKeyResolverFactory` builds its socket factory from them
+//! (a truststore for a private CA, a keystore for mutual TLS, protocols, host-name check);
+//! without a truststore there, the system's CA certificates are used.
 //!
 //! RSA and EC (P-256, P-384) keys are read; other key types are skipped, as no algorithm
-//! Strata verifies could use them.
+//! Strata verifies could use them. P-521 keys (ES512) are kept as unusable and logged when
+//! the set is loaded: ring, Strata's crypto library, cannot verify P-521 signatures, so a
+//! token signed with one is refused with that reason rather than as a missing key.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -33,6 +39,10 @@ pub enum PublicKey {
     Ec {
         crv: String,
         point: Vec<u8>,
+    },
+    /// An EC key on a curve Strata cannot verify with (P-521, for ES512).
+    Unverifiable {
+        crv: String,
     },
 }
 
@@ -79,6 +89,21 @@ pub fn parse_jwks(bytes: &[u8]) -> Result<Vec<Jwk>, String> {
                 let len = match crv.as_str() {
                     "P-256" => 32,
                     "P-384" => 48,
+                    "P-521" => {
+                        tracing::warn!(
+                            kid = text("kid").as_deref().unwrap_or("(none)"),
+                            "JWKS key on curve P-521 (ES512) cannot be used: Strata's crypto \
+                             library (ring) does not verify P-521 signatures; tokens signed \
+                             with it are refused"
+                        );
+                        out.push(Jwk {
+                            kid: text("kid"),
+                            usage: text("use"),
+                            alg: text("alg"),
+                            key: PublicKey::Unverifiable { crv },
+                        });
+                        continue;
+                    }
                     _ => continue,
                 };
                 let x = b64_field(obj, "x").map_err(|e| format!("key {i}: {e}"))?;
@@ -179,7 +204,7 @@ impl KeySource {
         match &self.endpoint {
             JwksEndpoint::File(path) => self.reload_file(path),
             JwksEndpoint::Https(url) => {
-                let roots = system_roots()?;
+                let roots = tls_client(&settings.jwks_ssl)?;
                 let first = super::https::get(url, &roots, MAX_JWKS_BYTES)
                     .and_then(|body| parse_jwks(&body));
                 match first {
@@ -208,7 +233,7 @@ impl KeySource {
     fn refresh_loop(
         &self,
         url: &str,
-        roots: &rustls::RootCertStore,
+        roots: &Arc<rustls::ClientConfig>,
         refresh_ms: i64,
         backoff_ms: i64,
         backoff_max_ms: i64,
@@ -254,6 +279,25 @@ fn read_jwks_file(path: &Path) -> Result<Vec<Jwk>, String> {
     parse_jwks(&bytes)
 }
 
+/// The TLS client of an https JWKS endpoint: from the JAAS entry's `ssl.*` options when
+/// there are any (their truststore, else the system's roots), else the system's roots with
+/// rustls' defaults.
+fn tls_client(
+    ssl: &std::collections::BTreeMap<String, String>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    if ssl.is_empty() {
+        return super::https::config_for(&system_roots()?);
+    }
+    use crate::security::tls::settings::TlsSettings;
+    let what = "the OAUTHBEARER sasl.jaas.config";
+    let settings = TlsSettings::from_options(ssl, what).map_err(|e| e.0)?;
+    let roots = match settings.load_roots().map_err(|e| e.0)? {
+        Some(roots) => roots,
+        None => system_roots()?,
+    };
+    crate::security::tls::client::client_config_with_roots(&settings, roots).map_err(|e| e.0)
+}
+
 /// The CA certificates an https JWKS endpoint is checked against: the PEM bundle named by
 /// `SSL_CERT_FILE`, else the system's.
 fn system_roots() -> Result<rustls::RootCertStore, String> {
@@ -292,16 +336,19 @@ fn system_roots() -> Result<rustls::RootCertStore, String> {
 /// The key source of `settings`' endpoint, made and started on first use and shared after
 /// (Kafka keeps one resolver per configuration for the same reason: one refresher per URL).
 pub fn shared(settings: &OAuthValidation) -> Result<Arc<KeySource>, String> {
-    static SOURCES: OnceLock<Mutex<HashMap<JwksEndpoint, Arc<KeySource>>>> = OnceLock::new();
+    type Key = (JwksEndpoint, std::collections::BTreeMap<String, String>);
+    static SOURCES: OnceLock<Mutex<HashMap<Key, Arc<KeySource>>>> = OnceLock::new();
     let mut sources = SOURCES
         .get_or_init(Default::default)
         .lock()
         .expect("jwks sources lock");
-    if let Some(s) = sources.get(&settings.jwks_endpoint) {
+    // The same URL reached with other TLS options is another source.
+    let key = (settings.jwks_endpoint.clone(), settings.jwks_ssl.clone());
+    if let Some(s) = sources.get(&key) {
         return Ok(s.clone());
     }
     let source = Arc::new(KeySource::new(settings.jwks_endpoint.clone()));
     source.start(settings)?;
-    sources.insert(settings.jwks_endpoint.clone(), source.clone());
+    sources.insert(key, source.clone());
     Ok(source)
 }

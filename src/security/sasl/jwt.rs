@@ -7,7 +7,8 @@
 //! `sasl.oauthbearer.expected.audience` (a token carrying `aud` when none is expected is
 //! refused, as jose4j's default audience check does), a non-blank subject claim
 //! (`sasl.oauthbearer.sub.claim.name`) as the principal, and non-blank scopes. Signatures:
-//! RS256/384/512, PS256/384/512, ES256 and ES384, verified with ring.
+//! RS256/384/512, PS256/384/512, ES256 and ES384, verified with ring. ES512 is refused
+//! with its reason: ring cannot verify P-521 signatures.
 //!
 //! The reason a token is refused is for the broker's log; the client reads Kafka's
 //! `{"status":"invalid_token"}`.
@@ -132,6 +133,14 @@ impl JwtValidator {
                  tokens"
             ));
         }
+        if alg == "ES512" {
+            return Err(
+                "JWS algorithm ES512 (ECDSA P-521) is not supported: Strata's crypto \
+                        library (ring) cannot verify P-521 signatures; sign tokens with ES256, \
+                        ES384, RS* or PS*"
+                    .into(),
+            );
+        }
         let verifier = verifier(alg).ok_or_else(|| format!("unsupported JWS algorithm {alg}"))?;
         let kid = header.get("kid").and_then(Value::as_str);
         let keys = self.keys.keys();
@@ -255,7 +264,7 @@ impl JwtValidator {
         };
         if scopes
             .iter()
-            .any(|v| v.as_str().is_none_or(|t| t.trim().is_empty()))
+            .any(|v| v.as_str().map_or(true, |t| t.trim().is_empty()))
         {
             return Err(format!(
                 "{} value must be non-empty strings",

@@ -127,6 +127,7 @@ pub(super) fn settings(path: &std::path::Path) -> OAuthValidation {
         clock_skew_seconds: 30,
         scope_claim_name: "scope".into(),
         sub_claim_name: "sub".into(),
+        jwks_ssl: Default::default(),
     }
 }
 
@@ -371,7 +372,14 @@ fn jwks_documents_parse_rsa_and_ec_keys_and_skip_others() {
         {"kty": "EC", "crv": "P-521", "x": "AA", "y": "AA"},
     ]});
     let keys = super::jwks::parse_jwks(doc.to_string().as_bytes()).unwrap();
-    assert_eq!(keys.len(), 2);
+    // The P-521 key is kept, as unverifiable (see the ES512 test).
+    assert_eq!(keys.len(), 3);
+    assert_eq!(
+        keys[2].key,
+        super::jwks::PublicKey::Unverifiable {
+            crv: "P-521".into()
+        }
+    );
     assert_eq!(keys[0].kid.as_deref(), Some("r"));
     assert_eq!(keys[0].usage.as_deref(), Some("sig"));
     assert!(

@@ -89,6 +89,10 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Where SCRAM credentials come from (the metadata image).
 pub type ScramLookup<'a> = &'a dyn Fn(&str, ScramMechanism) -> Option<ScramCredential>;
 
+/// What one SaslAuthenticate token produced: a challenge to send (exchange not done), or the
+/// principal with its session lifetime in ms (0: unlimited) and the final bytes to send.
+type TokenOutcome = (Option<Vec<u8>>, Option<(KafkaPrincipal, i64)>, Vec<u8>);
+
 /// A reply the connection encodes and sends.
 #[derive(Debug)]
 pub enum SaslReply {
@@ -387,8 +391,7 @@ impl SaslSession {
         token: &[u8],
         now_ms: i64,
         scram: ScramLookup<'_>,
-    ) -> Result<(Option<Vec<u8>>, Option<(KafkaPrincipal, i64)>, Vec<u8>), (String, AuthError)>
-    {
+    ) -> Result<TokenOutcome, (String, AuthError)> {
         let phase = std::mem::replace(&mut self.phase, Phase::Handshake);
         let (mechanism, mut exchange, raw) = match phase {
             Phase::Authenticate {
@@ -568,6 +571,8 @@ impl SaslSession {
     }
 }
 
+#[cfg(test)]
+mod jwks_tests;
 #[cfg(test)]
 mod jwt_tests;
 #[cfg(test)]

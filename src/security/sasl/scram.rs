@@ -135,7 +135,8 @@ enum State {
         first: ClientFirst,
         server_first: String,
         nonce: String,
-        credential: ScramCredential,
+        /// Boxed: the state of every exchange stays small while it waits for the client.
+        credential: Box<ScramCredential>,
     },
     Done,
 }
@@ -203,7 +204,7 @@ impl ScramServer {
                     first,
                     server_first,
                     nonce,
-                    credential,
+                    credential: Box::new(credential),
                 };
                 Ok(Step::Challenge(challenge))
             }
@@ -366,7 +367,7 @@ mod tests {
             first,
             server_first: server_first.to_string(),
             nonce: "rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0".into(),
-            credential: cred,
+            credential: Box::new(cred),
         };
         let final_msg = "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=";
         let mut user = None;

@@ -179,6 +179,15 @@ fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, TlsConfigE
             settings.listener.as_deref().unwrap_or("?")
         )));
     };
+    client_config_with_roots(settings, roots)
+}
+
+/// The rustls client configuration for `settings` checking servers against `roots` (its own
+/// truststore, or the system's where Kafka would use the JVM's default).
+pub fn client_config_with_roots(
+    settings: &TlsSettings,
+    roots: rustls::RootCertStore,
+) -> Result<Arc<ClientConfig>, TlsConfigError> {
     let verifier =
         WebPkiServerVerifier::builder_with_provider(Arc::new(roots), settings.provider.clone())
             .build()

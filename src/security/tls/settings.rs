@@ -3,7 +3,9 @@
 //! configurations. Stores are PEM, or PKCS12 (type PKCS12, or JKS holding a PKCS12 file, as
 //! Java reads it; see [`super::keystore`]). What rustls cannot honour stops start-up with an
 //! error naming the key: keystores in the old JKS file format, encrypted PEM keys, TLS
-//! versions before 1.2, cipher suites rustls lacks.
+//! versions before 1.2, cipher suites rustls lacks. The same `ssl.*` keys given as options of
+//! a JAAS entry configure the client TLS of the OAUTHBEARER JWKS endpoint
+//! ([`TlsSettings::from_options`], Kafka's `JaasOptionsUtils.createSSLSocketFactory`).
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -129,19 +131,32 @@ fn default_of(key: &str) -> Option<&'static str> {
     })
 }
 
-struct Lookup<'a> {
-    config: &'a BrokerConfig,
-    listener: Option<&'a str>,
+/// Where the `ssl.*` keys are read from.
+enum Lookup<'a> {
+    /// The broker's configuration, a listener's prefixed keys first.
+    Broker {
+        config: &'a BrokerConfig,
+        listener: Option<&'a str>,
+    },
+    /// The options of a JAAS entry; `what` names them in errors.
+    Options {
+        options: &'a std::collections::BTreeMap<String, String>,
+        what: &'a str,
+    },
 }
 
 impl Lookup<'_> {
     /// The value and the key it was set under (listener form first); empty counts as unset.
     fn get(&self, key: &str) -> Option<(String, String)> {
-        if let Some(l) = self.listener {
-            let overrides = self
-                .config
-                .listener_ssl_configs
-                .get(&l.to_ascii_uppercase());
+        let (config, listener) = match self {
+            Lookup::Broker { config, listener } => (config, listener),
+            Lookup::Options { options, what } => {
+                let v = options.get(key)?;
+                return (!v.trim().is_empty()).then(|| (format!("{what} option {key}"), v.clone()));
+            }
+        };
+        if let Some(l) = listener {
+            let overrides = config.listener_ssl_configs.get(&l.to_ascii_uppercase());
             if let Some(v) = overrides.and_then(|o| o.get(key)) {
                 if !v.trim().is_empty() {
                     return Some((
@@ -151,7 +166,7 @@ impl Lookup<'_> {
                 }
             }
         }
-        let v = self.config.static_configs.get(key)?;
+        let v = config.static_configs.get(key)?;
         (!v.trim().is_empty()).then(|| (key.to_string(), v.clone()))
     }
 
@@ -171,9 +186,21 @@ impl TlsSettings {
         config: &BrokerConfig,
         listener: Option<&str>,
     ) -> Result<TlsSettings, TlsConfigError> {
-        let l = Lookup { config, listener };
-        let keystore = keystore(&l)?;
-        let truststore = truststore(&l)?;
+        Self::resolve_from(&Lookup::Broker { config, listener }, listener)
+    }
+
+    /// The settings given as `ssl.*` options of a JAAS entry (`what` names the entry in
+    /// errors), for a client: the JWKS endpoint's.
+    pub fn from_options(
+        options: &std::collections::BTreeMap<String, String>,
+        what: &str,
+    ) -> Result<TlsSettings, TlsConfigError> {
+        Self::resolve_from(&Lookup::Options { options, what }, None)
+    }
+
+    fn resolve_from(l: &Lookup<'_>, listener: Option<&str>) -> Result<TlsSettings, TlsConfigError> {
+        let keystore = keystore(l)?;
+        let truststore = truststore(l)?;
         let (auth_key, auth) = l.value("ssl.client.auth");
         let client_auth = match auth.trim().to_ascii_lowercase().as_str() {
             "none" => ClientAuth::None,
