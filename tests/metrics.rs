@@ -4,48 +4,13 @@
 //! and start-up refusing a bad or busy `strata.admin.listeners`.
 mod common;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
+use common::admin::{http, sample, scrape};
 use common::{api_call, batch, create_topic_with, Client, TestBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ADMIN_ON: (&str, &str) = ("strata.admin.listeners", "http://127.0.0.1:0");
-
-/// One HTTP/1.1 request: (status, head, body).
-pub async fn http(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    accept: &str,
-) -> (u16, String, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: strata\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf))
-        .await
-        .expect("response in time")
-        .unwrap();
-    let text = String::from_utf8(buf).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head.to_string(), body.to_string())
-}
-
-/// The value of the sample `series` (name with its labels, as rendered), if present.
-pub fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
-
-async fn scrape(addr: SocketAddr) -> String {
-    let (status, _, body) = http(addr, "GET", "/metrics", "text/plain").await;
-    assert_eq!(status, 200);
-    body
-}
 
 async fn produce(c: &mut Client, topic: &str, partition: i32, values: &[&[u8]]) -> i16 {
     let mut req = common::txn::produce_req(topic, batch(values, None));
