@@ -190,6 +190,7 @@ impl Broker {
             groups: self.groups.clone(),
             txns: self.txns.clone(),
             endpoints: self.endpoints.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }

@@ -18,7 +18,7 @@ const EVIL_GROUP: &str = "<img src=x onerror=alert(1)>\"&'/g";
 
 /// One HTTP/1.1 request: (status, head in lower case, body).
 async fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, String, String) {
-    let (status, head, body) = common::http::http(addr, method, path, "*/*").await;
+    let (status, head, body) = common::admin::http(addr, method, path, "*/*").await;
     (status, head.to_ascii_lowercase(), body)
 }
 

@@ -4,26 +4,13 @@
 //! and start-up refusing a bad or busy `strata.admin.listeners`.
 mod common;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::http::http;
+use common::admin::{http, sample, scrape};
 use common::{api_call, batch, create_topic_with, Client, TestBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ADMIN_ON: (&str, &str) = ("strata.admin.listeners", "http://127.0.0.1:0");
-
-/// The value of the sample `series` (name with its labels, as rendered), if present.
-pub fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
-
-async fn scrape(addr: SocketAddr) -> String {
-    let (status, _, body) = http(addr, "GET", "/metrics", "text/plain").await;
-    assert_eq!(status, 200);
-    body
-}
 
 async fn produce(c: &mut Client, topic: &str, partition: i32, values: &[&[u8]]) -> i16 {
     let mut req = common::txn::produce_req(topic, batch(values, None));

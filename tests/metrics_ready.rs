@@ -74,3 +74,43 @@ async fn readiness_follows_registration_fencing_and_recovery() {
     let (status, body) = wait_for(admin, 200, Duration::from_secs(30)).await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// The probe follows the metadata image's fencing record: a broker whose published image shows
+/// it fenced (as after the controller's FenceBroker record) is not ready though its
+/// heartbeats are answered, and ready again once the image shows it unfenced. The image is set
+/// here as the publisher sets it; the fencing after lost heartbeats is the test above.
+#[tokio::test]
+async fn a_broker_its_image_shows_fenced_is_not_ready() {
+    let broker =
+        common::TestBroker::start(&[("strata.admin.listeners", "http://127.0.0.1:0")]).await;
+    let running = broker.running.as_ref().unwrap();
+    let admin = running.admin_addrs[0];
+    let (status, body) = wait_for(admin, 200, Duration::from_secs(30)).await;
+    assert_eq!(status, 200, "{body}");
+
+    let cluster = &running.broker.cluster;
+    let node_id = running.broker.node_id;
+    let unfenced = cluster.published.borrow().clone();
+    let mut fenced = (*unfenced).clone();
+    fenced.brokers.get_mut(&node_id).unwrap().fenced = true;
+    let fenced = std::sync::Arc::new(fenced);
+    // The publisher may apply a newer image meanwhile; set the fenced one until it is seen.
+    let mut answer = (0, String::new());
+    for _ in 0..20 {
+        cluster.published.send_replace(fenced.clone());
+        answer = ready(admin).await;
+        if answer.0 == 503 {
+            break;
+        }
+    }
+    assert_eq!(answer.0, 503, "{}", answer.1);
+    assert!(
+        answer.1.contains("fenced by the controller"),
+        "{}",
+        answer.1
+    );
+
+    cluster.published.send_replace(unfenced);
+    let (status, body) = wait_for(admin, 200, Duration::from_secs(10)).await;
+    assert_eq!(status, 200, "{body}");
+}

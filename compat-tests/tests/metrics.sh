@@ -28,6 +28,11 @@ console_counters() {
   [ "$fetches" -ge 1 ] || fail "totalfetchrequests_total{topic=$t} = $fetches"
   local produce; produce=$(prom value kafka_network_requestmetrics_totaltimems_count request=Produce)
   [ "$produce" -ge 1 ] || fail "no Produce request timed: $produce"
+  # The console consumer's fetches count as Fetch and as FetchConsumer, with all five phases.
+  local consumer; consumer=$(prom value kafka_network_requestmetrics_remotetimems_count request=FetchConsumer)
+  [ "$consumer" != absent ] && [ "$consumer" -ge 1 ] || fail "no FetchConsumer request timed: $consumer"
+  local queued; queued=$(prom value kafka_network_requestmetrics_requestqueuetimems_count request=Produce)
+  [ "$queued" = "$produce" ] || fail "requestqueuetimems_count{Produce} $queued != totaltimems_count $produce"
 }
 
 # The series Strimzi's Kafka alert rules evaluate exist, and their expressions hold on a
@@ -44,6 +49,9 @@ strimzi_alert_series() {
     kafka_log_logmanager_offlinelogdirectorycount \
     kafka_network_requestmetrics_requests_total \
     kafka_server_socket_server_metrics_connection_count \
+    kafka_server_replicamanager_isrshrinks_total kafka_server_replicamanager_isrexpands_total \
+    kafka_controller_controllerstats_uncleanleaderelections_total \
+    kafka_server_group_coordinator_metrics_offset_commit_count \
     process_cpu_seconds_total process_resident_memory_bytes process_open_fds
   [ "$(prom value kafka_server_replicamanager_underreplicatedpartitions)" = 0 ] || fail "under-replicated partitions on one broker"
   [ "$(prom value kafka_server_replicamanager_underminisrpartitioncount)" = 0 ] || fail "under-min-ISR partitions on one broker"
@@ -73,6 +81,9 @@ lag_matches_tool() {
   local total; total=$(awk '{ s += $3 } END { print s }' <<<"$tool")
   [ "$total" -gt 0 ] && [ "$total" -lt 400 ] || fail "total lag $total is not between 0 and 400"
   [ "$(prom value kafka_consumergroup_lag_sum group="$g")" = "$total" ] || fail "lag_sum is not $total"
+  # The consumer committed (one offset per partition at least).
+  local commits; commits=$(prom value kafka_server_group_coordinator_metrics_offset_commit_count)
+  [ "$commits" != absent ] && [ "$commits" -ge 2 ] || fail "offset_commit_count = $commits"
 }
 
 # The probes and the listener's answers to what it does not serve.

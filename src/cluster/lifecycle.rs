@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::BrokerParts;
 use crate::error::ErrorCode;
+use crate::metrics::IsrChange;
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::alter_partition_request::{
     AlterPartitionRequest, BrokerState, PartitionData, TopicData,
@@ -220,10 +221,10 @@ pub async fn run(
 fn to_request(
     broker_id: i32,
     broker_epoch: i64,
-    proposals: &[(AlterPartition, Uuid)],
+    proposals: &[(AlterPartition, Uuid, IsrChange)],
 ) -> AlterPartitionRequest {
     let mut topics: Vec<TopicData> = Vec::new();
-    for (p, topic_id) in proposals {
+    for (p, topic_id, _) in proposals {
         let data = PartitionData {
             partition_index: p.partition,
             leader_epoch: p.leader_epoch.0,
@@ -278,7 +279,9 @@ pub async fn run_alter_partition_sender(
     cluster: Arc<ClusterContext>,
     shutdown: CancellationToken,
 ) {
-    let mut pending: Vec<(AlterPartition, Uuid)> = Vec::new();
+    // Each proposal with its topic id and which way it changes the ISR (for the ISR meters,
+    // counted when the controller answers).
+    let mut pending: Vec<(AlterPartition, Uuid, IsrChange)> = Vec::new();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -287,13 +290,16 @@ pub async fn run_alter_partition_sender(
         let now = broker.now_ms();
         broker.replicas.maybe_shrink_isr(now);
         for p in broker.replicas.take_alter_partitions() {
-            let topic_id = broker
-                .replicas
-                .get(&p.topic, p.partition)
-                .map(|x| x.topic_id)
-                .unwrap_or(Uuid::ZERO);
-            pending.retain(|(q, _)| !(q.topic == p.topic && q.partition == p.partition));
-            pending.push((p, topic_id));
+            let replica = broker.replicas.get(&p.topic, p.partition);
+            let topic_id = replica.as_ref().map(|x| x.topic_id).unwrap_or(Uuid::ZERO);
+            // The leader's ISR before the change: a proposal only adds or only removes.
+            let current = replica.map_or(0, |x| x.isr().len());
+            let change = match p.new_isr.len() > current {
+                true => IsrChange::Expand,
+                false => IsrChange::Shrink,
+            };
+            pending.retain(|(q, ..)| !(q.topic == p.topic && q.partition == p.partition));
+            pending.push((p, topic_id, change));
         }
         if pending.is_empty() {
             continue;
@@ -329,11 +335,15 @@ pub async fn run_alter_partition_sender(
             for r in &t.partitions {
                 let Some(idx) = pending
                     .iter()
-                    .position(|(p, id)| *id == t.topic_id && p.partition == r.partition_index)
+                    .position(|(p, id, _)| *id == t.topic_id && p.partition == r.partition_index)
                 else {
                     continue;
                 };
                 let code = ErrorCode::from_code(r.error_code);
+                broker
+                    .metrics
+                    .replication
+                    .isr_change_answered(pending[idx].2, code == ErrorCode::NONE);
                 if code != ErrorCode::NONE {
                     if let Some(err) = alter_partition_error(code) {
                         broker

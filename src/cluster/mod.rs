@@ -15,6 +15,7 @@ pub mod dir_assignments;
 pub mod embedded;
 pub mod envelope;
 pub mod format;
+pub mod image_metrics;
 pub mod lifecycle;
 pub mod markers;
 pub mod member_quorum;
@@ -56,6 +57,9 @@ pub struct BrokerParts {
     pub groups: Arc<crate::coordinator::GroupCoordinator>,
     pub txns: Arc<crate::coordinator::txn::TransactionCoordinator>,
     pub endpoints: Vec<AdvertisedEndpoint>,
+    /// Counters of the events the cluster tasks see (ISR changes, elections, coordinator
+    /// loads, topic deletions).
+    pub metrics: Arc<crate::metrics::BrokerMetrics>,
 }
 
 impl BrokerParts {

@@ -183,9 +183,15 @@ impl Publisher {
             broker.groups.unload(*p);
         }
         for p in offsets_now.difference(&self.leading_offsets) {
+            let started = tokio::time::Instant::now();
             let summary = broker
                 .groups
                 .load_items(*p, read_partition(&broker.replicas, OFFSETS_TOPIC, *p));
+            broker
+                .metrics
+                .group_coordinator
+                .partition_load
+                .record(started.elapsed());
             tracing::info!(
                 partition = p,
                 ?summary,
@@ -204,8 +210,14 @@ impl Publisher {
                 .get(TRANSACTION_TOPIC, *p)
                 .map(|x| x.leader_epoch())
                 .unwrap_or(0);
+            let started = tokio::time::Instant::now();
             let records = plain_records(read_partition(&broker.replicas, TRANSACTION_TOPIC, *p));
             broker.txns.load_at_epoch(*p, epoch, records);
+            broker
+                .metrics
+                .txn_coordinator
+                .partition_load
+                .record(started.elapsed());
             tracing::info!(partition = p, "transaction coordinator loaded a partition");
         }
         self.leading_txn = txn_now;
@@ -257,10 +269,12 @@ pub async fn run(
 ) {
     let mut images = cluster.quorum_state();
     let mut publisher = Publisher::default();
+    let controller = cluster.controller.is_some();
     loop {
         let image = images.borrow_and_update().1.clone();
         publisher.publish(&broker, &image);
-        cluster.published.send_replace(image.clone());
+        let previous = cluster.published.send_replace(image.clone());
+        super::image_metrics::observe(&broker.metrics, &previous, &image, controller);
         let unfenced = image
             .brokers
             .get(&broker.node_id)

@@ -159,12 +159,18 @@ impl GroupCoordinatorShard {
                 ));
             }
         }
-        if let Err(e) = self.write(recs) {
-            let code = e.offset_commit_code().code();
-            for t in &mut response.topics {
-                for p in &mut t.partitions {
-                    if p.error_code == 0 {
-                        p.error_code = code;
+        let committed = recs.len() as i64;
+        match self.write(recs) {
+            Ok(()) => {
+                self.metrics.offset_commits.inc_by(committed);
+            }
+            Err(e) => {
+                let code = e.offset_commit_code().code();
+                for t in &mut response.topics {
+                    for p in &mut t.partitions {
+                        if p.error_code == 0 {
+                            p.error_code = code;
+                        }
                     }
                 }
             }
@@ -280,9 +286,11 @@ impl GroupCoordinatorShard {
                 partitions,
             });
         }
+        let deleted = recs.len() as i64;
         if let Err(e) = self.write(recs) {
             return top(e.wire());
         }
+        self.metrics.offset_deletions.inc_by(deleted);
         response
     }
 
@@ -327,6 +335,7 @@ impl GroupCoordinatorShard {
             let deletable = remaining == 0
                 && group.is_in(ClassicGroupState::Empty)
                 && group.pending_members.is_empty();
+            let expired = recs.len() as i64;
             if deletable {
                 recs.push(records::group_metadata_tombstone(&id));
             }
@@ -334,8 +343,11 @@ impl GroupCoordinatorShard {
                 continue;
             }
             tracing::info!(group = %id, records = recs.len(), "expiring offsets");
-            if let Err(e) = self.write(recs) {
-                tracing::warn!(group = %id, error = %e, "failed to expire offsets");
+            match self.write(recs) {
+                Ok(()) => {
+                    self.metrics.offset_expirations.inc_by(expired);
+                }
+                Err(e) => tracing::warn!(group = %id, error = %e, "failed to expire offsets"),
             }
         }
     }

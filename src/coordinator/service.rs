@@ -145,6 +145,7 @@ pub struct GroupCoordinator {
     log: Arc<dyn CoordinatorLog>,
     slots: Vec<Mutex<Slot>>,
     next_id: AtomicU64,
+    metrics: crate::metrics::GroupCoordinatorMetrics,
 }
 
 impl GroupCoordinator {
@@ -156,7 +157,14 @@ impl GroupCoordinator {
             log,
             slots: (0..n).map(|_| Mutex::new(Slot::default())).collect(),
             next_id: AtomicU64::new(1),
+            metrics: Default::default(),
         }
+    }
+
+    /// Counts into `metrics` (the broker's registered counters) from now on.
+    pub fn with_metrics(mut self, metrics: crate::metrics::GroupCoordinatorMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub fn config(&self) -> &GroupConfig {
@@ -183,6 +191,7 @@ impl GroupCoordinator {
         };
         let mut shard =
             GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
+        shard.metrics = self.metrics.clone();
         let summary = shard.load(records, self.clock.now_ms());
         // Requests waiting on a previous incarnation resolve to NOT_COORDINATOR.
         *slot.lock() = Slot {
@@ -582,6 +591,7 @@ impl GroupCoordinator {
         };
         let mut shard =
             GroupCoordinatorShard::new(partition, self.config.clone(), self.log.clone());
+        shard.metrics = self.metrics.clone();
         let summary = shard.load_items(items, self.clock.now_ms());
         *slot.lock() = Slot {
             shard: Some(shard),

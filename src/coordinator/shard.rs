@@ -48,6 +48,8 @@ pub struct GroupCoordinatorShard {
     /// the transaction's COMMIT marker reaches this partition.
     pub(crate) pending_txn_offsets:
         BTreeMap<i64, Vec<crate::coordinator::txn_offsets::PendingOffset>>,
+    /// The coordinator's counters (`/metrics`); shared by every shard of the broker.
+    pub(crate) metrics: crate::metrics::GroupCoordinatorMetrics,
 }
 
 impl std::fmt::Debug for GroupCoordinatorShard {
@@ -94,6 +96,7 @@ impl GroupCoordinatorShard {
             completions: Vec::new(),
             next_offsets_cleanup_ms: None,
             pending_txn_offsets: BTreeMap::new(),
+            metrics: Default::default(),
         }
     }
 

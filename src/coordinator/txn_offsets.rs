@@ -108,6 +108,7 @@ impl GroupCoordinatorShard {
             recs.clone(),
         ) {
             Ok(()) => {
+                self.metrics.offset_commits.inc_by(recs.len() as i64);
                 for r in &recs {
                     self.replay_txn_record(request.producer_id, r);
                 }

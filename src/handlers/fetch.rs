@@ -256,6 +256,10 @@ pub async fn start(
 ) -> ResponseFuture {
     let version = header.api_version;
     let client = throttle::QuotaClient::of(&broker, &header, &conn);
+    if request.replica_id >= 0 || request.replica_state.replica_id >= 0 {
+        // Kafka's request metrics count a replica's fetch as `FetchFollower`.
+        crate::metrics::request::mark_follower_fetch();
+    }
     later(header, async move {
         // A client continuing a session we never created is told it does not exist.
         if request.session_id != 0 && request.session_epoch > 0 {
@@ -380,7 +384,10 @@ fn record_metrics(broker: &Broker, request: &FetchRequest, version: i16, respons
                 let bytes = p.records.as_ref().map_or(0, |r| r.len()) as u64;
                 PartitionOutcome::Fetched { bytes }
             } else {
-                broker.metrics.record_error(FetchRequest::API_KEY, code);
+                broker
+                    .metrics
+                    .requests
+                    .record_error(FetchRequest::API_KEY, code);
                 PartitionOutcome::FetchFailed {
                     counts_as_failed: counts_as_failed(code),
                 }

@@ -117,7 +117,7 @@ pub fn handle_with_waits(
                                         let Some(partition) = broker.replicas.get(&topic.name, pd.index) else {
                         let code = broker.missing_partition_error(&topic.name, pd.index);
                         broker.metrics.record(None, PartitionOutcome::ProduceFailed { counts_as_failed: counts_as_failed(code) });
-                        broker.metrics.record_error(ProduceRequest::API_KEY, code);
+                        broker.metrics.requests.record_error(ProduceRequest::API_KEY, code);
                         return partition_error(pd.index, code, None);
                     };
                     let counters: &TopicCounters = counters.get_or_insert_with(|| broker.metrics.topic(&topic.name));
@@ -150,7 +150,7 @@ pub fn handle_with_waits(
                         Err(e) => {
                             tracing::debug!(topic = %topic.name, partition = pd.index, error = ?e, "produce refused");
                             broker.metrics.record(Some(counters), PartitionOutcome::ProduceFailed { counts_as_failed: counts_as_failed(e.code()) });
-                            broker.metrics.record_error(ProduceRequest::API_KEY, e.code());
+                            broker.metrics.requests.record_error(ProduceRequest::API_KEY, e.code());
                             match e.record_errors() {
                                 // KIP-467: the client fails only the listed records.
                                 Some((message, records)) => PartitionProduceResponse {

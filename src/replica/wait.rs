@@ -29,6 +29,14 @@ pub async fn wait_until<T>(
     deadline: Instant,
     mut check: impl FnMut() -> Option<T>,
 ) -> Option<T> {
+    // The time parked counts as the request's remote time (Kafka's purgatory time); a check
+    // that passes at once adds nothing.
+    let mut parked_since: Option<Instant> = None;
+    let done = |parked_since: Option<Instant>| {
+        if let Some(since) = parked_since {
+            crate::metrics::request::add_remote_time(since.elapsed());
+        }
+    };
     loop {
         let mut woken: Vec<Pin<Box<Notified<'_>>>> = partitions
             .iter()
@@ -37,14 +45,21 @@ pub async fn wait_until<T>(
         for n in &mut woken {
             n.as_mut().enable();
         }
-        if let Some(done) = check() {
-            return Some(done);
+        if let Some(outcome) = check() {
+            done(parked_since);
+            return Some(outcome);
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline {
+            done(parked_since);
             return None;
         }
+        parked_since.get_or_insert(now);
         tokio::select! {
-            _ = tokio::time::sleep_until(deadline) => return None,
+            _ = tokio::time::sleep_until(deadline) => {
+                done(parked_since);
+                return None;
+            }
             _ = any_of(&mut woken) => {}
         }
     }

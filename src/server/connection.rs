@@ -45,6 +45,7 @@ use super::listener::NetworkState;
 use super::memory_pool::{MemoryPool, Reservation};
 use crate::broker::Broker;
 use crate::handlers::{self, ConnectionContext, Outcome};
+use crate::metrics::{RequestTimes, RequestTiming};
 use crate::security::sasl::Gate;
 use crate::security::SecuredStream;
 
@@ -185,10 +186,22 @@ async fn serve<R, W>(
 }
 
 /// A request whose response the writer sends in turn: the handler's task (its response and
-/// when it was ready) and, for request metrics, its api key, version and when it was read.
+/// when it was ready) and what the request metrics need.
 struct InFlight {
     handle: JoinHandle<(Option<Bytes>, Instant)>,
-    request: Option<(i16, i16, Instant)>,
+    request: Option<RequestMeta>,
+}
+
+/// A request's identity and the phases measured before its response is ready.
+struct RequestMeta {
+    api_key: i16,
+    api_version: i16,
+    /// When its frame was fully read.
+    received: Instant,
+    /// Its wait for a `queued.max.requests` slot (Kafka's request queue time).
+    request_queue: Duration,
+    /// Its purgatory time and whether it is a follower's fetch, told by the handler.
+    timing: Arc<RequestTiming>,
 }
 
 /// What the idle check needs from both halves: requests whose responses are not yet written,
@@ -269,7 +282,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
         // One of the broker's `queued.max.requests` slots, held until the request is handed
-        // to its handler; while none is free this connection reads nothing more.
+        // to its handler; while none is free this connection reads nothing more. The wait is
+        // the request's queue time: once its body is in, its handler starts at once.
+        let queue_wait_started = Instant::now();
         let queued = tokio::select! {
             _ = shutdown.cancelled() => return CloseReason::Shutdown,
             p = network.request_queue.clone().acquire_owned() => match p {
@@ -277,6 +292,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 Err(_) => return CloseReason::Shutdown,
             },
         };
+        let request_queue = queue_wait_started.elapsed();
         let (frame, reservation) = match read_frame(
             &mut rd,
             size,
@@ -325,21 +341,22 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
         let received = Instant::now();
-        let api = (frame.len() >= 4).then(|| {
-            (
-                i16::from_be_bytes([frame[0], frame[1]]),
-                i16::from_be_bytes([frame[2], frame[3]]),
-                received,
-            )
+        let timing = RequestTiming::new();
+        let api = (frame.len() >= 4).then(|| RequestMeta {
+            api_key: i16::from_be_bytes([frame[0], frame[1]]),
+            api_version: i16::from_be_bytes([frame[2], frame[3]]),
+            received,
+            request_queue,
+            timing: timing.clone(),
         });
-        let outcome = handlers::start(broker, frame, context).await;
+        let outcome = timing.scope(handlers::start(broker, frame, context)).await;
         // The request is decoded and its handler started: Kafka's request queue and memory
         // pool let go of a request at this point too.
         drop(reservation);
         drop(queued);
         match outcome {
             Outcome::Respond(fut) => {
-                let handle = tokio::spawn(async move { (fut.await, Instant::now()) });
+                let handle = tokio::spawn(timing.scope(async move { (fut.await, Instant::now()) }));
                 activity.in_flight.fetch_add(1, Ordering::AcqRel);
                 if tx
                     .send(InFlight {
@@ -491,12 +508,18 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 return;
             }
         }
-        if let Some((api_key, api_version, received)) = request {
-            metrics.record_request(
-                api_key,
-                api_version,
-                crate::metrics::RequestTimes {
-                    local: ready.saturating_duration_since(received),
+        if let Some(r) = request {
+            let remote = r.timing.remote();
+            metrics.requests.record(
+                r.api_key,
+                r.api_version,
+                r.timing.is_follower_fetch(),
+                RequestTimes {
+                    request_queue: r.request_queue,
+                    local: ready
+                        .saturating_duration_since(r.received)
+                        .saturating_sub(remote),
+                    remote,
                     response_queue: taken.saturating_duration_since(ready),
                     response_send: taken.elapsed(),
                 },

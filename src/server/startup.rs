@@ -292,16 +292,20 @@ pub async fn start(
     .await
     .map_err(StartupError::Metadata)?;
     producer_ids.attach(cluster.clone());
-    let groups = Arc::new(GroupCoordinator::new(
-        group_config(&config),
-        clock.clone(),
-        Arc::new(InternalTopicLog {
-            topic: OFFSETS_TOPIC,
-            replicas: replicas.clone(),
-            clock: clock.clone(),
-            required_acks: -1,
-        }),
-    ));
+    let metrics = crate::metrics::BrokerMetrics::new(crate::handlers::SUPPORTED_APIS);
+    let groups = Arc::new(
+        GroupCoordinator::new(
+            group_config(&config),
+            clock.clone(),
+            Arc::new(InternalTopicLog {
+                topic: OFFSETS_TOPIC,
+                replicas: replicas.clone(),
+                clock: clock.clone(),
+                required_acks: -1,
+            }),
+        )
+        .with_metrics(metrics.group_coordinator.clone()),
+    );
     let local_markers = LocalMarkerWriter {
         replicas: replicas.clone(),
         groups: groups.clone(),
@@ -343,7 +347,7 @@ pub async fn start(
             config.controller_quota_window_num,
             config.controller_quota_window_size_seconds,
         )),
-        metrics: crate::metrics::BrokerMetrics::new(crate::handlers::SUPPORTED_APIS),
+        metrics,
         dynamic: crate::config::DynamicBrokerConfig::new(config.clone()),
         client_metrics: Default::default(),
         config,

@@ -10,11 +10,11 @@ use strata::server::startup::{start, RunningBroker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+pub mod admin;
 pub mod authz;
 pub mod certs;
 pub mod cluster;
 pub mod coord;
-pub mod http;
 pub mod logs;
 pub mod offsets;
 pub mod process;
@@ -272,17 +272,16 @@ pub async fn create_topic_rf(
     r.topics[0].error_code
 }
 
-/// One Fetch v12 of partition 0 of `topic` at `offset` (no wait, 1 MiB in all, at most
-/// `partition_max_bytes` from the partition): the partition's answer.
-pub async fn fetch_partition(
-    c: &mut Client,
+/// A Fetch of partition 0 of `topic` at `offset` by a consumer (no wait, 1 MiB in all, at
+/// most `partition_max_bytes` from the partition), for tests to adjust.
+pub fn fetch_request(
     topic: &str,
     offset: i64,
     isolation_level: i8,
     partition_max_bytes: i32,
-) -> strata::protocol::messages::fetch_response::PartitionData {
+) -> strata::protocol::messages::fetch_request::FetchRequest {
     use strata::protocol::messages::fetch_request::*;
-    let req = FetchRequest {
+    FetchRequest {
         max_wait_ms: 0,
         min_bytes: 1,
         max_bytes: 1 << 20,
@@ -298,7 +297,19 @@ pub async fn fetch_partition(
             ..Default::default()
         }],
         ..Default::default()
-    };
+    }
+}
+
+/// One Fetch v12 of partition 0 of `topic` at `offset` (no wait, 1 MiB in all, at most
+/// `partition_max_bytes` from the partition): the partition's answer.
+pub async fn fetch_partition(
+    c: &mut Client,
+    topic: &str,
+    offset: i64,
+    isolation_level: i8,
+    partition_max_bytes: i32,
+) -> strata::protocol::messages::fetch_response::PartitionData {
+    let req = fetch_request(topic, offset, isolation_level, partition_max_bytes);
     let r = api_call!(
         c,
         fetch_request::FetchRequest,

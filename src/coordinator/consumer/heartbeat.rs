@@ -308,6 +308,8 @@ impl GroupCoordinatorShard {
         if bump {
             group_epoch = group_epoch.saturating_add(1);
             records.push(rec::group_epoch_record(group_id, group_epoch));
+            // Kafka counts a consumer group rebalance per group epoch bump.
+            self.metrics.consumer_group_rebalances.inc();
         }
 
         // 2. A new target assignment when the group epoch moved past it.

@@ -166,6 +166,8 @@ impl GroupCoordinatorShard {
         };
         match result {
             Ok(()) => {
+                // The group is Stable: its rebalance completed.
+                self.metrics.classic_group_completed_rebalances.inc();
                 let (pt, pn) = (group.protocol_type.clone(), group.protocol_name.clone());
                 for m in group.members.values_mut() {
                     if let Some(w) = m.awaiting_sync.take() {

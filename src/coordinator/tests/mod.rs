@@ -4,6 +4,7 @@ mod consumer;
 mod consumer_offsets;
 mod join_sync;
 mod membership;
+mod metrics;
 mod offsets;
 mod simulation;
 

@@ -1,11 +1,11 @@
-//! One HTTP/1.1 request to the admin listener, for the `/metrics` and web console tests.
+//! The admin HTTP listener seen from a test (the `/metrics`, health and web console tests): one
+//! request over real TCP, a `/metrics` scrape, and the value of one rendered series.
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Sends `method path` with an `Accept` header and reads the whole answer (the connection is
-/// closed after it): (status, head, body).
+/// One HTTP/1.1 request: (status, head, body).
 pub async fn http(
     addr: SocketAddr,
     method: &str,
@@ -26,4 +26,16 @@ pub async fn http(
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head.to_string(), body.to_string())
+}
+
+/// The value of the sample `series` (name with its labels, as rendered), if present.
+pub fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+pub async fn scrape(addr: SocketAddr) -> String {
+    let (status, _, body) = http(addr, "GET", "/metrics", "text/plain").await;
+    assert_eq!(status, 200);
+    body
 }

@@ -10,8 +10,24 @@
 //! looks its topic's handle up once per topic and request (a map read that does
 //! not allocate once the topic has been seen). Gauges that describe state (partitions, ISR,
 //! lag, log sizes) are not kept here: `admin::scrape` computes them when `/metrics` is read.
+//!
+//! - this file: the registry, per-topic `BrokerTopicMetrics`, connections per listener, log
+//!   flush time;
+//! - [`request`]: `RequestMetrics` (requests, errors, phase histograms);
+//! - [`replica`]: ISR changes and unclean leader elections;
+//! - [`coordinator`]: the group and transaction coordinators' counters.
+//!
+//! Series of a deleted topic are removed ([`BrokerMetrics::remove_topic`], called by the
+//! metadata publisher), so `/metrics` does not keep them until a restart.
 use std::sync::Arc;
-use std::time::Duration;
+
+pub mod coordinator;
+pub mod replica;
+pub mod request;
+
+pub use coordinator::{GroupCoordinatorMetrics, TxnCoordinatorMetrics};
+pub use replica::{IsrChange, ReplicationMetrics};
+pub use request::{RequestTimes, RequestTiming};
 
 use dashmap::DashMap;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -24,23 +40,6 @@ use prometheus_client::registry::Registry;
 /// A `topic` label, or no label at all for the all-topics series (as the JMX exporter renders
 /// the MBean without a `topic` key).
 type TopicLabel = Vec<(&'static str, String)>;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestVersionLabels {
-    request: String,
-    version: i16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabel {
-    request: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestErrorLabels {
-    request: String,
-    error: String,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ListenerLabel {
@@ -127,32 +126,6 @@ pub fn counts_as_failed(error: crate::error::ErrorCode) -> bool {
     )
 }
 
-/// The timing of one request, in the phases Strata has (see [`RequestTimes`]).
-#[derive(Clone)]
-struct ApiMetrics {
-    name: String,
-    min_version: i16,
-    /// `requests_total` per version from `min_version`.
-    by_version: Vec<Counter>,
-    total_time_ms: Histogram,
-    local_time_ms: Histogram,
-    response_queue_time_ms: Histogram,
-    response_send_time_ms: Histogram,
-}
-
-/// When a request's phases ended, measured by the connection.
-#[derive(Clone, Copy, Debug)]
-pub struct RequestTimes {
-    /// From the frame fully read to the handler's response ready (Kafka's local plus remote
-    /// time: Strata has no separate request queue or purgatory stage to tell apart).
-    pub local: Duration,
-    /// From response ready to the writer taking it: the wait behind earlier responses of the
-    /// same connection, which go out in request order (Kafka's response queue time).
-    pub response_queue: Duration,
-    /// Writing the response to the socket buffer.
-    pub response_send: Duration,
-}
-
 /// Connections of one listener (Kafka's `socket-server-metrics` with a `listener` tag).
 #[derive(Clone)]
 pub struct ListenerCounters {
@@ -162,7 +135,7 @@ pub struct ListenerCounters {
 }
 
 /// Buckets in milliseconds for request phases: 0.1 ms to ~52 s.
-fn latency_buckets_ms() -> Histogram {
+pub(crate) fn latency_buckets_ms() -> Histogram {
     Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
         0.1, 2.0, 20,
     ))
@@ -174,27 +147,15 @@ pub struct BrokerMetrics {
     topics: TopicFamilies,
     all_topics: TopicCounters,
     per_topic: DashMap<String, TopicCounters>,
-    /// Indexed by api key.
-    apis: Vec<Option<ApiMetrics>>,
-    errors: Family<RequestErrorLabels, Counter>,
+    pub requests: request::RequestMetrics,
+    pub replication: ReplicationMetrics,
+    pub group_coordinator: GroupCoordinatorMetrics,
+    pub txn_coordinator: TxnCoordinatorMetrics,
     listeners: Family<ListenerLabel, Gauge>,
     listener_creations: Family<ListenerLabel, Counter>,
     listener_closes: Family<ListenerLabel, Counter>,
     /// Kafka's `LogFlushStats.LogFlushRateAndTimeMs`.
     pub log_flush_time_ms: Histogram,
-}
-
-/// Kafka's request name for an API module name (`offset_commit` -> `OffsetCommit`).
-fn request_name(module: &str) -> String {
-    module
-        .split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 impl BrokerMetrics {
@@ -245,68 +206,13 @@ impl BrokerMetrics {
         }
         let all_topics = topics.counters(&Vec::new());
 
-        let requests = Family::<RequestVersionLabels, Counter>::default();
-        let errors = Family::<RequestErrorLabels, Counter>::default();
-        let histogram = || {
-            Family::<RequestLabel, Histogram, _>::new_with_constructor(
-                latency_buckets_ms as fn() -> Histogram,
-            )
-        };
-        let (total, local, queue, send) = (histogram(), histogram(), histogram(), histogram());
-        let network = registry.sub_registry_with_prefix("kafka_network_requestmetrics");
-        network.register(
-            "requests",
-            "Requests received per API and version (RequestsPerSec)",
-            requests.clone(),
-        );
-        network.register("errors", "Errors per API and error code, counted per partition for Produce and Fetch (ErrorsPerSec)", errors.clone());
-        network.register(
-            "totaltimems",
-            "Request time from fully read to response written, ms",
-            total.clone(),
-        );
-        network.register(
-            "localtimems",
-            "Request time in the handler, including waits for acks and long polls, ms",
-            local.clone(),
-        );
-        network.register(
-            "responsequeuetimems",
-            "Time a ready response waited behind earlier responses of its connection, ms",
-            queue.clone(),
-        );
-        network.register(
-            "responsesendtimems",
-            "Time writing the response, ms",
-            send.clone(),
-        );
-        let max_key = apis.iter().map(|a| a.0).max().unwrap_or(0).max(0) as usize;
-        let mut table = vec![None; max_key + 1];
-        for &(key, module, min, max) in apis {
-            let name = request_name(module);
-            let label = RequestLabel {
-                request: name.clone(),
-            };
-            let by_version = (min..=max)
-                .map(|version| {
-                    requests.get_or_create_owned(&RequestVersionLabels {
-                        request: name.clone(),
-                        version,
-                    })
-                })
-                .collect();
-            if let Ok(i) = usize::try_from(key) {
-                table[i] = Some(ApiMetrics {
-                    name,
-                    min_version: min,
-                    by_version,
-                    total_time_ms: total.get_or_create_owned(&label),
-                    local_time_ms: local.get_or_create_owned(&label),
-                    response_queue_time_ms: queue.get_or_create_owned(&label),
-                    response_send_time_ms: send.get_or_create_owned(&label),
-                });
-            }
-        }
+        let requests = request::RequestMetrics::register(&mut registry, apis);
+        let replication = ReplicationMetrics::default();
+        replication.register(&mut registry);
+        let group_coordinator = GroupCoordinatorMetrics::default();
+        group_coordinator.register(&mut registry);
+        let txn_coordinator = TxnCoordinatorMetrics::default();
+        txn_coordinator.register(&mut registry);
 
         let listeners = Family::<ListenerLabel, Gauge>::default();
         let listener_creations = Family::<ListenerLabel, Counter>::default();
@@ -339,8 +245,10 @@ impl BrokerMetrics {
             topics,
             all_topics,
             per_topic: DashMap::new(),
-            apis: table,
-            errors,
+            requests,
+            replication,
+            group_coordinator,
+            txn_coordinator,
             listeners,
             listener_creations,
             listener_closes,
@@ -403,45 +311,30 @@ impl BrokerMetrics {
         }
     }
 
+    /// Drops a deleted topic's series (Kafka's `BrokerTopicStats.removeMetrics`). A request
+    /// still holding the topic's handles counts into them unseen.
+    pub fn remove_topic(&self, topic: &str) {
+        if self.per_topic.remove(topic).is_none() {
+            return;
+        }
+        let label: TopicLabel = vec![("topic", topic.to_string())];
+        let f = &self.topics;
+        for family in [
+            &f.messages_in,
+            &f.bytes_in,
+            &f.bytes_out,
+            &f.total_produce_requests,
+            &f.failed_produce_requests,
+            &f.total_fetch_requests,
+            &f.failed_fetch_requests,
+        ] {
+            family.remove(&label);
+        }
+    }
+
     /// The all-topics counters (tests and the console read them).
     pub fn all_topics(&self) -> &TopicCounters {
         &self.all_topics
-    }
-
-    /// Counts a request of a served API and version, with its phases.
-    pub fn record_request(&self, api_key: i16, api_version: i16, times: RequestTimes) {
-        let Some(Some(api)) = usize::try_from(api_key).ok().and_then(|i| self.apis.get(i)) else {
-            return;
-        };
-        if let Some(c) = usize::try_from(api_version as i32 - api.min_version as i32)
-            .ok()
-            .and_then(|i| api.by_version.get(i))
-        {
-            c.inc();
-        }
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        api.local_time_ms.observe(ms(times.local));
-        api.response_queue_time_ms.observe(ms(times.response_queue));
-        api.response_send_time_ms.observe(ms(times.response_send));
-        api.total_time_ms
-            .observe(ms(times.local + times.response_queue + times.response_send));
-    }
-
-    /// Counts an error answered for an API (per partition for Produce and Fetch, as Kafka's
-    /// response error counts). NONE is not counted.
-    pub fn record_error(&self, api_key: i16, error: crate::error::ErrorCode) {
-        if error.is_ok() {
-            return;
-        }
-        let Some(Some(api)) = usize::try_from(api_key).ok().and_then(|i| self.apis.get(i)) else {
-            return;
-        };
-        self.errors
-            .get_or_create(&RequestErrorLabels {
-                request: api.name.clone(),
-                error: format!("{error:?}"),
-            })
-            .inc();
     }
 
     /// The connection counters of a listener (made once per listener at start-up).
@@ -479,6 +372,7 @@ impl Drop for ConnectionGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn text(m: &BrokerMetrics) -> String {
         let mut s = String::new();
@@ -533,15 +427,16 @@ mod tests {
         let m = BrokerMetrics::new(&[(0, "produce", 3, 12), (8, "offset_commit", 0, 9)]);
         let t = RequestTimes {
             local: Duration::from_millis(2),
-            response_queue: Duration::ZERO,
             response_send: Duration::from_micros(50),
+            ..Default::default()
         };
-        m.record_request(0, 9, t);
-        m.record_request(0, 9, t);
-        m.record_request(8, 2, t);
-        m.record_request(99, 0, t); // not served: ignored
-        m.record_error(0, crate::error::ErrorCode::NOT_LEADER_OR_FOLLOWER);
-        m.record_error(0, crate::error::ErrorCode::NONE);
+        m.requests.record(0, 9, false, t);
+        m.requests.record(0, 9, false, t);
+        m.requests.record(8, 2, false, t);
+        m.requests.record(99, 0, false, t); // not served: ignored
+        m.requests
+            .record_error(0, crate::error::ErrorCode::NOT_LEADER_OR_FOLLOWER);
+        m.requests.record_error(0, crate::error::ErrorCode::NONE);
         let s = text(&m);
         assert!(
             s.contains(
@@ -557,6 +452,54 @@ mod tests {
             "kafka_network_requestmetrics_errors_total{request=\"Produce\",error=\"NOT_LEADER_OR_FOLLOWER\"} 1"
         ));
         assert!(!s.contains("error=\"NONE\""));
+    }
+
+    #[test]
+    fn fetch_counts_as_fetch_and_as_consumer_or_follower_with_its_phases() {
+        let m = BrokerMetrics::new(&[(1, "fetch", 4, 17)]);
+        let t = RequestTimes {
+            request_queue: Duration::from_millis(1),
+            local: Duration::from_millis(2),
+            remote: Duration::from_millis(500),
+            ..Default::default()
+        };
+        m.requests.record(1, 17, true, t);
+        m.requests.record(1, 17, false, t);
+        m.requests.record(1, 16, false, t);
+        let s = text(&m);
+        for line in [
+            "kafka_network_requestmetrics_requests_total{request=\"Fetch\",version=\"17\"} 2",
+            "kafka_network_requestmetrics_requests_total{request=\"FetchFollower\",version=\"17\"} 1",
+            "kafka_network_requestmetrics_requests_total{request=\"FetchConsumer\",version=\"17\"} 1",
+            "kafka_network_requestmetrics_requests_total{request=\"FetchConsumer\",version=\"16\"} 1",
+            "kafka_network_requestmetrics_remotetimems_sum{request=\"FetchConsumer\"} 1000.0",
+            "kafka_network_requestmetrics_requestqueuetimems_sum{request=\"Fetch\"} 3.0",
+            "kafka_network_requestmetrics_totaltimems_sum{request=\"FetchFollower\"} 503.0",
+        ] {
+            assert!(s.lines().any(|l| l == line), "missing {line:?} in\n{s}");
+        }
+    }
+
+    #[test]
+    fn a_removed_topic_leaves_no_series_and_starts_afresh() {
+        let m = BrokerMetrics::new(&[]);
+        let produced = PartitionOutcome::Produced {
+            records: 2,
+            bytes: 10,
+        };
+        m.record(Some(&m.topic("gone")), produced);
+        m.record(Some(&m.topic("kept")), produced);
+        m.remove_topic("gone");
+        let s = text(&m);
+        assert!(!s.contains("topic=\"gone\""), "{s}");
+        assert!(s.contains("kafka_server_brokertopicmetrics_messagesin_total{topic=\"kept\"} 2"));
+        // The all-topics totals keep what was counted.
+        assert!(s.contains("kafka_server_brokertopicmetrics_messagesin_total 4"));
+        // A topic of the same name created again counts from zero.
+        m.record(Some(&m.topic("gone")), produced);
+        assert!(
+            text(&m).contains("kafka_server_brokertopicmetrics_messagesin_total{topic=\"gone\"} 2")
+        );
     }
 
     #[test]
