@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::{api_call, batch, create_topic_with, Client, TestBroker};
 use serde_json::Value;
+use strata::protocol::messages::*;
 
 const ADMIN_ON: (&str, &str) = ("strata.admin.listeners", "http://127.0.0.1:0");
 /// A group id is free text (Kafka allows any string): markup must stay data.
@@ -192,6 +193,73 @@ async fn group_lag_is_high_watermark_minus_committed_and_names_stay_data() {
     );
     let (status, _, _) = http(admin, "GET", "/api/v1/groups/unknown-group").await;
     assert_eq!(status, 404);
+}
+
+/// A KIP-848 group (`group.protocol=consumer`) shows its members and their assignment, which
+/// DescribeGroups does not give for such a group.
+#[tokio::test]
+async fn a_kip848_group_shows_its_members_and_assignment() {
+    let (_broker, admin, mut c) = start().await;
+    assert_eq!(create_topic_with(&mut c, "events", 2, &[]).await, 0);
+    let heartbeat =
+        |member_epoch: i32| consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
+            group_id: "kip848".into(),
+            member_id: "member-1".into(),
+            member_epoch,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: (member_epoch == 0).then(|| vec!["events".into()]),
+            topic_partitions: (member_epoch == 0).then(Vec::new),
+            ..Default::default()
+        };
+    // Until `__consumer_offsets` exists and its partition is loaded the coordinator answers
+    // NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE/LOAD_IN_PROGRESS, and a client retries.
+    let mut joined = Default::default();
+    for _ in 0..100 {
+        let _ = api_call!(
+            c,
+            find_coordinator_request::FindCoordinatorRequest,
+            find_coordinator_response::FindCoordinatorResponse,
+            3,
+            find_coordinator_request::FindCoordinatorRequest {
+                key: "kip848".into(),
+                key_type: 0,
+                ..Default::default()
+            }
+        );
+        joined = api_call!(
+            c,
+            consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest,
+            consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse,
+            0,
+            heartbeat(0)
+        );
+        if ![14, 15, 16].contains(&joined.error_code) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let joined: consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse = joined;
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let g = get_json(admin, "/api/v1/groups/kip848").await;
+    assert_eq!(g["type"], "consumer");
+    let members = g["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{g}");
+    assert_eq!(members[0]["member_id"], "member-1");
+    assert_eq!(members[0]["client_id"], "strata-test");
+    assert_eq!(members[0]["member_epoch"], joined.member_epoch);
+    let assigned: Vec<i64> = members[0]["assignment"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["topic"] == "events")
+        .flat_map(|t| t["partitions"].as_array().unwrap().clone())
+        .map(|p| p.as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        assigned.len(),
+        2,
+        "both partitions go to the only member: {g}"
+    );
 }
 
 #[tokio::test]

@@ -82,6 +82,11 @@ async fn produce_and_fetch_counters_match_known_traffic() {
         ),
         Some(5.0)
     );
+    // An API no client called has no series yet (they appear with its first request).
+    assert!(
+        !m.contains("request=\"DeleteAcls\""),
+        "series of an API never called"
+    );
     assert_eq!(
         sample(
             &m,

@@ -4,7 +4,7 @@
 //! `kafka_consumergroup_lag` and `kafka-consumer-groups --describe`.
 //!
 //! The listing and description go through the coordinator's ListGroups and DescribeGroups
-//! (as `kafka-consumer-groups` sees them). A classic group's member assignment is the
+//! (as `kafka-consumer-groups` sees them), and ConsumerGroupDescribe for KIP-848 groups. A classic group's member assignment is the
 //! consumer protocol's `ConsumerProtocolAssignment` bytes, decoded here with every length
 //! checked against the bytes left; other protocols' assignments are shown as a byte count.
 use std::collections::BTreeMap;
@@ -15,6 +15,7 @@ use super::api::Page;
 use super::lag::{consumer_lag, PartitionLag};
 use crate::broker::Broker;
 use crate::coordinator::service::RequestContext;
+use crate::protocol::messages::consumer_group_describe_request::ConsumerGroupDescribeRequest;
 use crate::protocol::messages::describe_groups_request::DescribeGroupsRequest;
 use crate::protocol::messages::list_groups_request::ListGroupsRequest;
 
@@ -108,8 +109,42 @@ pub fn group(broker: &Broker, group_id: &str) -> Option<Value> {
         .next()
         .unwrap_or_default();
     let consumer = d.protocol_type == "consumer";
-    let members: Vec<Value> = d
-        .members
+    let members: Vec<Value> = if listed.group_type == "consumer" {
+        consumer_protocol_members(broker, group_id)
+    } else {
+        classic_members(&d.members, consumer)
+    };
+    let offsets: Vec<Value> = consumer_lag(broker)
+        .into_iter()
+        .filter(|l| l.group == group_id)
+        .map(|l| {
+            json!({
+                "topic": l.topic,
+                "partition": l.partition,
+                "committed_offset": l.committed_offset,
+                "high_watermark": l.high_watermark,
+                "lag": l.lag,
+            })
+        })
+        .collect();
+    Some(json!({
+        "group_id": group_id,
+        "state": listed.group_state,
+        "type": listed.group_type,
+        "protocol_type": d.protocol_type,
+        "protocol": d.protocol_data,
+        "members": members,
+        "offsets": offsets,
+    }))
+}
+
+/// A classic group's members as DescribeGroups gives them; the assignment decoded when the
+/// protocol is the consumer protocol.
+fn classic_members(
+    members: &[crate::protocol::messages::describe_groups_response::DescribedGroupMember],
+    consumer: bool,
+) -> Vec<Value> {
+    members
         .iter()
         .map(|m| {
             let assignment = if consumer {
@@ -133,29 +168,42 @@ pub fn group(broker: &Broker, group_id: &str) -> Option<Value> {
                 "assignment_bytes": m.member_assignment.len(),
             })
         })
-        .collect();
-    let offsets: Vec<Value> = consumer_lag(broker)
+        .collect()
+}
+
+/// A KIP-848 (`consumer` type) group's members, read as ConsumerGroupDescribe reports them:
+/// DescribeGroups answers such a group as Dead with no members, as Kafka's does.
+fn consumer_protocol_members(broker: &Broker, group_id: &str) -> Vec<Value> {
+    let request = ConsumerGroupDescribeRequest {
+        group_ids: vec![group_id.to_string()],
+        ..Default::default()
+    };
+    let described =
+        broker
+            .groups
+            .consumer_group_describe(&context(), &request, &broker.topics_view());
+    described
+        .groups
         .into_iter()
-        .filter(|l| l.group == group_id)
-        .map(|l| {
+        .filter(|g| g.error_code == 0)
+        .flat_map(|g| g.members)
+        .map(|m| {
+            let assignment: Vec<Value> = m
+                .assignment
+                .topic_partitions
+                .iter()
+                .map(|t| json!({"topic": t.topic_name, "partitions": t.partitions}))
+                .collect();
             json!({
-                "topic": l.topic,
-                "partition": l.partition,
-                "committed_offset": l.committed_offset,
-                "high_watermark": l.high_watermark,
-                "lag": l.lag,
+                "member_id": m.member_id,
+                "group_instance_id": m.instance_id,
+                "client_id": m.client_id,
+                "host": m.client_host,
+                "member_epoch": m.member_epoch,
+                "assignment": assignment,
             })
         })
-        .collect();
-    Some(json!({
-        "group_id": group_id,
-        "state": listed.group_state,
-        "type": listed.group_type,
-        "protocol_type": d.protocol_type,
-        "protocol": d.protocol_data,
-        "members": members,
-        "offsets": offsets,
-    }))
+        .collect()
 }
 
 /// Reads big-endian integers and length-prefixed strings, never past the end.

@@ -20,7 +20,7 @@
 //! - response send: writing the response to the socket buffer.
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -199,12 +199,43 @@ impl Families {
     }
 }
 
+/// One served API's `request` label and versions; its series are made on its first request.
+struct LazyApi {
+    name: String,
+    min_version: i16,
+    max_version: i16,
+    metrics: OnceLock<ApiMetrics>,
+}
+
+impl LazyApi {
+    fn new(name: String, min_version: i16, max_version: i16) -> LazyApi {
+        LazyApi {
+            name,
+            min_version,
+            max_version,
+            metrics: OnceLock::new(),
+        }
+    }
+
+    fn get(&self, families: &Families) -> &ApiMetrics {
+        self.metrics
+            .get_or_init(|| families.api(&self.name, self.min_version, self.max_version))
+    }
+}
+
 /// The request metrics of every served API.
+///
+/// An API's series appear with its first request, not at start-up as Kafka's MBeans do: six
+/// histograms of every served API (and of FetchConsumer and FetchFollower) made a broker's idle
+/// scrape 794 KB, most of it zero buckets of APIs no client calls, and a scrape every second
+/// then cost about 11 % of the broker's CPU per GB produced (BENCHMARKS.md, "Metrics on vs
+/// off"). A dashboard panel shows no data, rather than 0, for an API never called.
 pub struct RequestMetrics {
-    /// Indexed by api key: the API's name and metrics.
-    apis: Vec<Option<(String, ApiMetrics)>>,
-    fetch_consumer: Option<ApiMetrics>,
-    fetch_follower: Option<ApiMetrics>,
+    families: Families,
+    /// Indexed by api key.
+    apis: Vec<Option<LazyApi>>,
+    fetch_consumer: Option<LazyApi>,
+    fetch_follower: Option<LazyApi>,
     errors: Family<RequestErrorLabels, Counter>,
 }
 
@@ -245,19 +276,20 @@ impl RequestMetrics {
             network.register(name, help, family.clone());
         }
         let max_key = apis.iter().map(|a| a.0).max().unwrap_or(0).max(0) as usize;
-        let mut table = vec![None; max_key + 1];
+        let mut table: Vec<Option<LazyApi>> = (0..=max_key).map(|_| None).collect();
         let (mut fetch_consumer, mut fetch_follower) = (None, None);
         for &(key, module, min, max) in apis {
             let name = request_name(module);
             if key == FETCH {
-                fetch_consumer = Some(families.api("FetchConsumer", min, max));
-                fetch_follower = Some(families.api("FetchFollower", min, max));
+                fetch_consumer = Some(LazyApi::new("FetchConsumer".into(), min, max));
+                fetch_follower = Some(LazyApi::new("FetchFollower".into(), min, max));
             }
             if let Ok(i) = usize::try_from(key) {
-                table[i] = Some((name.clone(), families.api(&name, min, max)));
+                table[i] = Some(LazyApi::new(name, min, max));
             }
         }
         RequestMetrics {
+            families,
             apis: table,
             fetch_consumer,
             fetch_follower,
@@ -265,7 +297,7 @@ impl RequestMetrics {
         }
     }
 
-    fn api(&self, api_key: i16) -> Option<&(String, ApiMetrics)> {
+    fn api(&self, api_key: i16) -> Option<&LazyApi> {
         usize::try_from(api_key)
             .ok()
             .and_then(|i| self.apis.get(i))?
@@ -280,17 +312,17 @@ impl RequestMetrics {
         follower_fetch: bool,
         times: RequestTimes,
     ) {
-        let Some((_, api)) = self.api(api_key) else {
+        let Some(api) = self.api(api_key) else {
             return;
         };
-        api.record(api_version, &times);
+        api.get(&self.families).record(api_version, &times);
         if api_key == FETCH {
             let split = match follower_fetch {
                 true => &self.fetch_follower,
                 false => &self.fetch_consumer,
             };
             if let Some(m) = split {
-                m.record(api_version, &times);
+                m.get(&self.families).record(api_version, &times);
             }
         }
     }
@@ -301,12 +333,12 @@ impl RequestMetrics {
         if error.is_ok() {
             return;
         }
-        let Some((name, _)) = self.api(api_key) else {
+        let Some(api) = self.api(api_key) else {
             return;
         };
         self.errors
             .get_or_create(&RequestErrorLabels {
-                request: name.clone(),
+                request: api.name.clone(),
                 error: format!("{error:?}"),
             })
             .inc();
