@@ -116,7 +116,7 @@ async fn the_per_ip_limit_refuses_the_next_connection_and_frees_the_slot_on_clos
 /// poll ends, and the requests it had sent still take effect.
 #[tokio::test]
 async fn a_client_that_closes_frees_its_slot_while_its_long_poll_still_waits() {
-    use strata::protocol::messages::fetch_request::*;
+    use strata::protocol::messages::fetch_request::FetchRequest;
     let b = TestBroker::start(&[("max.connections.per.ip.overrides", "127.0.0.3:1")]).await;
     let mut admin = b.client().await;
     assert_eq!(create_topic_with(&mut admin, "quiet", 1, &[]).await, 0);
@@ -124,19 +124,7 @@ async fn a_client_that_closes_frees_its_slot_while_its_long_poll_still_waits() {
     let mut c = connect_from("127.0.0.3", b.addr).await;
     let long_poll = FetchRequest {
         max_wait_ms: 30_000,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        topics: vec![FetchTopic {
-            topic: "quiet".into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: 1 << 20,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
+        ..fetch_request("quiet", 0, 0, 1 << 20)
     };
     c.write_request(1, 12, true, &long_poll).await;
     // A produce (to another topic: it must not end the poll) sent just before the close is

@@ -8,6 +8,8 @@ use super::ConnectionContext;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use super::{Broker, ResponseFuture};
 use crate::controller::{MetadataImage, Quorum, RaftQuorum, VoterChangeError};
 use crate::error::ErrorCode;
@@ -22,6 +24,8 @@ const MIN_TIMEOUT_MS: i32 = 100;
 const MAX_TIMEOUT_MS: i32 = 300_000;
 /// Added to the timeout of a forwarded request, for the round trip to the controller.
 const FORWARD_MARGIN_MS: u64 = 2_000;
+/// The pause before a forward is sent again to the leader known then.
+const FORWARD_RETRY_BACKOFF: Duration = Duration::from_millis(100);
 
 fn response(code: ErrorCode, message: Option<String>) -> AddRaftVoterResponse {
     AddRaftVoterResponse {
@@ -50,6 +54,7 @@ pub(super) async fn leader_or_forwarded<'a, Req: Encode, Resp: Decode>(
     request: &Req,
     timeout_ms: u64,
     error: impl Fn(ErrorCode) -> Resp,
+    error_code: impl Fn(&Resp) -> i16,
 ) -> Result<&'a RaftQuorum<MetadataImage>, Resp> {
     let cluster = &broker.cluster;
     if let Some(quorum) = cluster.quorum.voter().filter(|q| q.is_leader()) {
@@ -58,16 +63,28 @@ pub(super) async fn leader_or_forwarded<'a, Req: Encode, Resp: Decode>(
     if !cluster.is_broker {
         return Err(error(ErrorCode::NOT_LEADER_OR_FOLLOWER));
     }
-    match cluster
-        .channel
-        .call_with_timeout::<_, Resp>(api_key, version, request, timeout_ms + FORWARD_MARGIN_MS)
-        .await
-    {
-        Ok(r) => Err(r),
-        Err(e) => {
-            tracing::debug!(api_key, error = %e, "forwarding a voter change failed");
-            Err(error(ErrorCode::NOT_LEADER_OR_FOLLOWER))
+    // As Kafka's controller channel, a forward that finds no leader, cannot reach it, or
+    // reaches a controller that no longer leads is sent again to the leader known then, until
+    // the request's own deadline: right after an election the broker's view lags.
+    let deadline = Instant::now() + Duration::from_millis(timeout_ms + FORWARD_MARGIN_MS);
+    let not_leader = ErrorCode::NOT_LEADER_OR_FOLLOWER.code();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let answer = cluster
+            .channel
+            .call_with_timeout::<_, Resp>(api_key, version, request, left.as_millis() as u64)
+            .await;
+        let retry = match &answer {
+            Ok(r) => error_code(r) == not_leader,
+            Err(e) => {
+                tracing::debug!(api_key, error = %e, "forwarding a voter change failed");
+                true
+            }
+        };
+        if !retry || Instant::now() + FORWARD_RETRY_BACKOFF >= deadline {
+            return Err(answer.unwrap_or_else(|_| error(ErrorCode::NOT_LEADER_OR_FOLLOWER)));
         }
+        tokio::time::sleep(FORWARD_RETRY_BACKOFF).await;
     }
 }
 
@@ -118,6 +135,7 @@ pub async fn handle(
         &request,
         timeout_ms,
         |code| response(code, None),
+        |r: &AddRaftVoterResponse| r.error_code,
     )
     .await
     {

@@ -76,6 +76,7 @@ pub async fn handle(
         &request,
         REMOVE_TIMEOUT_MS,
         |code| response(code, None),
+        |r: &RemoveRaftVoterResponse| r.error_code,
     )
     .await
     {

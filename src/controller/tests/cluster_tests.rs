@@ -1,7 +1,5 @@
 use super::Harness;
-use crate::controller::cluster::{
-    broker_heartbeat, fence_expired_brokers, unregister_broker, BrokerHeartbeatRequest,
-};
+use crate::controller::cluster::{fence_expired_brokers, unregister_broker};
 use crate::controller::{MetadataRecord, NO_LEADER};
 use crate::error::ErrorCode;
 
@@ -212,29 +210,8 @@ fn controlled_shutdown_waits_for_the_broker_to_apply_its_leadership_moves() {
     let before_moves = h.offset();
     let reply = h.heartbeat(leader, false, true);
     assert!(!reply.should_shutdown, "it still led partitions");
-    let lagging = |h: &mut Harness| {
-        let request = BrokerHeartbeatRequest {
-            broker_id: leader,
-            broker_epoch: h.epoch(leader),
-            current_metadata_offset: before_moves,
-            want_fence: false,
-            want_shutdown: true,
-            offline_log_dirs: Vec::new(),
-        };
-        let offset = h.offset();
-        let (records, reply) = broker_heartbeat(
-            &h.image,
-            &h.config,
-            &request,
-            &mut h.heartbeats,
-            h.now_ms,
-            offset,
-        );
-        h.commit(records);
-        reply
-    };
     // Leaderships moved in the committed image, but the broker has not applied them yet.
-    let reply = lagging(&mut h);
+    let reply = h.heartbeat_at(leader, before_moves, false, true);
     assert!(!reply.should_shutdown && !reply.is_fenced, "{reply:?}");
     assert!(h.image.is_live(leader), "not fenced before it may go");
     // Once it reports an offset past the moves it is told to go, and fenced.

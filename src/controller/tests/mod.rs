@@ -98,10 +98,22 @@ impl Harness {
         want_fence: bool,
         want_shutdown: bool,
     ) -> BrokerHeartbeatReply {
+        let offset = self.offset();
+        self.heartbeat_at(broker, offset, want_fence, want_shutdown)
+    }
+
+    /// A heartbeat from a broker that has applied the metadata log up to `applied_offset`.
+    pub fn heartbeat_at(
+        &mut self,
+        broker: i32,
+        applied_offset: i64,
+        want_fence: bool,
+        want_shutdown: bool,
+    ) -> BrokerHeartbeatReply {
         let request = BrokerHeartbeatRequest {
             broker_id: broker,
             broker_epoch: self.epoch(broker),
-            current_metadata_offset: self.offset(),
+            current_metadata_offset: applied_offset,
             want_fence,
             want_shutdown,
             offline_log_dirs: self.offline_dirs.get(&broker).cloned().unwrap_or_default(),
