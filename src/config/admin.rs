@@ -36,15 +36,7 @@ pub fn parse_admin_listeners(raw: &str) -> Result<Vec<AdminListener>, ConfigErro
             .ok_or("expected http://host:port (only plain HTTP is served)")
             .and_then(|rest| {
                 let rest = rest.strip_suffix('/').unwrap_or(rest);
-                let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-                    let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
-                    (
-                        host,
-                        after.strip_prefix(':').ok_or("expected :port after ']'")?,
-                    )
-                } else {
-                    rest.rsplit_once(':').ok_or("expected host:port")?
-                };
+                let (host, port) = super::broker::split_host_port(rest)?;
                 if host.is_empty() {
                     return Err("the host is empty (use 0.0.0.0 for every interface)");
                 }

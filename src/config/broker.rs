@@ -33,6 +33,19 @@ pub struct Listener {
     pub port: u16,
 }
 
+/// Splits `host:port` or `[v6addr]:port` (the host may be empty), as listener URLs write
+/// them; shared by the Kafka listeners and `strata.admin.listeners`.
+pub(crate) fn split_host_port(rest: &str) -> Result<(&str, &str), &'static str> {
+    match rest.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
+            let port = after.strip_prefix(':').ok_or("expected :port after ']'")?;
+            Ok((host, port))
+        }
+        None => rest.rsplit_once(':').ok_or("expected host:port"),
+    }
+}
+
 impl Listener {
     /// Parses `NAME://host:port`, `NAME://:port` or `NAME://[v6addr]:port`.
     pub fn parse(s: &str) -> Result<Listener, String> {
@@ -41,15 +54,7 @@ impl Listener {
         if name.is_empty() {
             return Err("listener name is empty".into());
         }
-        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-            let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
-            (
-                host,
-                after.strip_prefix(':').ok_or("expected :port after ']'")?,
-            )
-        } else {
-            rest.rsplit_once(':').ok_or("expected host:port")?
-        };
+        let (host, port) = split_host_port(rest)?;
         let port = port
             .parse::<u16>()
             .map_err(|_| format!("invalid port {port:?}"))?;
