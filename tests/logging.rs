@@ -140,6 +140,15 @@ async fn refused_connections_and_failed_logins_log_one_line_per_address() {
         incremental_alter(&mut admin, 4, "1", &one, false).await.0,
         0
     );
+    // The broker applies a dynamic change once it reads it back from the metadata log, a
+    // moment after the answer (as Kafka does): wait for the first refusal.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !Client::connect(s.addr).await.is_closed().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the limit was never applied"
+        );
+    }
     for _ in 0..20 {
         let mut c = Client::connect(s.addr).await;
         assert!(c.is_closed().await);

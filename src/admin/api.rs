@@ -7,6 +7,7 @@
 //! many entries there are in all; a topic lists at most [`MAX_PARTITIONS`] partitions.
 use serde_json::{json, Value};
 
+use super::peers::PeerSnapshot;
 use super::sampler::Sampler;
 use crate::broker::Broker;
 use crate::controller::image::{is_internal_topic, MetadataImage, TopicImage};
@@ -69,7 +70,7 @@ impl Page {
 }
 
 /// `/api/v1/cluster`: cluster id, this node, the controller quorum and every registered broker.
-pub fn cluster(broker: &Broker) -> Value {
+pub fn cluster(broker: &Broker, peers: &PeerSnapshot) -> Value {
     let image = broker.cluster.image();
     let status = broker.cluster.quorum.status();
     let voters = broker.cluster.current_voters();
@@ -92,6 +93,8 @@ pub fn cluster(broker: &Broker) -> Value {
                 "registered": true,
                 "fenced": b.fenced,
                 "in_controlled_shutdown": b.in_controlled_shutdown,
+                // Why the console's last read of this broker failed (null: it answered).
+                "unreachable": peers.unreachable.get(&b.broker_id),
                 "endpoints": b.endpoints.iter().map(|e| json!({
                     "listener": e.name, "host": e.host, "port": e.port,
                 })).collect::<Vec<_>>(),
@@ -124,16 +127,63 @@ pub fn cluster(broker: &Broker) -> Value {
     })
 }
 
-/// Sum of a topic's local replicas: (size, records between log start and high watermark).
-fn local_totals(broker: &Broker, topic: &TopicImage) -> (u64, i64) {
-    let (mut size, mut records) = (0u64, 0i64);
+/// One partition's offsets and size as the console shows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Figures {
+    /// The broker whose replica these are.
+    pub broker_id: i32,
+    pub log_start_offset: Option<i64>,
+    pub log_end_offset: Option<i64>,
+    pub high_watermark: Option<i64>,
+    pub last_stable_offset: Option<i64>,
+    pub size_bytes: Option<i64>,
+}
+
+/// A partition's figures from its leader's replica: this broker's when it leads, else the
+/// leader's from the peer snapshot; failing both, this broker's follower replica (its high
+/// watermark may trail the leader's a little). None when no replica could be read.
+pub fn figures(broker: &Broker, peers: &PeerSnapshot, topic: &str, index: i32) -> Option<Figures> {
+    let local = broker.replicas.get(topic, index);
+    let of_local = |p: &crate::replica::Partition| Figures {
+        broker_id: broker.cluster.node_id,
+        log_start_offset: Some(p.log_start_offset()),
+        log_end_offset: Some(p.log_end_offset()),
+        high_watermark: Some(p.high_watermark()),
+        last_stable_offset: Some(p.last_stable_offset()),
+        size_bytes: Some(p.log.size_bytes() as i64),
+    };
+    if let Some(p) = local.as_ref().filter(|p| p.is_leader()) {
+        return Some(of_local(p));
+    }
+    if let Some(r) = peers.partitions.get(&(topic.to_string(), index)) {
+        return Some(Figures {
+            broker_id: r.broker_id,
+            log_start_offset: r.log_start_offset,
+            log_end_offset: r.log_end_offset,
+            high_watermark: r.high_watermark,
+            last_stable_offset: r.last_stable_offset,
+            size_bytes: r.size_bytes,
+        });
+    }
+    local.as_ref().map(|p| of_local(p))
+}
+
+/// A topic's totals over its partitions' figures: (size of one replica each, records
+/// between log start and high watermark, partitions with no figures).
+fn totals(broker: &Broker, peers: &PeerSnapshot, topic: &TopicImage) -> (i64, i64, usize) {
+    let (mut size, mut records, mut unknown) = (0i64, 0i64, 0usize);
     for index in topic.partitions.keys() {
-        if let Some(p) = broker.replicas.get(&topic.name, *index) {
-            size += p.log.size_bytes();
-            records += (p.high_watermark() - p.log_start_offset()).max(0);
+        match figures(broker, peers, &topic.name, *index) {
+            Some(f) => {
+                size += f.size_bytes.unwrap_or(0);
+                if let (Some(hw), Some(start)) = (f.high_watermark, f.log_start_offset) {
+                    records += (hw - start).max(0);
+                }
+            }
+            None => unknown += 1,
         }
     }
-    (size, records)
+    (size, records, unknown)
 }
 
 /// Each reading's value for one rate, for a sparkline.
@@ -142,13 +192,13 @@ fn series(rates: &[super::sampler::Rate], f: impl Fn(&super::sampler::Rate) -> f
 }
 
 /// `/api/v1/topics`: a page of topics in name order, with totals and rate sparklines.
-pub fn topics(broker: &Broker, sampler: &Sampler, page: Page) -> Value {
+pub fn topics(broker: &Broker, sampler: &Sampler, peers: &PeerSnapshot, page: Page) -> Value {
     let image = broker.cluster.image();
     let (page_topics, meta) = page.slice(image.topics.values().collect());
     let topics: Vec<Value> = page_topics
         .into_iter()
         .map(|t| {
-            let (size, records) = local_totals(broker, t);
+            let (size, records, unknown) = totals(broker, peers, t);
             let rates = sampler.topic_rates(&t.name);
             let replication = t.partitions.values().map(|p| p.replicas.len()).max().unwrap_or(0);
             json!({
@@ -160,6 +210,8 @@ pub fn topics(broker: &Broker, sampler: &Sampler, page: Page) -> Value {
                 "offline": t.partitions.values().filter(|p| !p.has_leader()).count(),
                 "size_bytes": size,
                 "records": records,
+                // Partitions whose leader could not be read: size and records leave them out.
+                "partitions_unknown": unknown,
                 "produce_rate": series(&rates, |r| r.messages_in),
                 "consume_rate": series(&rates, |r| r.messages_consumed),
                 "bytes_out_rate": series(&rates, |r| r.bytes_out),
@@ -172,27 +224,33 @@ pub fn topics(broker: &Broker, sampler: &Sampler, page: Page) -> Value {
 }
 
 /// `/api/v1/topics/<name>`: the topic's partitions; None for a topic the image does not know.
-pub fn topic(broker: &Broker, image: &MetadataImage, name: &str) -> Option<Value> {
+pub fn topic(
+    broker: &Broker,
+    peers: &PeerSnapshot,
+    image: &MetadataImage,
+    name: &str,
+) -> Option<Value> {
     let t = image.topic(name)?;
     let partitions: Vec<Value> = t
         .partitions
         .iter()
         .take(MAX_PARTITIONS)
         .map(|(index, p)| {
-            let local = broker.replicas.get(name, *index);
+            let f = figures(broker, peers, name, *index);
             json!({
                 "partition": index,
                 "leader": p.leader,
                 "leader_epoch": p.leader_epoch,
                 "replicas": p.replicas,
                 "isr": p.isr,
-                // Offsets and size are this broker's replica's (null when it has none).
-                "local_replica": local.is_some(),
-                "log_start_offset": local.as_ref().map(|l| l.log_start_offset()),
-                "log_end_offset": local.as_ref().map(|l| l.log_end_offset()),
-                "high_watermark": local.as_ref().map(|l| l.high_watermark()),
-                "last_stable_offset": local.as_ref().map(|l| l.last_stable_offset()),
-                "size_bytes": local.as_ref().map(|l| l.log.size_bytes()),
+                "local_replica": broker.replicas.get(name, *index).is_some(),
+                // Whose replica the offsets and size are (null when none could be read).
+                "figures_from": f.map(|f| f.broker_id),
+                "log_start_offset": f.and_then(|f| f.log_start_offset),
+                "log_end_offset": f.and_then(|f| f.log_end_offset),
+                "high_watermark": f.and_then(|f| f.high_watermark),
+                "last_stable_offset": f.and_then(|f| f.last_stable_offset),
+                "size_bytes": f.and_then(|f| f.size_bytes),
             })
         })
         .collect();

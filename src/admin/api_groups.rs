@@ -1,23 +1,29 @@
-//! The console's consumer-group JSON (`/api/v1/groups`, `/api/v1/groups/<id>`): the groups
-//! this broker coordinates with their state and protocol, members (client id, host) with
-//! their assignments, and per-partition lag from [`super::lag`], the same numbers as
-//! `kafka_consumergroup_lag` and `kafka-consumer-groups --describe`.
+//! The console's consumer-group JSON (`/api/v1/groups`, `/api/v1/groups/<id>`): every group
+//! of the cluster (those this broker coordinates, and those the peer snapshot of
+//! [`super::peers`] has) with its coordinator, state and protocol, members (client id, host)
+//! with their assignments, and per-partition lag: the committed offset against the
+//! partition's high watermark from its leader, the same numbers as `kafka-consumer-groups
+//! --describe`.
 //!
 //! The listing and description go through the coordinator's ListGroups and DescribeGroups
-//! (as `kafka-consumer-groups` sees them), and ConsumerGroupDescribe for KIP-848 groups. A classic group's member assignment is the
+//! (as `kafka-consumer-groups` sees them), and ConsumerGroupDescribe for KIP-848 groups. A
+//! classic group's member assignment is the
 //! consumer protocol's `ConsumerProtocolAssignment` bytes, decoded here with every length
 //! checked against the bytes left; other protocols' assignments are shown as a byte count.
-use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::api::Page;
-use super::lag::{consumer_lag, PartitionLag};
+use super::api::{figures, Page};
+use super::lag::PartitionLag;
+use super::peers::PeerSnapshot;
 use crate::broker::Broker;
 use crate::coordinator::service::RequestContext;
 use crate::protocol::messages::consumer_group_describe_request::ConsumerGroupDescribeRequest;
+use crate::protocol::messages::consumer_group_describe_response as cgd;
 use crate::protocol::messages::describe_groups_request::DescribeGroupsRequest;
+use crate::protocol::messages::describe_groups_response::DescribedGroup;
 use crate::protocol::messages::list_groups_request::ListGroupsRequest;
+use crate::protocol::messages::list_groups_response::ListedGroup;
 
 /// The most topics or partitions decoded from one member assignment.
 const MAX_ASSIGNMENT_ENTRIES: usize = 10_000;
@@ -25,6 +31,136 @@ const MAX_ASSIGNMENT_ENTRIES: usize = 10_000;
 /// The console reads the coordinator as a ListGroups v5 / DescribeGroups v5 client would.
 fn context() -> RequestContext {
     RequestContext::new(5, "strata-console", "127.0.0.1")
+}
+
+/// One group as the console shows it, from this broker's coordinator or a peer's.
+struct GroupView {
+    coordinator_id: i32,
+    listed: ListedGroup,
+    described: DescribedGroup,
+    /// ConsumerGroupDescribe's answer, for KIP-848 (`consumer` type) groups.
+    consumer: Option<cgd::DescribedGroup>,
+    /// Committed offsets: (topic, partition, offset), in that order.
+    offsets: Vec<(String, i32, i64)>,
+}
+
+impl GroupView {
+    /// Each committed offset with the partition's high watermark (from its leader, see
+    /// [`super::api::figures`]) and the lag; partitions whose high watermark is unknown are
+    /// left out.
+    fn lag(&self, broker: &Broker, peers: &PeerSnapshot) -> Vec<PartitionLag> {
+        self.offsets
+            .iter()
+            .filter_map(|(topic, partition, committed_offset)| {
+                let high_watermark = figures(broker, peers, topic, *partition)?.high_watermark?;
+                Some(PartitionLag {
+                    group: self.listed.group_id.clone(),
+                    topic: topic.clone(),
+                    partition: *partition,
+                    committed_offset: *committed_offset,
+                    high_watermark,
+                    lag: high_watermark - committed_offset,
+                })
+            })
+            .collect()
+    }
+
+    fn members(&self) -> Vec<Value> {
+        match &self.consumer {
+            Some(g) if self.listed.group_type == "consumer" => consumer_protocol_members(g),
+            _ => classic_members(
+                &self.described.members,
+                self.described.protocol_type == "consumer",
+            ),
+        }
+    }
+}
+
+/// Every group of the cluster in id order: this broker's, then those the peer snapshot has
+/// that this broker does not coordinate. Not yet described.
+fn list_all(broker: &Broker, peers: &PeerSnapshot) -> Vec<(ListedGroup, Option<i32>)> {
+    let mut listed: Vec<(ListedGroup, Option<i32>)> = broker
+        .groups
+        .list_groups(&context(), &ListGroupsRequest::default())
+        .groups
+        .into_iter()
+        .map(|g| (g, None))
+        .collect();
+    let local: std::collections::HashSet<String> =
+        listed.iter().map(|(g, _)| g.group_id.clone()).collect();
+    listed.extend(
+        peers
+            .groups
+            .iter()
+            .filter(|g| !local.contains(&g.listed.group_id))
+            .map(|g| (g.listed.clone(), Some(g.coordinator_id))),
+    );
+    listed.sort_by(|a, b| a.0.group_id.cmp(&b.0.group_id));
+    listed
+}
+
+/// Describes one listed group: through this broker's coordinator (`remote` None) or from the
+/// snapshot of the peer that coordinates it.
+fn view(
+    broker: &Broker,
+    peers: &PeerSnapshot,
+    listed: ListedGroup,
+    remote: Option<i32>,
+) -> GroupView {
+    if let Some(coordinator_id) = remote {
+        let g = peers
+            .groups
+            .iter()
+            .find(|g| g.coordinator_id == coordinator_id && g.listed.group_id == listed.group_id);
+        return GroupView {
+            coordinator_id,
+            described: g.map(|g| g.described.clone()).unwrap_or_default(),
+            consumer: g.and_then(|g| g.consumer.clone()),
+            offsets: g.map(|g| g.offsets.clone()).unwrap_or_default(),
+            listed,
+        };
+    }
+    let ids = vec![listed.group_id.clone()];
+    let described = broker
+        .groups
+        .describe_groups(
+            &context(),
+            &DescribeGroupsRequest {
+                groups: ids.clone(),
+                ..Default::default()
+            },
+        )
+        .groups
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let consumer = (listed.group_type == "consumer")
+        .then(|| {
+            let request = ConsumerGroupDescribeRequest {
+                group_ids: ids,
+                ..Default::default()
+            };
+            broker
+                .groups
+                .consumer_group_describe(&context(), &request, &broker.topics_view())
+                .groups
+                .into_iter()
+                .find(|g| g.error_code == 0)
+        })
+        .flatten();
+    let mut offsets: Vec<(String, i32, i64)> = broker
+        .groups
+        .committed_offsets_of(&listed.group_id)
+        .into_iter()
+        .collect();
+    offsets.sort();
+    GroupView {
+        coordinator_id: broker.cluster.node_id,
+        listed,
+        described,
+        consumer,
+        offsets,
+    }
 }
 
 /// A group's lag totals: (partitions with a committed offset, sum, max).
@@ -38,44 +174,22 @@ fn lag_totals<'a>(lags: impl Iterator<Item = &'a PartitionLag>) -> (usize, i64, 
     })
 }
 
-/// `/api/v1/groups`: a page of groups in id order with their lag totals.
-pub fn groups(broker: &Broker, page: Page) -> Value {
-    let mut listed = broker
-        .groups
-        .list_groups(&context(), &ListGroupsRequest::default())
-        .groups;
-    listed.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-    let lags = consumer_lag(broker);
-    let mut by_group: BTreeMap<&str, Vec<&PartitionLag>> = BTreeMap::new();
-    for l in &lags {
-        by_group.entry(l.group.as_str()).or_default().push(l);
-    }
-    let (listed, meta) = page.slice(listed);
-    let ids: Vec<String> = listed.iter().map(|g| g.group_id.clone()).collect();
-    let described = broker.groups.describe_groups(
-        &context(),
-        &DescribeGroupsRequest {
-            groups: ids,
-            ..Default::default()
-        },
-    );
+/// `/api/v1/groups`: a page of the cluster's groups in id order with their lag totals.
+pub fn groups(broker: &Broker, peers: &PeerSnapshot, page: Page) -> Value {
+    let (listed, meta) = page.slice(list_all(broker, peers));
     let groups: Vec<Value> = listed
-        .iter()
-        .zip(described.groups.iter())
-        .map(|(g, d)| {
-            let (partitions, sum, max) = lag_totals(
-                by_group
-                    .get(g.group_id.as_str())
-                    .into_iter()
-                    .flatten()
-                    .copied(),
-            );
+        .into_iter()
+        .map(|(listed, remote)| {
+            let g = view(broker, peers, listed, remote);
+            let lags = g.lag(broker, peers);
+            let (partitions, sum, max) = lag_totals(lags.iter());
             json!({
-                "group_id": g.group_id,
-                "state": g.group_state,
-                "type": g.group_type,
-                "protocol_type": g.protocol_type,
-                "members": d.members.len(),
+                "group_id": g.listed.group_id,
+                "coordinator": g.coordinator_id,
+                "state": g.listed.group_state,
+                "type": g.listed.group_type,
+                "protocol_type": g.listed.protocol_type,
+                "members": g.members().len(),
                 "partitions": partitions,
                 "lag_sum": sum,
                 "lag_max": max,
@@ -87,36 +201,15 @@ pub fn groups(broker: &Broker, page: Page) -> Value {
     out
 }
 
-/// `/api/v1/groups/<id>`: one group; None for a group this broker does not know.
-pub fn group(broker: &Broker, group_id: &str) -> Option<Value> {
-    let listed = broker
-        .groups
-        .list_groups(&context(), &ListGroupsRequest::default())
-        .groups
+/// `/api/v1/groups/<id>`: one group; None for a group no broker reported.
+pub fn group(broker: &Broker, peers: &PeerSnapshot, group_id: &str) -> Option<Value> {
+    let (listed, remote) = list_all(broker, peers)
         .into_iter()
-        .find(|g| g.group_id == group_id)?;
-    let d = broker
-        .groups
-        .describe_groups(
-            &context(),
-            &DescribeGroupsRequest {
-                groups: vec![group_id.to_string()],
-                ..Default::default()
-            },
-        )
-        .groups
+        .find(|(g, _)| g.group_id == group_id)?;
+    let g = view(broker, peers, listed, remote);
+    let offsets: Vec<Value> = g
+        .lag(broker, peers)
         .into_iter()
-        .next()
-        .unwrap_or_default();
-    let consumer = d.protocol_type == "consumer";
-    let members: Vec<Value> = if listed.group_type == "consumer" {
-        consumer_protocol_members(broker, group_id)
-    } else {
-        classic_members(&d.members, consumer)
-    };
-    let offsets: Vec<Value> = consumer_lag(broker)
-        .into_iter()
-        .filter(|l| l.group == group_id)
         .map(|l| {
             json!({
                 "topic": l.topic,
@@ -129,11 +222,12 @@ pub fn group(broker: &Broker, group_id: &str) -> Option<Value> {
         .collect();
     Some(json!({
         "group_id": group_id,
-        "state": listed.group_state,
-        "type": listed.group_type,
-        "protocol_type": d.protocol_type,
-        "protocol": d.protocol_data,
-        "members": members,
+        "coordinator": g.coordinator_id,
+        "state": g.listed.group_state,
+        "type": g.listed.group_type,
+        "protocol_type": g.described.protocol_type,
+        "protocol": g.described.protocol_data,
+        "members": g.members(),
         "offsets": offsets,
     }))
 }
@@ -173,20 +267,10 @@ fn classic_members(
 
 /// A KIP-848 (`consumer` type) group's members, read as ConsumerGroupDescribe reports them:
 /// DescribeGroups answers such a group as Dead with no members, as Kafka's does.
-fn consumer_protocol_members(broker: &Broker, group_id: &str) -> Vec<Value> {
-    let request = ConsumerGroupDescribeRequest {
-        group_ids: vec![group_id.to_string()],
-        ..Default::default()
-    };
-    let described =
-        broker
-            .groups
-            .consumer_group_describe(&context(), &request, &broker.topics_view());
-    described
-        .groups
-        .into_iter()
-        .filter(|g| g.error_code == 0)
-        .flat_map(|g| g.members)
+fn consumer_protocol_members(group: &cgd::DescribedGroup) -> Vec<Value> {
+    group
+        .members
+        .iter()
         .map(|m| {
             let assignment: Vec<Value> = m
                 .assignment

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::api::{self, Page};
 use super::api_groups;
+use super::peers::PeerView;
 use super::sampler::Sampler;
 use crate::broker::Broker;
 
@@ -93,7 +94,13 @@ fn name(rest: &str) -> Option<String> {
 }
 
 /// Answers a console or API request; None for paths the console does not own.
-pub fn route(broker: &Broker, sampler: &Sampler, method: &Method, uri: &Uri) -> Option<Reply> {
+pub fn route(
+    broker: &Broker,
+    sampler: &Sampler,
+    peers: &PeerView,
+    method: &Method,
+    uri: &Uri,
+) -> Option<Reply> {
     let path = uri.path();
     let owned = matches!(path, "/" | "/console" | "/console/" | "/favicon.ico")
         || path.starts_with("/console/")
@@ -119,25 +126,30 @@ pub fn route(broker: &Broker, sampler: &Sampler, method: &Method, uri: &Uri) -> 
         "/console/console.css" => page("text/css; charset=utf-8", CONSOLE_CSS),
         // Browsers ask for it unprompted; no content rather than a 404 in their console.
         "/favicon.ico" => reply(StatusCode::NO_CONTENT, "image/x-icon", Bytes::new()),
-        "/api/v1/cluster" => json(StatusCode::OK, &api::cluster(broker)),
+        "/api/v1/cluster" => json(StatusCode::OK, &api::cluster(broker, &peers.read())),
         "/api/v1/topics" => json(
             StatusCode::OK,
-            &api::topics(broker, sampler, Page::from_query(uri.query())),
+            &api::topics(
+                broker,
+                sampler,
+                &peers.read(),
+                Page::from_query(uri.query()),
+            ),
         ),
         "/api/v1/groups" => json(
             StatusCode::OK,
-            &api_groups::groups(broker, Page::from_query(uri.query())),
+            &api_groups::groups(broker, &peers.read(), Page::from_query(uri.query())),
         ),
         "/api/v1/throughput" => json(StatusCode::OK, &api::throughput(sampler)),
         _ => {
             if let Some(rest) = path.strip_prefix("/api/v1/topics/") {
                 let image = broker.cluster.image();
-                match name(rest).and_then(|n| api::topic(broker, &image, &n)) {
+                match name(rest).and_then(|n| api::topic(broker, &peers.read(), &image, &n)) {
                     Some(v) => json(StatusCode::OK, &v),
                     None => not_found("unknown topic"),
                 }
             } else if let Some(rest) = path.strip_prefix("/api/v1/groups/") {
-                match name(rest).and_then(|n| api_groups::group(broker, &n)) {
+                match name(rest).and_then(|n| api_groups::group(broker, &peers.read(), &n)) {
                     Some(v) => json(StatusCode::OK, &v),
                     None => not_found("unknown group"),
                 }

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::peers::PeerView;
 use super::sampler::Sampler;
 use crate::broker::Broker;
 use crate::config::admin::AdminListener;
@@ -65,11 +66,14 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
     let tracker = TaskTracker::new();
     // The console's throughput history is sampled only while a listener serves it.
     let sampler = Arc::new(Sampler::default());
+    // What other brokers of a cluster hold, read only while somebody reads the console.
+    let peers = Arc::new(PeerView::default());
     if !listeners.is_empty() {
         tracker.spawn(sampler.clone().run(broker.clone(), shutdown.clone()));
+        tracker.spawn(peers.clone().run(broker.clone(), shutdown.clone()));
     }
     for listener in listeners {
-        let sampler = sampler.clone();
+        let (sampler, peers) = (sampler.clone(), peers.clone());
         let (broker, permits, shutdown, connections) = (
             broker.clone(),
             permits.clone(),
@@ -93,10 +97,14 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
                         }
                     },
                 };
-                let (broker, sampler, shutdown) =
-                    (broker.clone(), sampler.clone(), shutdown.clone());
+                let (broker, sampler, peers, shutdown) = (
+                    broker.clone(),
+                    sampler.clone(),
+                    peers.clone(),
+                    shutdown.clone(),
+                );
                 connections.spawn(async move {
-                    serve_connection(broker, sampler, stream, peer, shutdown).await;
+                    serve_connection(broker, sampler, peers, stream, peer, shutdown).await;
                     drop(permit);
                 });
             }
@@ -110,13 +118,14 @@ pub async fn serve(broker: Arc<Broker>, listeners: Vec<TcpListener>, shutdown: C
 async fn serve_connection(
     broker: Arc<Broker>,
     sampler: Arc<Sampler>,
+    peers: Arc<PeerView>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     shutdown: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |req| {
-        let (broker, sampler) = (broker.clone(), sampler.clone());
-        async move { Ok::<_, std::convert::Infallible>(route(&broker, &sampler, &req)) }
+        let (broker, sampler, peers) = (broker.clone(), sampler.clone(), peers.clone());
+        async move { Ok::<_, std::convert::Infallible>(route(&broker, &sampler, &peers, &req)) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -143,8 +152,13 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
 }
 
 /// Answers one request (the body, if any, is never read).
-fn route(broker: &Broker, sampler: &Sampler, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-    if let Some(r) = super::console::route(broker, sampler, req.method(), req.uri()) {
+fn route(
+    broker: &Broker,
+    sampler: &Sampler,
+    peers: &PeerView,
+    req: &Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    if let Some(r) = super::console::route(broker, sampler, peers, req.method(), req.uri()) {
         return r;
     }
     let path = req.uri().path();

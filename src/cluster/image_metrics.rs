@@ -2,15 +2,39 @@
 //! are dropped (Kafka's `BrokerTopicStats.removeMetrics` when a topic goes away), and, on a
 //! node with the controller role, leaders elected from outside their previous ISR are counted
 //! as unclean elections (Kafka's `ControllerMetricsChanges.handlePartitionChange`, which every
-//! KRaft controller runs as it applies the log). The publisher runs on nodes with the broker
-//! role, so a controller-only node counts no elections; a combined node does.
+//! KRaft controller runs as it applies the log). The publisher calls [`observe`] on nodes with
+//! the broker role; a controller-only node, which has no publisher, runs [`follow`].
 //!
 //! Images are published as they come, so two changes applied between two publications are
 //! seen as one: an unclean election followed at once by another change of the same partition
 //! is still counted (its leader is compared with the ISR of the last image seen), but two
 //! elections of one partition between two images count once.
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
 use crate::controller::image::MetadataImage;
 use crate::metrics::BrokerMetrics;
+
+/// A controller-only node's metrics from the images its quorum member applies, until
+/// `shutdown`.
+pub async fn follow(
+    metrics: Arc<BrokerMetrics>,
+    cluster: Arc<super::ClusterContext>,
+    shutdown: CancellationToken,
+) {
+    let mut images = cluster.quorum_state();
+    let mut previous = images.borrow_and_update().1.clone();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            changed = images.changed() => if changed.is_err() { return },
+        }
+        let next = images.borrow_and_update().1.clone();
+        observe(&metrics, &previous, &next, true);
+        previous = next;
+    }
+}
 
 /// Applies the change from `previous` to `next` to the metrics.
 pub fn observe(

@@ -363,6 +363,11 @@ pub fn spawn_tasks(
             super::lifecycle::run(broker.clone(), cluster.clone(), shutdown.clone()).await;
         } else {
             // A controller-only process neither registers nor hosts partitions.
+            tasks.push(tokio::spawn(super::image_metrics::follow(
+                broker.metrics.clone(),
+                cluster.clone(),
+                stop_workers.clone(),
+            )));
             shutdown.cancelled().await;
         }
         serving.cancel();

@@ -678,6 +678,26 @@ impl GroupCoordinator {
         out
     }
 
+    /// One loaded group's committed offsets as (topic, partition, offset), for the console.
+    pub fn committed_offsets_of(&self, group: &str) -> Vec<(String, i32, i64)> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            if let Some(topics) = slot
+                .lock()
+                .shard
+                .as_ref()
+                .and_then(|s| s.offsets.get(group))
+            {
+                for (topic, partitions) in topics {
+                    for (partition, o) in partitions {
+                        out.push((topic.clone(), *partition, o.committed_offset));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The state of every group of the loaded shards (classic and consumer groups).
     pub fn group_states(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -114,7 +114,7 @@ const views = {
       el('h2', {}, 'Brokers'),
       table(['id', 'endpoints', 'rack', 'state', 'epoch'], c.brokers.map(b => el('tr', { 'data-broker': b.id },
         td(b.id, 'id'), td(b.endpoints.map(e => `${e.listener}://${e.host}:${e.port}`).join(', '), 'endpoints'), td(b.rack ?? '', 'rack'),
-        td(b.fenced ? 'fenced' : (b.in_controlled_shutdown ? 'shutting down' : 'registered, unfenced'), 'state', b.fenced ? 'bad' : 'ok'),
+        td(b.fenced ? 'fenced' : (b.in_controlled_shutdown ? 'shutting down' : (b.unreachable ? 'unreachable from here' : 'registered, unfenced')), 'state', b.fenced || b.unreachable ? 'bad' : 'ok'),
         td(b.epoch, 'epoch'))), { id: 'brokers' }),
       el('h2', {}, 'Throughput (sampled by the broker each second, last 5 minutes)'),
       plot(t.samples),
@@ -142,24 +142,25 @@ const views = {
     if (!t) return [el('h2', {}, 'Unknown topic'), el('p', { id: 'not-found' }, name)];
     return [
       el('h2', {}, 'Topic ', el('span', { id: 'topic-name' }, t.name)),
-      el('p', { class: 'note' }, `id ${t.topic_id}, ${t.partition_count} partitions; offsets and sizes are this broker's replica`),
-      table(['partition', 'leader', 'epoch', 'replicas', 'ISR', 'log start', 'log end', 'high watermark', 'size'],
+      el('p', { class: 'note' }, `id ${t.topic_id}, ${t.partition_count} partitions; offsets and sizes are the leader's replica (column "from")`),
+      table(['partition', 'leader', 'epoch', 'replicas', 'ISR', 'log start', 'log end', 'high watermark', 'size', 'from'],
         t.partitions.map(p => el('tr', { 'data-partition': p.partition },
           tdn(p.partition, 'partition'), td(p.leader, 'leader', p.leader < 0 ? 'bad' : null), tdn(p.leader_epoch, 'leader_epoch'),
           td(p.replicas.join(','), 'replicas'), td(p.isr.join(','), 'isr', p.isr.length < p.replicas.length ? 'bad' : null),
           tdn(p.log_start_offset, 'log_start_offset'), tdn(p.log_end_offset, 'log_end_offset'),
-          tdn(p.high_watermark, 'high_watermark'), td(bytes(p.size_bytes), 'size', 'num'))), { id: 'partitions' }),
+          tdn(p.high_watermark, 'high_watermark'), td(bytes(p.size_bytes), 'size', 'num'),
+          td(p.figures_from === null ? 'unknown' : p.figures_from, 'figures_from', p.figures_from === null ? 'bad' : null))), { id: 'partitions' }),
     ];
   },
 
   async groups() {
     const d = await get('/api/v1/groups?limit=200');
     return [
-      el('h2', {}, `Consumer groups (${d.total}, coordinated by this broker)`),
-      table(['group', 'state', 'protocol type', 'members', 'partitions', 'total lag', 'max lag'],
+      el('h2', {}, `Consumer groups (${d.total})`),
+      table(['group', 'coordinator', 'state', 'protocol type', 'members', 'partitions', 'total lag', 'max lag'],
         d.groups.map(g => el('tr', { 'data-group': g.group_id },
           el('td', { 'data-field': 'group_id' }, link('#/groups/' + encodeURIComponent(g.group_id), g.group_id)),
-          td(g.state, 'state'), td(g.protocol_type, 'protocol_type'), tdn(g.members, 'members'), tdn(g.partitions, 'partitions'),
+          tdn(g.coordinator, 'coordinator'), td(g.state, 'state'), td(g.protocol_type, 'protocol_type'), tdn(g.members, 'members'), tdn(g.partitions, 'partitions'),
           tdn(g.lag_sum, 'lag_sum'), tdn(g.lag_max, 'lag_max'))), { id: 'groups' }),
       more(d, 'groups'),
     ];
@@ -171,7 +172,8 @@ const views = {
     const assigned = m => m.assignment ? m.assignment.map(a => `${a.topic}: ${a.partitions.join(',')}`).join('; ') : `${m.assignment_bytes} bytes`;
     return [
       el('h2', {}, 'Group ', el('span', { id: 'group-id' }, g.group_id)),
-      el('p', {}, 'state ', el('b', { id: 'group-state' }, g.state), `, protocol ${g.protocol_type || '–'}/${g.protocol || '–'}`),
+      el('p', {}, 'state ', el('b', { id: 'group-state' }, g.state), `, protocol ${g.protocol_type || '–'}/${g.protocol || '–'}, coordinator `,
+        el('span', { id: 'group-coordinator' }, g.coordinator)),
       el('h2', {}, 'Members'),
       table(['member', 'client id', 'host', 'assignment'], g.members.map(m => el('tr', { 'data-member': m.member_id },
         td(m.member_id, 'member_id'), td(m.client_id, 'client_id'), td(m.host, 'host'), td(assigned(m), 'assignment'))), { id: 'members' }),
