@@ -7,7 +7,7 @@
 //! many entries there are in all; a topic lists at most [`MAX_PARTITIONS`] partitions.
 use serde_json::{json, Value};
 
-use super::peers::PeerSnapshot;
+use super::peers::{PeerSnapshot, RemotePartition};
 use super::sampler::Sampler;
 use crate::broker::Broker;
 use crate::controller::image::{is_internal_topic, MetadataImage, TopicImage};
@@ -127,17 +127,9 @@ pub fn cluster(broker: &Broker, peers: &PeerSnapshot) -> Value {
     })
 }
 
-/// One partition's offsets and size as the console shows them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Figures {
-    /// The broker whose replica these are.
-    pub broker_id: i32,
-    pub log_start_offset: Option<i64>,
-    pub log_end_offset: Option<i64>,
-    pub high_watermark: Option<i64>,
-    pub last_stable_offset: Option<i64>,
-    pub size_bytes: Option<i64>,
-}
+/// One partition's offsets and size as the console shows them, with the broker whose
+/// replica they are (the same shape as a peer's answer).
+pub type Figures = RemotePartition;
 
 /// A partition's figures from its leader's replica: this broker's when it leads, else the
 /// leader's from the peer snapshot; failing both, this broker's follower replica (its high
@@ -156,14 +148,7 @@ pub fn figures(broker: &Broker, peers: &PeerSnapshot, topic: &str, index: i32) -
         return Some(of_local(p));
     }
     if let Some(r) = peers.partitions.get(&(topic.to_string(), index)) {
-        return Some(Figures {
-            broker_id: r.broker_id,
-            log_start_offset: r.log_start_offset,
-            log_end_offset: r.log_end_offset,
-            high_watermark: r.high_watermark,
-            last_stable_offset: r.last_stable_offset,
-            size_bytes: r.size_bytes,
-        });
+        return Some(*r);
     }
     local.as_ref().map(|p| of_local(p))
 }

@@ -50,7 +50,7 @@ const EARLIEST_TIMESTAMP: i64 = -2;
 const LATEST_TIMESTAMP: i64 = -1;
 
 /// One partition as its leader (another broker) reports it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RemotePartition {
     pub broker_id: i32,
     pub log_start_offset: Option<i64>,
