@@ -64,6 +64,14 @@ enum StorageCommand {
         /// `SCRAM-SHA-256=[name=alice,salt=<b64>,saltedpassword=<b64>,iterations=8192]`.
         #[arg(short = 'S', long = "add-scram")]
         add_scram: Vec<String>,
+        /// The release version the cluster's features start at: its `metadata.version`
+        /// (`3.9`, `4.0-IV3`) and the levels Kafka gives the other features at it, within what
+        /// Strata supports (default: 4.1-IV0).
+        #[arg(short = 'r', long = "release-version")]
+        release_version: Option<String>,
+        /// The level one feature starts at, repeatable: `group.version=0`.
+        #[arg(short = 'f', long = "feature")]
+        feature: Vec<String>,
     },
 }
 
@@ -163,6 +171,8 @@ fn storage(
         initial_controllers,
         ignore_formatted,
         add_scram,
+        release_version,
+        feature,
     } = action
     else {
         println!("{}", strata::cluster::format::random_uuid());
@@ -185,6 +195,8 @@ fn storage(
         initial_controllers,
         ignore_formatted,
         add_scram,
+        release_version,
+        features: feature,
     };
     match strata::cluster::format::format(&config, &options) {
         Ok(lines) => {

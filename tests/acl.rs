@@ -43,6 +43,32 @@ async fn metadata(
     .await
 }
 
+async fn describe_topic_partitions(
+    broker: &Arc<Broker>,
+    principal: &str,
+    topics: &[&str],
+) -> describe_topic_partitions_response::DescribeTopicPartitionsResponse {
+    use describe_topic_partitions_request::*;
+    call(
+        broker,
+        principal,
+        75,
+        0,
+        &DescribeTopicPartitionsRequest {
+            topics: topics
+                .iter()
+                .map(|n| TopicRequest {
+                    name: n.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            response_partition_limit: 2000,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
 async fn fetch_code(broker: &Arc<Broker>, principal: &str, topic: &str) -> i16 {
     let r: fetch_response::FetchResponse = call(
         broker,
@@ -394,6 +420,27 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
         named.topics[0].topic_id,
         strata::protocol::codec::Uuid::ZERO
     );
+    // DescribeTopicPartitions as Metadata: all topics hides them, a named one is refused
+    // without its id.
+    assert!(describe_topic_partitions(&b, ALICE, &[])
+        .await
+        .topics
+        .is_empty());
+    let named = describe_topic_partitions(&b, ALICE, &["orders"]).await;
+    assert_eq!(
+        (
+            named.topics[0].error_code,
+            named.topics[0].name.as_deref(),
+            named.topics[0].topic_id,
+            named.topics[0].partitions.len()
+        ),
+        (
+            TOPIC_DENIED,
+            Some("orders"),
+            strata::protocol::codec::Uuid::ZERO,
+            0
+        )
+    );
     assert_eq!(describe_cluster_code(&b, ALICE).await, CLUSTER_DENIED);
     // Groups and transactions.
     assert_eq!(
@@ -588,6 +635,22 @@ async fn every_api_refuses_without_its_acl_and_serves_with_it() {
         names,
         vec!["orders".to_string()],
         "only what alice may describe"
+    );
+    let all = describe_topic_partitions(&b, ALICE, &[]).await;
+    assert_eq!(all.topics.len(), 1, "only what alice may describe");
+    assert_eq!(
+        (all.topics[0].name.as_deref(), all.topics[0].topic_id),
+        (Some("orders"), topic_id(&b, "orders"))
+    );
+    let named = describe_topic_partitions(&b, ALICE, &["orders", "hidden"]).await;
+    let codes: Vec<_> = named
+        .topics
+        .iter()
+        .map(|t| (t.name.clone().unwrap(), t.error_code))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![("orders".into(), 0), ("hidden".into(), TOPIC_DENIED)]
     );
     // KIP-430: READ, WRITE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS on "orders".
     let expected = [

@@ -570,3 +570,168 @@ async fn alter_configs_whole_set_and_incremental() {
     );
     assert_eq!(r.responses[0].error_code, ErrorCode::INVALID_REQUEST.code());
 }
+
+async fn describe_topic_partitions(
+    c: &mut Client,
+    topics: &[&str],
+    limit: i32,
+    cursor: Option<(&str, i32)>,
+) -> describe_topic_partitions_response::DescribeTopicPartitionsResponse {
+    use describe_topic_partitions_request::*;
+    let req = DescribeTopicPartitionsRequest {
+        topics: topics
+            .iter()
+            .map(|n| TopicRequest {
+                name: n.to_string(),
+                ..Default::default()
+            })
+            .collect(),
+        response_partition_limit: limit,
+        cursor: cursor.map(|(t, p)| Cursor {
+            topic_name: t.into(),
+            partition_index: p,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    api_call!(
+        c,
+        describe_topic_partitions_request::DescribeTopicPartitionsRequest,
+        describe_topic_partitions_response::DescribeTopicPartitionsResponse,
+        0,
+        req
+    )
+}
+
+/// (topic, partition) of every partition in a page, and the next cursor.
+fn page(
+    r: &describe_topic_partitions_response::DescribeTopicPartitionsResponse,
+) -> (Vec<(String, i32)>, Option<(String, i32)>) {
+    let listed = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (t.name.clone().unwrap(), p.partition_index))
+        })
+        .collect();
+    let next = r
+        .next_cursor
+        .as_ref()
+        .map(|c| (c.topic_name.clone(), c.partition_index));
+    (listed, next)
+}
+
+#[tokio::test]
+async fn describe_topic_partitions_pages_with_a_cursor() {
+    // The broker's own cap (2) wins over a larger request limit.
+    let b = TestBroker::start(&[("max.request.partition.size.limit", "2")]).await;
+    let mut c = b.client().await;
+    create_topic(&mut c, "dtp-a", 3, &[]).await;
+    create_topic(&mut c, "dtp-b", 2, &[]).await;
+    create_topic(&mut c, "dtp-c", 1, &[]).await;
+    let topics = ["dtp-c", "dtp-a", "dtp-b"];
+    let owned = |v: &[(&str, i32)]| -> Vec<(String, i32)> {
+        v.iter().map(|(t, p)| (t.to_string(), *p)).collect()
+    };
+
+    let r = describe_topic_partitions(&mut c, &topics, 2000, None).await;
+    assert_eq!(
+        page(&r),
+        (
+            owned(&[("dtp-a", 0), ("dtp-a", 1)]),
+            Some(("dtp-a".into(), 2))
+        )
+    );
+    let r = describe_topic_partitions(&mut c, &topics, 2000, Some(("dtp-a", 2))).await;
+    assert_eq!(
+        page(&r),
+        (
+            owned(&[("dtp-a", 2), ("dtp-b", 0)]),
+            Some(("dtp-b".into(), 1))
+        )
+    );
+    let r = describe_topic_partitions(&mut c, &topics, 2000, Some(("dtp-b", 1))).await;
+    assert_eq!(page(&r), (owned(&[("dtp-b", 1), ("dtp-c", 0)]), None));
+    // A smaller request limit; a page that ends on a topic's last partition points the
+    // cursor at the next topic's first.
+    let r = describe_topic_partitions(&mut c, &topics, 1, Some(("dtp-b", 1))).await;
+    assert_eq!(
+        page(&r),
+        (owned(&[("dtp-b", 1)]), Some(("dtp-c".into(), 0)))
+    );
+
+    // The values a client reads: ids as Metadata gives them, leader, epoch, replicas, ISR.
+    let r = describe_topic_partitions(&mut c, &["dtp-c"], 10, None).await;
+    let t = &r.topics[0];
+    assert_eq!(t.error_code, 0);
+    assert_eq!(
+        t.topic_id,
+        b.running
+            .as_ref()
+            .unwrap()
+            .broker
+            .cluster
+            .topic("dtp-c")
+            .unwrap()
+            .id
+    );
+    assert!(!t.is_internal);
+    assert_ne!(t.topic_authorized_operations, i32::MIN);
+    let p = &t.partitions[0];
+    assert_eq!(
+        (
+            p.error_code,
+            p.leader_id,
+            p.leader_epoch,
+            p.replica_nodes.clone(),
+            p.isr_nodes.clone(),
+            p.offline_replicas.clone()
+        ),
+        (0, 1, 0, vec![1], vec![1], vec![])
+    );
+    assert_eq!(p.eligible_leader_replicas, Some(vec![]));
+
+    // Unknown and invalid names, each answered on its own.
+    let r = describe_topic_partitions(&mut c, &["dtp-none", "bad name!"], 10, None).await;
+    let codes: Vec<_> = r
+        .topics
+        .iter()
+        .map(|t| (t.name.clone().unwrap(), t.error_code, t.topic_id.is_zero()))
+        .collect();
+    use strata::error::ErrorCode;
+    assert_eq!(
+        codes,
+        vec![
+            (
+                "bad name!".into(),
+                ErrorCode::INVALID_TOPIC_EXCEPTION.code(),
+                true
+            ),
+            (
+                "dtp-none".into(),
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code(),
+                true
+            ),
+        ]
+    );
+    // A cursor on a topic the request does not name, or a negative partition, fails the
+    // request: every named topic carries INVALID_REQUEST.
+    for cursor in [("dtp-z", 0), ("dtp-a", -1)] {
+        let r = describe_topic_partitions(&mut c, &["dtp-a", "dtp-b"], 10, Some(cursor)).await;
+        assert_eq!(r.topics.len(), 2);
+        assert!(r
+            .topics
+            .iter()
+            .all(|t| t.error_code == ErrorCode::INVALID_REQUEST.code() && t.partitions.is_empty()));
+    }
+    // All topics (an empty list) from a cursor: those at or after it, in name order.
+    let r = describe_topic_partitions(&mut c, &[], 10, Some(("dtp-b", 0))).await;
+    assert_eq!(
+        page(&r).0,
+        owned(&[("dtp-b", 0), ("dtp-b", 1)]),
+        "the cap of 2 ends the page"
+    );
+    assert_eq!(page(&r).1, Some(("dtp-c".into(), 0)));
+}

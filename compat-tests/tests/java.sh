@@ -17,6 +17,29 @@ java_topics_describe() {
   [ "$(grep -c 'Partition: [0-9]' "$OUT/describe.txt")" -eq 3 ] || fail "expected 3 partition lines"
   grep 'Partition: [0-9]' "$OUT/describe.txt" | grep -q 'Leader: 1' || true
 }
+# kafka-topics 3.8+ describes with DescribeTopicPartitions (KIP-966), a page at a time: 1,000
+# partitions in pages of 300 take four requests, each resuming at the broker's cursor.
+java_topics_describe_1000() {
+  local t; t=$(topic java-1000)
+  kafka_topics --create --topic "$t" --partitions 1000 --replication-factor 1
+  local before=0 after=0
+  if [ -n "${STRATA_ADMIN:-}" ]; then before=$(dtp_requests); fi
+  kafka_topics --describe --topic "$t" --partition-size-limit-per-response 300 > "$OUT/d1000.txt"
+  head -2 "$OUT/d1000.txt"
+  grep -q "PartitionCount: 1000" "$OUT/d1000.txt" || fail "PartitionCount: 1000 missing"
+  [ "$(grep -o 'Partition: [0-9]*' "$OUT/d1000.txt" | sort -u | wc -l)" -eq 1000 ] \
+    || fail "expected partitions 0-999 once each"
+  if [ -n "${STRATA_ADMIN:-}" ]; then
+    after=$(dtp_requests)
+    echo "DescribeTopicPartitions requests: $((after - before))"
+    [ $((after - before)) -ge 4 ] || fail "kafka-topics did not page with DescribeTopicPartitions"
+  fi
+}
+# DescribeTopicPartitions requests the broker under test has served, from its /metrics.
+dtp_requests() {
+  curl -s "http://$STRATA_ADMIN/metrics" \
+    | awk '/^kafka_network_requestmetrics_requests_total\{request="DescribeTopicPartitions"/ {s+=$2} END {print s+0}'
+}
 java_topics_alter() {
   kafka_topics --alter --topic "$T" --partitions 4
   for _ in $(seq 20); do
@@ -171,6 +194,7 @@ groups_reset_delete() {
 case_run core java.topics.create java_topics_create
 case_run core java.topics.list java_topics_list
 case_run core java.topics.describe java_topics_describe
+case_run core java.topics.describe-1000-paged java_topics_describe_1000
 case_run core java.topics.alter-partitions java_topics_alter
 case_run core java.topics.delete java_topics_delete
 case_run core java.console.roundtrip-10k java_console_roundtrip

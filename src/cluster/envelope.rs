@@ -6,7 +6,9 @@
 //! (KIP-599), which a broker cannot do for the whole cluster on its own.
 //!
 //! Strata envelopes the requests that mutate partitions (CreateTopics, CreatePartitions,
-//! DeleteTopics): the ones a controller-side quota needs the client for. Other admin requests
+//! DeleteTopics): the ones a controller-side quota needs the client for; and the delegation
+//! token changes (Create, Renew, ExpireDelegationToken), which the controller decides by the
+//! client's principal (the token's owner and requester, who may renew). Other admin requests
 //! are forwarded bare, authorized at the broker (see `handlers/authz.rs`).
 use std::net::IpAddr;
 
@@ -31,6 +33,9 @@ pub const ENVELOPED_APIS: &[i16] = &[
     19, // CreateTopics
     20, // DeleteTopics
     37, // CreatePartitions
+    38, // CreateDelegationToken
+    39, // RenewDelegationToken
+    40, // ExpireDelegationToken
 ];
 
 /// The client a forwarded request acts for.

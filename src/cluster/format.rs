@@ -5,7 +5,9 @@
 //! `--initial-controllers` the voters the quorum starts with, which a node whose config names
 //! only `controller.quorum.bootstrap.servers` (Kafka 4's shipped `server.properties`) uses as
 //! its `controller.quorum.voters` until the quorum stores its own. `--add-scram` adds SCRAM
-//! credentials to the bootstrap metadata (`cluster::bootstrap_scram`).
+//! credentials to the bootstrap metadata (`cluster::bootstrap_scram`). `--release-version`
+//! and `--feature name=level` choose the feature levels the cluster starts at
+//! (`controller::features::bootstrap_levels`); without them, Strata's defaults.
 use std::path::{Path, PathBuf};
 
 use crate::config::{BrokerConfig, ProcessRole, QuorumVoter};
@@ -20,6 +22,10 @@ pub const CLUSTER_ID_FILE: &str = "cluster.id";
 /// with (`id@host:port` per line).
 pub const BOOTSTRAP_VOTERS_FILE: &str = "bootstrap.voters";
 
+/// The file, in the metadata log dir, with the feature levels the node was formatted with
+/// (`name=level` per line): the first `FeatureLevel` records of a new metadata log.
+pub const BOOTSTRAP_FEATURES_FILE: &str = "bootstrap.features";
+
 /// The options of `strata storage format`, as `kafka-storage format` names them.
 #[derive(Debug, Clone, Default)]
 pub struct FormatOptions {
@@ -32,6 +38,11 @@ pub struct FormatOptions {
     pub ignore_formatted: bool,
     /// `--add-scram` arguments (`SCRAM-SHA-512=[name=admin,password=admin-secret]`).
     pub add_scram: Vec<String>,
+    /// `--release-version`: the `metadata.version` (`3.9`, `4.0-IV3`) the cluster starts at,
+    /// and with it the default level of every other feature.
+    pub release_version: Option<String>,
+    /// `--feature name=level` arguments.
+    pub features: Vec<String>,
 }
 
 /// The metadata log dir (the first log dir, as `metadata.log.dir` defaults in Kafka).
@@ -111,6 +122,10 @@ pub fn format(config: &BrokerConfig, options: &FormatOptions) -> Result<Vec<Stri
         })?
         .to_string();
     let scram = super::bootstrap_scram::parse_all(&options.add_scram)?;
+    let feature_levels = crate::controller::features::bootstrap_levels(
+        options.release_version.as_deref(),
+        &options.features,
+    )?;
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     if options.standalone && options.initial_controllers.is_some() {
         return Err("--standalone and --initial-controllers cannot be used together".into());
@@ -199,6 +214,11 @@ pub fn format(config: &BrokerConfig, options: &FormatOptions) -> Result<Vec<Stri
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         if i == 0 {
             write_file(&meta_dir, CLUSTER_ID_FILE, &cluster_id)?;
+            write_file(
+                &meta_dir,
+                BOOTSTRAP_FEATURES_FILE,
+                &crate::controller::features::levels_to_text(&feature_levels),
+            )?;
             if !voters.is_empty() {
                 let text: String = voters
                     .iter()
@@ -242,6 +262,24 @@ pub fn formatted_voters(config: &BrokerConfig) -> Result<Vec<QuorumVoter>, Strin
         .filter(|l| !l.is_empty())
         .map(|l| QuorumVoter::parse(l).map_err(|e| format!("{}: {l:?}: {e}", path.display())))
         .collect()
+}
+
+/// The feature levels `strata storage format` recorded, if it was run since feature
+/// versioning (a node formatted before starts at the defaults).
+pub fn formatted_features(
+    config: &BrokerConfig,
+) -> Result<Option<std::collections::BTreeMap<String, i16>>, String> {
+    if config.log_dirs.is_empty() {
+        return Ok(None);
+    }
+    let path = metadata_dir(config).join(BOOTSTRAP_FEATURES_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => crate::controller::features::levels_from_text(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
 }
 
 /// Gives a node without `controller.quorum.voters` the voters it was formatted with, so

@@ -22,7 +22,9 @@ use crate::protocol::messages::alter_partition_request::{
 use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
 use crate::protocol::messages::broker_heartbeat_request::BrokerHeartbeatRequest;
 use crate::protocol::messages::broker_heartbeat_response::BrokerHeartbeatResponse;
-use crate::protocol::messages::broker_registration_request::{BrokerRegistrationRequest, Listener};
+use crate::protocol::messages::broker_registration_request::{
+    BrokerRegistrationRequest, Feature, Listener,
+};
 use crate::protocol::messages::broker_registration_response::BrokerRegistrationResponse;
 use crate::replica::{AlterPartition, AlterPartitionError, BrokerEpoch};
 
@@ -69,6 +71,16 @@ async fn register(
             .filter(|id| *id != Uuid::ZERO)
             .collect(),
         previous_broker_epoch: -1,
+        // The levels this software supports; the controller refuses us (UNSUPPORTED_VERSION)
+        // when a finalized level is outside them.
+        features: crate::controller::features::advertised()
+            .map(|(name, min, max)| Feature {
+                name: name.to_string(),
+                min_supported_version: min,
+                max_supported_version: max,
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
     };
     let response: BrokerRegistrationResponse = cluster

@@ -176,12 +176,17 @@ pub async fn start_cluster(
         let raft = RaftQuorum::<MetadataImage>::start(quorum_config, transport)
             .await
             .map_err(|e| format!("{e:?}"))?;
-        let controller = Arc::new(ControllerService::new(
+        let mut controller = ControllerService::new(
             Arc::new(raft.clone()),
             crate::controller::service::controller_config(config),
             config.clone(),
             clock,
-        ));
+        );
+        if let Some(levels) = super::format::formatted_features(config)? {
+            controller
+                .set_bootstrap_features(crate::controller::features::bootstrap_records(&levels));
+        }
+        let controller = Arc::new(controller);
         controller.set_bootstrap_records(super::bootstrap_scram::records(&bootstrap_scram));
         (MetadataQuorum::Voter(raft), Some(controller))
     } else {

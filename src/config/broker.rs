@@ -130,6 +130,8 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: i32,
     pub max_connections: i32,
     pub queued_max_requests: i32,
+    /// The most partitions one DescribeTopicPartitions response holds.
+    pub max_request_partition_size_limit: i32,
     /// -1: unbounded (Kafka's default).
     pub queued_max_request_bytes: i64,
     /// Negative: connections are never closed for idleness.
@@ -227,6 +229,9 @@ pub struct BrokerConfig {
     pub admin_listeners: Vec<super::admin::AdminListener>,
     /// `strata.metrics.max.partition.series`: the most per-partition series one scrape shows.
     pub metrics_max_partition_series: i32,
+    /// `delegation.token.*` (KIP-48): the secret (or the deprecated master key), lifetimes
+    /// and the controller's expiry sweep interval.
+    pub delegation_tokens: super::delegation_tokens::TokenSettings,
     /// Known keys as set in the file or by overrides (raw text), for DescribeConfigs.
     pub static_configs: BTreeMap<String, String>,
     /// Every key as given (file and overrides, known or not): dynamic configs are resolved
@@ -305,6 +310,12 @@ impl Props<'_> {
     }
     fn string(&self, name: &str) -> Result<String, ConfigError> {
         self.opt_string(name)?.ok_or_else(|| Self::missing(name))
+    }
+    fn opt_password(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        Ok(match self.value(name)? {
+            Some(ConfigValue::Password(v)) => Some(v),
+            _ => None,
+        })
     }
     fn opt_list(&self, name: &str) -> Result<Option<Vec<String>>, ConfigError> {
         Ok(match self.value(name)? {
@@ -616,6 +627,7 @@ impl BrokerConfig {
             socket_request_max_bytes: p.int("socket.request.max.bytes")?,
             max_connections: p.int("max.connections")?,
             queued_max_requests: p.int("queued.max.requests")?,
+            max_request_partition_size_limit: p.int("max.request.partition.size.limit")?,
             queued_max_request_bytes: p.long("queued.max.request.bytes")?,
             connections_max_idle_ms: p.long("connections.max.idle.ms")?,
             max_connections_per_ip: p.int("max.connections.per.ip")?,
@@ -695,6 +707,17 @@ impl BrokerConfig {
                     .join(","),
             )?,
             metrics_max_partition_series: p.int("strata.metrics.max.partition.series")?,
+            delegation_tokens: super::delegation_tokens::TokenSettings {
+                // Kafka: the secret key, else the deprecated master key; empty disables.
+                secret_key: p
+                    .opt_password("delegation.token.secret.key")?
+                    .filter(|s| !s.is_empty())
+                    .or(p.opt_password("delegation.token.master.key")?)
+                    .filter(|s| !s.is_empty()),
+                max_lifetime_ms: p.long("delegation.token.max.lifetime.ms")?,
+                expiry_time_ms: p.long("delegation.token.expiry.time.ms")?,
+                expiry_check_interval_ms: p.long("delegation.token.expiry.check.interval.ms")?,
+            },
             static_configs,
             given_props: props.clone(),
         };

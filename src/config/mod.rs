@@ -19,6 +19,7 @@ use crate::error::ErrorCode;
 
 pub mod admin;
 pub mod broker;
+pub mod delegation_tokens;
 pub mod describe;
 pub mod dynamic;
 pub mod network;

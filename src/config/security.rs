@@ -214,7 +214,7 @@ pub const TLS_KEYS: &[&str] = &[
 ];
 
 /// Why Strata refuses to start with `key=value`: keys that secure the broker (TLS, SASL,
-/// authorization, delegation tokens) or make its data durable in Kafka, which Strata does not
+/// authorization) or make its data durable in Kafka, which Strata does not
 /// implement, set to anything but their default or empty. Running without them would silently
 /// weaken what the operator configured, so start-up stops with an error naming the key.
 /// Per-listener forms (`listener.name.<name>.<key>`) are judged by their inner key.
@@ -259,11 +259,6 @@ pub fn refused_setting(key: &str, value: &str) -> Option<String> {
             "Strata's only authorizer is Kafka's {STANDARD_AUTHORIZER} (ACLs in the metadata \
              log); no other class can be loaded"
         ));
-    }
-    if inner.starts_with("delegation.token.") {
-        return Some(
-            "Strata has no delegation tokens: a client could not authenticate with one".into(),
-        );
     }
     if inner.starts_with("log.flush.") {
         return Some(
@@ -346,7 +341,6 @@ mod tests {
                 "authorizer.class.name",
                 "kafka.security.authorizer.AclAuthorizer",
             ),
-            ("delegation.token.secret.key", "s"),
             ("log.flush.offset.checkpoint.interval.ms", "1000"),
         ] {
             assert!(refused_setting(k, v).is_some(), "{k}={v} accepted");

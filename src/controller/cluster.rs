@@ -75,6 +75,8 @@ pub struct RegisterBrokerRequest {
     pub rack: Option<String>,
     /// The broker's online log dirs by `directory.id` (KIP-858).
     pub log_dirs: Vec<[u8; 16]>,
+    /// The feature levels the broker supports: (name, min, max).
+    pub features: Vec<(String, i16, i16)>,
 }
 
 /// Registers a broker, fenced, under a broker epoch above every one the image has seen; a
@@ -97,6 +99,17 @@ pub fn register_broker(
     if dirs.len() != request.log_dirs.len() || dirs.iter().any(is_reserved) {
         return (Vec::new(), Err(ErrorCode::INVALID_REGISTRATION));
     }
+    // A broker that cannot run at the finalized feature levels may not join (Kafka answers
+    // UNSUPPORTED_VERSION; the broker logs the reason and retries).
+    let supported = request
+        .features
+        .iter()
+        .map(|(name, min, max)| (name.clone(), (*min, *max)))
+        .collect();
+    if let Some(why) = super::features::registration_refusal(&image.features, &supported) {
+        tracing::warn!(broker_id = request.broker_id, "{why}");
+        return (Vec::new(), Err(ErrorCode::UNSUPPORTED_VERSION));
+    }
     if let Some(existing) = image.broker(request.broker_id) {
         if existing.incarnation_id == request.incarnation_id {
             heartbeats.touch(request.broker_id, now_ms);
@@ -117,6 +130,7 @@ pub fn register_broker(
         rack: request.rack.clone(),
         fenced: true,
         log_dirs: request.log_dirs.clone(),
+        features: request.features.clone(),
     });
     // The previous incarnation may still lead partitions: the new one registers fenced, so
     // they move on now, as when a session expires.

@@ -17,6 +17,8 @@ pub struct ControllerConfig {
     pub min_insync_replicas: i32,
     /// The default of the topic config `unclean.leader.election.enable`.
     pub unclean_leader_election_enable: bool,
+    /// Delegation tokens: the secret, lifetimes and the expiry sweep's interval.
+    pub delegation_tokens: super::delegation_tokens::TokenSettings,
 }
 
 impl Default for ControllerConfig {
@@ -27,6 +29,7 @@ impl Default for ControllerConfig {
             num_partitions: 1,
             min_insync_replicas: 1,
             unclean_leader_election_enable: false,
+            delegation_tokens: Default::default(),
         }
     }
 }

@@ -30,6 +30,9 @@ pub struct BrokerRegistration {
     /// offline are gone from it.
     #[serde(default)]
     pub log_dirs: Vec<[u8; 16]>,
+    /// The feature levels the broker supports, by name: (min, max).
+    #[serde(default)]
+    pub supported_features: BTreeMap<String, (i16, i16)>,
 }
 
 impl BrokerRegistration {
@@ -148,6 +151,12 @@ pub struct MetadataImage {
     /// Client quotas by entity (user, client-id, ip).
     #[serde(default)]
     pub client_quotas: super::client_quotas::ClientQuotas,
+    /// Delegation tokens (KIP-48); absent in snapshots written before them.
+    #[serde(default)]
+    pub delegation_tokens: super::delegation_tokens::DelegationTokens,
+    /// The finalized feature levels (`FeatureLevel` records).
+    #[serde(default)]
+    pub features: super::features::FinalizedFeatures,
 }
 
 /// The internal topics Kafka marks `is_internal` in Metadata (the coordinators' logs).
@@ -229,6 +238,7 @@ impl MetadataImage {
                 rack,
                 fenced,
                 log_dirs,
+                features,
             } => {
                 let mut log_dirs = log_dirs.clone();
                 log_dirs.sort_unstable();
@@ -244,6 +254,10 @@ impl MetadataImage {
                         fenced: *fenced,
                         in_controlled_shutdown: false,
                         log_dirs,
+                        supported_features: features
+                            .iter()
+                            .map(|(name, min, max)| (name.clone(), (*min, *max)))
+                            .collect(),
                     },
                 );
                 self.last_broker_epoch = self.last_broker_epoch.max(*broker_epoch);
@@ -469,6 +483,22 @@ impl MetadataImage {
             MetadataRecord::ClientQuota { entity, key, value } => {
                 self.client_quotas.apply(entity, key, *value);
             }
+            MetadataRecord::DelegationToken { .. }
+            | MetadataRecord::RemoveDelegationToken { .. } => {
+                self.delegation_tokens.apply(record);
+            }
+            MetadataRecord::FeatureLevel { name, level } => {
+                self.features.apply(name, *level);
+            }
+        }
+    }
+
+    /// [`Self::apply`] for a record committed at metadata `offset`: a feature change takes
+    /// that offset as the finalized features' epoch.
+    pub fn apply_at(&mut self, offset: u64, record: &MetadataRecord) {
+        self.apply(record);
+        if matches!(record, MetadataRecord::FeatureLevel { .. }) {
+            self.features.epoch = offset as i64;
         }
     }
 
@@ -569,5 +599,9 @@ impl crate::controller::quorum::ReplicatedState for MetadataImage {
 
     fn apply(&mut self, record: &MetadataRecord) {
         MetadataImage::apply(self, record)
+    }
+
+    fn apply_at(&mut self, offset: u64, record: &MetadataRecord) {
+        MetadataImage::apply_at(self, offset, record)
     }
 }

@@ -10,15 +10,17 @@
 //!   them. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
 //!   (AlterPartition, elections, reassignments), [`directories`] (KIP-858 log dirs of
 //!   replicas), [`producer_ids`], [`configs`], [`acls`] (the ACLs and their index),
-//!   [`client_quotas`], with the shared election rules in [`election`] and replica placement
+//!   [`client_quotas`], [`delegation_tokens`] (KIP-48), with the shared election rules in [`election`] and replica placement
 //!   in [`placement`].
 pub mod acls;
 pub mod client_quotas;
 pub mod cluster;
 pub mod configs;
 pub mod controller_config;
+pub mod delegation_tokens;
 pub mod directories;
 pub mod election;
+pub mod features;
 pub mod image;
 pub mod metadata;
 pub mod partitions;

@@ -23,6 +23,12 @@ pub trait ReplicatedState:
         + serde::de::DeserializeOwned
         + 'static;
     fn apply(&mut self, record: &Self::Record);
+
+    /// Applies a record committed at log `offset` (the entry's index); the state may note it.
+    fn apply_at(&mut self, offset: u64, record: &Self::Record) {
+        let _ = offset;
+        self.apply(record);
+    }
 }
 
 #[derive(Debug, Clone)]

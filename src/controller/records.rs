@@ -41,6 +41,10 @@ pub enum MetadataRecord {
         /// v2+). Empty in records written before JBOD support.
         #[serde(default)]
         log_dirs: Vec<[u8; 16]>,
+        /// The feature levels the broker supports: (name, min, max) (registration
+        /// `Features`). Empty in records written before feature versioning.
+        #[serde(default)]
+        features: Vec<(String, i16, i16)>,
     },
     /// A registered broker's online log dirs changed: some went offline (Kafka's
     /// `BrokerRegistrationChangeRecord` with `LogDirs`, KIP-858).
@@ -151,11 +155,28 @@ pub enum MetadataRecord {
         name: String,
         mechanism: i8,
     },
+    // Delegation tokens (KIP-48): Kafka's DelegationTokenRecord and RemoveDelegationTokenRecord;
+    // the state they build is `controller::delegation_tokens`.
+    /// Creates a token, or replaces it whole (a renewal or a new expiry).
+    DelegationToken {
+        token: super::delegation_tokens::TokenInformation,
+    },
+    /// Removes a token (expired by a client or swept by the controller).
+    RemoveDelegationToken {
+        token_id: String,
+    },
     // Quotas slice (issue 13): client quotas (Kafka's `ClientQuotaRecord`).
     /// Sets (`Some`) or removes (`None`) one quota value of a client quota entity.
     ClientQuota {
         entity: super::client_quotas::QuotaEntity,
         key: String,
         value: Option<f64>,
+    },
+    // Feature versioning (KIP-584/KIP-778): Kafka's FeatureLevelRecord; the state it builds is
+    // `controller::features::FinalizedFeatures`.
+    /// Finalizes `name` at `level` (0 disables a feature).
+    FeatureLevel {
+        name: String,
+        level: i16,
     },
 }

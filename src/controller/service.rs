@@ -62,6 +62,7 @@ pub fn controller_config(c: &BrokerConfig) -> ControllerConfig {
         num_partitions: c.num_partitions,
         min_insync_replicas: c.min_insync_replicas,
         unclean_leader_election_enable: c.unclean_leader_election_enable,
+        delegation_tokens: c.delegation_tokens.clone(),
     }
 }
 
@@ -75,6 +76,10 @@ pub struct ControllerService {
     /// Records this node was formatted with (`storage format --add-scram`) that a metadata
     /// log without SCRAM credentials gets when this node leads it (peersasl slice).
     bootstrap: parking_lot::Mutex<Vec<MetadataRecord>>,
+    /// The `FeatureLevel` records a metadata log without a `metadata.version` gets when this
+    /// node first leads it: the levels it was formatted with, or Strata's defaults (a log
+    /// begun before feature versioning is one Strata has always served at them).
+    bootstrap_features: Vec<MetadataRecord>,
 }
 
 struct OpState {
@@ -100,7 +105,17 @@ impl ControllerService {
                 led_term: None,
             }),
             bootstrap: parking_lot::Mutex::new(Vec::new()),
+            bootstrap_features: super::features::bootstrap_records(
+                &super::features::bootstrap_levels(None, &[])
+                    .expect("the default feature levels are supported"),
+            ),
         }
+    }
+
+    /// The feature levels a new metadata log starts at (`strata storage format
+    /// --release-version / --feature`).
+    pub fn set_bootstrap_features(&mut self, records: Vec<MetadataRecord>) {
+        self.bootstrap_features = records;
     }
 
     /// The bootstrap SCRAM records, committed before the first operation this node runs as
@@ -176,6 +191,15 @@ impl ControllerService {
             self.quorum.barrier().await?;
             (committed_offset, image) = self.quorum.state().borrow().clone();
         }
+        if image.features.metadata_version().is_none() && !self.bootstrap_features.is_empty() {
+            self.quorum.propose(self.bootstrap_features.clone()).await?;
+            tracing::info!(
+                records = ?self.bootstrap_features,
+                "finalized the bootstrap feature levels"
+            );
+            self.quorum.barrier().await?;
+            (committed_offset, image) = self.quorum.state().borrow().clone();
+        }
         let ctx = OpContext {
             config: &self.config,
             now_ms: now,
@@ -198,11 +222,21 @@ pub struct OpContext<'a> {
     pub committed_offset: i64,
 }
 
-/// The active controller's periodic work: fencing brokers whose sessions expired.
+/// The active controller's periodic work: fencing brokers whose sessions expired, and every
+/// `delegation.token.expiry.check.interval.ms` removing expired delegation tokens (Kafka's
+/// `QuorumController` sweep task).
 pub async fn run_periodic(controller: Arc<ControllerService>, stop: CancellationToken) {
     let every = Duration::from_millis(
         (controller.config.broker_session_timeout_ms / 8).clamp(50, 1000) as u64,
     );
+    let sweep_every = Duration::from_millis(
+        controller
+            .config
+            .delegation_tokens
+            .expiry_check_interval_ms
+            .max(1) as u64,
+    );
+    let mut last_sweep = tokio::time::Instant::now();
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
@@ -221,6 +255,23 @@ pub async fn run_periodic(controller: Arc<ControllerService>, stop: Cancellation
             .await;
         if let Err(e) = r {
             tracing::debug!(error = ?e, "fencing pass failed");
+        }
+        if last_sweep.elapsed() >= sweep_every {
+            last_sweep = tokio::time::Instant::now();
+            let r = controller
+                .run(|image, _, ctx| {
+                    (
+                        super::delegation_tokens::sweep_expired_tokens(
+                            &image.delegation_tokens,
+                            ctx.now_ms,
+                        ),
+                        (),
+                    )
+                })
+                .await;
+            if let Err(e) = r {
+                tracing::debug!(error = ?e, "delegation token expiry pass failed");
+            }
         }
     }
 }

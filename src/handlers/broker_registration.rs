@@ -1,6 +1,7 @@
 //! BrokerRegistration (key 62), versions 0-4 (KIP-631, KIP-903): served by the active
 //! controller. A broker registers fenced with its listeners and incarnation id and gets a
-//! new broker epoch; a retry of the same incarnation gets the same epoch.
+//! new broker epoch; a retry of the same incarnation gets the same epoch. A broker whose
+//! supported feature levels do not cover the finalized ones is refused with UNSUPPORTED_VERSION.
 use super::ConnectionContext;
 use std::sync::Arc;
 
@@ -41,6 +42,17 @@ pub async fn on_controller(
         // Empty before v2: the controller then trusts every replica of the broker to be
         // online (Kafka's MIGRATING).
         log_dirs: request.log_dirs.iter().map(|d| d.0).collect(),
+        features: request
+            .features
+            .iter()
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    f.min_supported_version,
+                    f.max_supported_version,
+                )
+            })
+            .collect(),
     };
     let broker_id = req.broker_id;
     controller

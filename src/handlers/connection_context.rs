@@ -33,6 +33,9 @@ pub struct ConnectionContext {
     /// the client's, and this controller charges the client's mutation quota.
     pub forwarded: bool,
     principal: RwLock<Arc<KafkaPrincipal>>,
+    /// Whether the principal authenticated with a delegation token (Kafka's
+    /// `KafkaPrincipal.tokenAuthenticated`): such a connection may not manage tokens.
+    token_authenticated: std::sync::atomic::AtomicBool,
     /// Until when the connection reads no further request: a quota throttle (KIP-219).
     muted_until: parking_lot::Mutex<Option<tokio::time::Instant>>,
 }
@@ -52,6 +55,7 @@ impl ConnectionContext {
             peer,
             forwarded: false,
             principal: RwLock::new(Arc::new(KafkaPrincipal::anonymous())),
+            token_authenticated: std::sync::atomic::AtomicBool::new(false),
             muted_until: parking_lot::Mutex::new(None),
         }
     }
@@ -102,6 +106,33 @@ impl ConnectionContext {
     /// the peer is (and again on re-authentication).
     pub fn set_principal(&self, principal: KafkaPrincipal) {
         *self.principal.write() = Arc::new(principal);
+    }
+
+    /// Whether the principal logged in with a delegation token.
+    pub fn token_authenticated(&self) -> bool {
+        self.token_authenticated
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Set with the principal after each SASL exchange.
+    pub fn set_token_authenticated(&self, token: bool) {
+        self.token_authenticated
+            .store(token, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Kafka's `KafkaApis.allowTokenRequests`: delegation tokens are created, renewed,
+    /// expired and described only over an authenticated connection (SASL, or TLS with a
+    /// client certificate) that did not itself log in with a token. A request a broker
+    /// forwarded in an Envelope was judged by that broker.
+    pub fn may_manage_tokens(&self) -> bool {
+        if self.forwarded {
+            return true;
+        }
+        let anonymous_tls =
+            self.security_protocol == SecurityProtocol::Ssl && self.principal().is_anonymous();
+        !(self.token_authenticated()
+            || self.security_protocol == SecurityProtocol::Plaintext
+            || anonymous_tls)
     }
 
     /// Mutes the connection for `throttle_time_ms` from now (a quota throttle whose response

@@ -6,7 +6,9 @@ use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
-use crate::protocol::messages::consumer_group_describe_response::DescribedGroup;
+use crate::protocol::messages::consumer_group_describe_response::{
+    ConsumerGroupDescribeResponse, DescribedGroup,
+};
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};
@@ -19,6 +21,23 @@ pub async fn start(
     request: ConsumerGroupDescribeRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // With `group.version` 0 the consumer protocol is off: every group UNSUPPORTED_VERSION,
+    // as Kafka's `isConsumerGroupProtocolEnabled` check.
+    if !broker.cluster.image().features.consumer_protocol_enabled() {
+        let response = ConsumerGroupDescribeResponse {
+            groups: request
+                .group_ids
+                .iter()
+                .map(|g| DescribedGroup {
+                    group_id: g.clone(),
+                    error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
+    }
     let ctx = group_context(&header, &conn);
     let topics = broker.topics_view();
     let authz = Authz::new(&broker, &conn);

@@ -19,6 +19,17 @@ pub async fn start(
     request: ConsumerGroupHeartbeatRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
+    // With `group.version` 0 the consumer protocol is off (Kafka's
+    // `isConsumerGroupProtocolEnabled`): UNSUPPORTED_VERSION, and the client falls back.
+    if !broker.cluster.image().features.consumer_protocol_enabled() {
+        let code = ErrorCode::UNSUPPORTED_VERSION;
+        let response = ConsumerGroupHeartbeatResponse {
+            error_code: code.code(),
+            error_message: Some(code.message()),
+            ..Default::default()
+        };
+        return super::ready(header, Some(response));
+    }
     let authz = Authz::new(&broker, &conn);
     // Kafka 4.x (KAFKA-18813): READ on the group, then DESCRIBE on every subscribed topic
     // named in the request; a member may not learn of topics it cannot describe.

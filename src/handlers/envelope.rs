@@ -69,8 +69,11 @@ async fn run_inner(
     client: Arc<ConnectionContext>,
 ) -> Result<ResponseFuture, DecodeError> {
     use crate::protocol::messages::{
+        create_delegation_token_request::CreateDelegationTokenRequest,
         create_partitions_request::CreatePartitionsRequest,
         create_topics_request::CreateTopicsRequest, delete_topics_request::DeleteTopicsRequest,
+        expire_delegation_token_request::ExpireDelegationTokenRequest,
+        renew_delegation_token_request::RenewDelegationTokenRequest,
     };
     let version = header.api_version;
     Ok(match header.api_key {
@@ -85,6 +88,18 @@ async fn run_inner(
         CreatePartitionsRequest::API_KEY => {
             let request = CreatePartitionsRequest::decode(&mut body, version)?;
             super::create_partitions::start(broker, header, request, client).await
+        }
+        CreateDelegationTokenRequest::API_KEY => {
+            let request = CreateDelegationTokenRequest::decode(&mut body, version)?;
+            super::create_delegation_token::start(broker, header, request, client).await
+        }
+        RenewDelegationTokenRequest::API_KEY => {
+            let request = RenewDelegationTokenRequest::decode(&mut body, version)?;
+            super::renew_delegation_token::start(broker, header, request, client).await
+        }
+        ExpireDelegationTokenRequest::API_KEY => {
+            let request = ExpireDelegationTokenRequest::decode(&mut body, version)?;
+            super::expire_delegation_token::start(broker, header, request, client).await
         }
         other => return Err(DecodeError::UnknownApiKey(other)),
     })

@@ -1,6 +1,8 @@
-//! Metadata (key 3), versions 0-12: brokers, topics with ids and leader epochs, and topic
+//! Metadata (key 3), versions 0-13: brokers, topics with ids and leader epochs, and topic
 //! auto-creation (`auto.create.topics.enable`, `num.partitions`) when the client allows it (v4+;
-//! always for older versions, as Kafka).
+//! always for older versions, as Kafka). v13's top-level error code (KIP-1102) is always 0: a
+//! Kafka 4.3 broker never sets it either (clients act on REBOOTSTRAP_REQUIRED there, which only
+//! a future broker is to send).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};

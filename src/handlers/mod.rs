@@ -39,6 +39,7 @@ pub mod broker_registration;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod create_acls;
+pub mod create_delegation_token;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_acls;
@@ -49,15 +50,18 @@ pub mod describe_acls;
 pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_delegation_token;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_quorum;
+pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
 pub mod end_txn;
 pub mod envelope;
+pub mod expire_delegation_token;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod get_telemetry_subscriptions;
@@ -79,12 +83,14 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod push_telemetry;
 pub mod remove_raft_voter;
+pub mod renew_delegation_token;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod sync_group;
 pub mod throttle;
 pub mod txn_offset_commit;
 pub mod unknown_partitions;
+pub mod update_features;
 pub mod write_txn_markers;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
@@ -136,7 +142,7 @@ api_table! {
     0 => produce, produce_request::ProduceRequest, 0..=11;
     1 => fetch, fetch_request::FetchRequest, 4..=17;
     2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=10;
-    3 => metadata, metadata_request::MetadataRequest, 0..=12;
+    3 => metadata, metadata_request::MetadataRequest, 0..=13;
     8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
     9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
     10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, 0..=4;
@@ -166,6 +172,10 @@ api_table! {
     35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
     36 => sasl_authenticate, sasl_authenticate_request::SaslAuthenticateRequest, 0..=2;
     37 => create_partitions, create_partitions_request::CreatePartitionsRequest, 0..=3;
+    38 => create_delegation_token, create_delegation_token_request::CreateDelegationTokenRequest, 0..=3;
+    39 => renew_delegation_token, renew_delegation_token_request::RenewDelegationTokenRequest, 0..=2;
+    40 => expire_delegation_token, expire_delegation_token_request::ExpireDelegationTokenRequest, 0..=2;
+    41 => describe_delegation_token, describe_delegation_token_request::DescribeDelegationTokenRequest, 0..=3;
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     43 => elect_leaders, elect_leaders_request::ElectLeadersRequest, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
@@ -178,6 +188,7 @@ api_table! {
     51 => alter_user_scram_credentials, alter_user_scram_credentials_request::AlterUserScramCredentialsRequest, 0..=0;
     55 => describe_quorum, describe_quorum_request::DescribeQuorumRequest, 0..=2;
     56 => alter_partition, alter_partition_request::AlterPartitionRequest, 0..=3;
+    57 => update_features, update_features_request::UpdateFeaturesRequest, 0..=2;
     58 => envelope, envelope_request::EnvelopeRequest, 0..=0;
     60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
     61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
@@ -191,6 +202,7 @@ api_table! {
     71 => get_telemetry_subscriptions, get_telemetry_subscriptions_request::GetTelemetrySubscriptionsRequest, 0..=0;
     72 => push_telemetry, push_telemetry_request::PushTelemetryRequest, 0..=0;
     73 => assign_replicas_to_dirs, assign_replicas_to_dirs_request::AssignReplicasToDirsRequest, 0..=0;
+    75 => describe_topic_partitions, describe_topic_partitions_request::DescribeTopicPartitionsRequest, 0..=0;
     80 => add_raft_voter, add_raft_voter_request::AddRaftVoterRequest, 0..=0;
     81 => remove_raft_voter, remove_raft_voter_request::RemoveRaftVoterRequest, 0..=0;
 }
@@ -224,6 +236,10 @@ pub const CONTROLLER_APIS: &[i16] = &[
     describe_configs_request::DescribeConfigsRequest::API_KEY,
     alter_configs_request::AlterConfigsRequest::API_KEY,
     create_partitions_request::CreatePartitionsRequest::API_KEY,
+    create_delegation_token_request::CreateDelegationTokenRequest::API_KEY,
+    renew_delegation_token_request::RenewDelegationTokenRequest::API_KEY,
+    expire_delegation_token_request::ExpireDelegationTokenRequest::API_KEY,
+    describe_delegation_token_request::DescribeDelegationTokenRequest::API_KEY,
     elect_leaders_request::ElectLeadersRequest::API_KEY,
     incremental_alter_configs_request::IncrementalAlterConfigsRequest::API_KEY,
     alter_partition_reassignments_request::AlterPartitionReassignmentsRequest::API_KEY,
@@ -232,6 +248,7 @@ pub const CONTROLLER_APIS: &[i16] = &[
     alter_client_quotas_request::AlterClientQuotasRequest::API_KEY,
     describe_quorum_request::DescribeQuorumRequest::API_KEY,
     alter_partition_request::AlterPartitionRequest::API_KEY,
+    update_features_request::UpdateFeaturesRequest::API_KEY,
     describe_cluster_request::DescribeClusterRequest::API_KEY,
     broker_registration_request::BrokerRegistrationRequest::API_KEY,
     broker_heartbeat_request::BrokerHeartbeatRequest::API_KEY,

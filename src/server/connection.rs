@@ -316,6 +316,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 } => {
                     if let Some(p) = principal {
                         context.set_principal(p);
+                        context.set_token_authenticated(session.token_authenticated());
                     }
                     let bytes = super::sasl_gate::encode(reply);
                     drop(reservation);

@@ -10,7 +10,7 @@ use crate::broker::Broker;
 use crate::config::sasl::ListenerSaslConfig;
 use crate::config::BrokerConfig;
 use crate::handlers::{encode_response, ConnectionContext};
-use crate::security::sasl::scram::ScramMechanism;
+use crate::security::sasl::scram::{ScramMechanism, TokenCredential};
 use crate::security::sasl::{Gate, SaslReply, SaslSession};
 
 /// Each SASL listener's settings, shared by its connections.
@@ -48,7 +48,7 @@ pub fn session(listeners: &SaslListeners, context: &ConnectionContext) -> Option
     Some(SaslSession::new(config, context.peer))
 }
 
-/// Judges a frame with the broker's current SCRAM credentials; while the metadata log has
+/// Judges a frame with the broker's current SCRAM credentials and delegation tokens; while the metadata log has
 /// none, with the ones this node was formatted with (`storage format --add-scram`), so the
 /// controllers and brokers of a new SCRAM cluster can log in to each other.
 pub fn judge(broker: &Broker, session: &mut SaslSession, frame: &Bytes) -> Gate {
@@ -58,7 +58,24 @@ pub fn judge(broker: &Broker, session: &mut SaslSession, frame: &Bytes) -> Gate 
         false => image.scram.credential(user, m).cloned(),
         true => bootstrap.credential(user, m).cloned(),
     };
-    session.on_frame(frame, broker.now_ms(), &lookup)
+    let now_ms = broker.now_ms();
+    let settings = &broker.config.delegation_tokens;
+    // A delegation token login (KIP-48): the live token, its credential derived from the HMAC
+    // this node computes with the shared secret. An expired token the controller has not swept
+    // yet is refused too.
+    let tokens = |token_id: &str, m: ScramMechanism| {
+        let token = image.delegation_tokens.get(token_id)?;
+        if token.expired(now_ms) {
+            return None;
+        }
+        let hmac = crate::controller::delegation_tokens::settings_hmac(settings, token_id)?;
+        Some(TokenCredential {
+            credential: crate::controller::delegation_tokens::token_scram_credential(m, &hmac),
+            owner: token.owner.clone(),
+            expiry_timestamp_ms: token.expiry_timestamp_ms,
+        })
+    };
+    session.on_frame_with_tokens(frame, now_ms, &lookup, &tokens)
 }
 
 /// The framed bytes of a reply.

@@ -231,6 +231,7 @@ impl SimController {
             endpoints: Vec::new(),
             rack: None,
             log_dirs,
+            features: crate::controller::features::broker_features(),
         };
         let (records, result) = register_broker(
             &self.image,

@@ -242,7 +242,7 @@ async fn follow<S: ReplicatedState>(inner: Arc<Inner<S>>) {
                                     break;
                                 }
                                 for record in records {
-                                    state.apply(record);
+                                    state.apply_at(*entry_index, record);
                                 }
                                 index = *entry_index;
                             }

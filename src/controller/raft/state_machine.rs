@@ -217,7 +217,7 @@ impl<S: ReplicatedState> RaftStateMachine<TypeConfig<S>> for StateMachineStore<S
                 EntryPayload::Normal(records) => {
                     let state = Arc::make_mut(&mut inner.state);
                     for record in &records {
-                        state.apply(record);
+                        state.apply_at(entry.log_id.index, record);
                     }
                     records
                 }

@@ -18,6 +18,7 @@ fn register(id: i32, epoch: i64) -> MetadataRecord {
         rack: None,
         fenced: true,
         log_dirs: vec![],
+        features: vec![],
     }
 }
 

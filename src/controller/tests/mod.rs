@@ -80,6 +80,7 @@ impl Harness {
             }],
             rack: None,
             log_dirs: self.log_dirs.get(&broker).cloned().unwrap_or_default(),
+            features: crate::controller::features::broker_features(),
         };
         let (records, result) = register_broker(
             &self.image,

@@ -36,7 +36,7 @@ use crate::protocol::messages::sasl_handshake_request::SaslHandshakeRequest;
 use crate::protocol::messages::sasl_handshake_response::SaslHandshakeResponse;
 use crate::security::KafkaPrincipal;
 use oauthbearer::{OAuthBearerServer, UnsecuredValidator, Validator};
-use scram::{ScramCredential, ScramMechanism, ScramServer};
+use scram::{ScramCredential, ScramMechanism, ScramServer, TokenCredential};
 
 pub const API_VERSIONS: i16 = 18;
 pub const SASL_HANDSHAKE: i16 = 17;
@@ -88,6 +88,10 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// Where SCRAM credentials come from (the metadata image).
 pub type ScramLookup<'a> = &'a dyn Fn(&str, ScramMechanism) -> Option<ScramCredential>;
+
+/// Where delegation tokens come from (the metadata image): the live, unexpired token with
+/// this id, its credential derived for this mechanism (KIP-48).
+pub type TokenLookup<'a> = &'a dyn Fn(&str, ScramMechanism) -> Option<TokenCredential>;
 
 /// What one SaslAuthenticate token produced: a challenge to send (exchange not done), or the
 /// principal with its session lifetime in ms (0: unlimited) and the final bytes to send.
@@ -143,6 +147,8 @@ enum Phase {
 /// The established session.
 struct Session {
     principal: KafkaPrincipal,
+    /// Logged in with a delegation token (Kafka's `KafkaPrincipal.tokenAuthenticated`).
+    token_authenticated: bool,
     mechanism: String,
     /// When the session ends (ms since the epoch); None: never.
     expires_at_ms: Option<i64>,
@@ -162,6 +168,8 @@ enum Outcome {
         user: String,
         final_bytes: Vec<u8>,
         credential_expires_ms: Option<i64>,
+        /// A delegation token login: the token's owner, who the connection acts as.
+        token_owner: Option<KafkaPrincipal>,
     },
 }
 
@@ -180,6 +188,11 @@ impl SaslSession {
         self.session.is_some()
     }
 
+    /// Whether the session's principal logged in with a delegation token.
+    pub fn token_authenticated(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.token_authenticated)
+    }
+
     /// The largest frame a connection may send before it is authenticated.
     pub fn max_receive_size(&self) -> Option<usize> {
         (!self.authenticated()).then_some(self.config.max_receive_size.max(0) as usize)
@@ -187,8 +200,19 @@ impl SaslSession {
 
     /// Judges one frame (the bytes after the size prefix).
     pub fn on_frame(&mut self, frame: &Bytes, now_ms: i64, scram: ScramLookup<'_>) -> Gate {
+        self.on_frame_with_tokens(frame, now_ms, scram, &|_, _| None)
+    }
+
+    /// [`Self::on_frame`], where SCRAM logins may also use delegation tokens.
+    pub fn on_frame_with_tokens(
+        &mut self,
+        frame: &Bytes,
+        now_ms: i64,
+        scram: ScramLookup<'_>,
+        tokens: TokenLookup<'_>,
+    ) -> Gate {
         if let Phase::RawTokens { .. } = self.phase {
-            return self.raw_token(frame, now_ms, scram);
+            return self.raw_token(frame, now_ms, scram, tokens);
         }
         if frame.len() < 4 {
             return Gate::Close("frame shorter than a request header".into());
@@ -207,7 +231,7 @@ impl SaslSession {
                 self.handshake(frame.clone())
             }
             (Phase::Authenticate { .. }, SASL_AUTHENTICATE) => {
-                self.authenticate(frame.clone(), now_ms, scram)
+                self.authenticate(frame.clone(), now_ms, scram, tokens)
             }
             (Phase::Authenticated, _) => {
                 let expired = self
@@ -337,6 +361,7 @@ impl SaslSession {
     }
 
     /// One token through the mechanism; `claimed` collects the user name for the log.
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         exchange: &mut Exchange,
@@ -344,6 +369,7 @@ impl SaslSession {
         now_ms: i64,
         mechanism: &str,
         scram: ScramLookup<'_>,
+        tokens: TokenLookup<'_>,
         claimed: &mut Option<String>,
         reason: &mut Option<String>,
     ) -> Result<Outcome, AuthError> {
@@ -359,17 +385,30 @@ impl SaslSession {
                     user,
                     final_bytes: Vec::new(),
                     credential_expires_ms: None,
+                    token_owner: None,
                 })
             }
             Exchange::Scram(server) => {
                 let m = ScramMechanism::from_name(mechanism).expect("a SCRAM exchange");
-                match server.step(token, &|u| scram(u, m), claimed)? {
+                let step =
+                    server.step_with_tokens(token, &|u| scram(u, m), &|t| tokens(t, m), claimed)?;
+                match step {
                     scram::Step::Challenge(c) => Ok(Outcome::Challenge(c)),
-                    scram::Step::Complete { user, server_final } => Ok(Outcome::Done {
-                        user,
-                        final_bytes: server_final,
-                        credential_expires_ms: None,
-                    }),
+                    scram::Step::Complete { user, server_final } => {
+                        // A token login acts as the token's owner until the token expires
+                        // (Kafka's credential lifetime, which bounds the session).
+                        let token = server.token_owner().map(|(owner, expiry)| {
+                            let owner = KafkaPrincipal::parse(owner)
+                                .unwrap_or_else(|| KafkaPrincipal::user(owner));
+                            (owner, expiry)
+                        });
+                        Ok(Outcome::Done {
+                            user,
+                            final_bytes: server_final,
+                            credential_expires_ms: token.as_ref().map(|t| t.1),
+                            token_owner: token.map(|t| t.0),
+                        })
+                    }
                 }
             }
             Exchange::OAuthBearer(server) => {
@@ -379,6 +418,7 @@ impl SaslSession {
                         user: t.principal,
                         final_bytes: Vec::new(),
                         credential_expires_ms: Some(t.expires_at_ms),
+                        token_owner: None,
                     }),
                 }
             }
@@ -391,6 +431,7 @@ impl SaslSession {
         token: &[u8],
         now_ms: i64,
         scram: ScramLookup<'_>,
+        tokens: TokenLookup<'_>,
     ) -> Result<TokenOutcome, (String, AuthError)> {
         let phase = std::mem::replace(&mut self.phase, Phase::Handshake);
         let (mechanism, mut exchange, raw) = match phase {
@@ -418,6 +459,7 @@ impl SaslSession {
             now_ms,
             &mechanism,
             scram,
+            tokens,
             &mut claimed,
             &mut reason,
         );
@@ -440,8 +482,10 @@ impl SaslSession {
                 user,
                 final_bytes,
                 credential_expires_ms,
+                token_owner,
             }) => {
-                let principal = KafkaPrincipal::user(user);
+                let token_authenticated = token_owner.is_some();
+                let principal = token_owner.unwrap_or_else(|| KafkaPrincipal::user(user));
                 if let Some(previous) = &self.session {
                     if previous.principal != principal {
                         let err = AuthError::Explicit(format!(
@@ -460,6 +504,7 @@ impl SaslSession {
                 }
                 self.session = Some(Session {
                     principal: principal.clone(),
+                    token_authenticated,
                     mechanism,
                     expires_at_ms: lifetime.map(|l| now_ms + l),
                 });
@@ -477,7 +522,13 @@ impl SaslSession {
         }
     }
 
-    fn authenticate(&mut self, mut frame: Bytes, now_ms: i64, scram: ScramLookup<'_>) -> Gate {
+    fn authenticate(
+        &mut self,
+        mut frame: Bytes,
+        now_ms: i64,
+        scram: ScramLookup<'_>,
+        tokens: TokenLookup<'_>,
+    ) -> Gate {
         let version = i16::from_be_bytes([frame[2], frame[3]]);
         if !(0..=2).contains(&version) {
             return Gate::Close(format!("unsupported SaslAuthenticate version {version}"));
@@ -505,7 +556,7 @@ impl SaslSession {
                 },
             )
         };
-        match self.run_token(&request.auth_bytes, now_ms, scram) {
+        match self.run_token(&request.auth_bytes, now_ms, scram, tokens) {
             Ok((Some(challenge), _, _)) => Gate::Reply {
                 reply: respond(ErrorCode::NONE, None, challenge, 0),
                 principal: None,
@@ -533,8 +584,14 @@ impl SaslSession {
         }
     }
 
-    fn raw_token(&mut self, frame: &Bytes, now_ms: i64, scram: ScramLookup<'_>) -> Gate {
-        match self.run_token(frame, now_ms, scram) {
+    fn raw_token(
+        &mut self,
+        frame: &Bytes,
+        now_ms: i64,
+        scram: ScramLookup<'_>,
+        tokens: TokenLookup<'_>,
+    ) -> Gate {
+        match self.run_token(frame, now_ms, scram, tokens) {
             Ok((Some(challenge), _, _)) => Gate::Reply {
                 reply: SaslReply::Raw(challenge),
                 principal: None,

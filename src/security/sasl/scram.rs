@@ -123,10 +123,26 @@ fn parse_client_first(bytes: &[u8]) -> Result<ClientFirst, AuthError> {
     })
 }
 
+/// What a delegation token login authenticates against (Kafka's
+/// `DelegationTokenCredentialCallback`): the credential derived from the token's HMAC, and
+/// the token's owner, who the connection then acts as.
+#[derive(Debug, Clone)]
+pub struct TokenCredential {
+    pub credential: ScramCredential,
+    /// `Type:name`.
+    pub owner: String,
+    pub expiry_timestamp_ms: i64,
+}
+
+/// Finds the live token with this id (the SCRAM user name of a `tokenauth=true` login).
+pub type TokenLookup<'a> = &'a dyn Fn(&str) -> Option<TokenCredential>;
+
 /// The server side of one SCRAM exchange.
 pub struct ScramServer {
     mechanism: ScramMechanism,
     state: State,
+    /// A `tokenauth=true` exchange: the token's owner and expiry.
+    token: Option<(String, i64)>,
 }
 
 enum State {
@@ -155,7 +171,14 @@ impl ScramServer {
         ScramServer {
             mechanism,
             state: State::ReceiveClientFirst,
+            token: None,
         }
+    }
+
+    /// After a `tokenauth=true` exchange: the token owner (`Type:name`) the client acts as,
+    /// and when the token expires.
+    pub fn token_owner(&self) -> Option<(&str, i64)> {
+        self.token.as_ref().map(|(o, e)| (o.as_str(), *e))
     }
 
     /// The user name the exchange is about, once the client-first message named it.
@@ -173,19 +196,37 @@ impl ScramServer {
         lookup: &dyn Fn(&str) -> Option<ScramCredential>,
         claimed_user: &mut Option<String>,
     ) -> Result<Step, AuthError> {
+        self.step_with_tokens(message, lookup, &|_| None, claimed_user)
+    }
+
+    /// [`Self::step`], where a client-first message with the `tokenauth=true` extension
+    /// (KIP-48) names a delegation token found by `tokens` instead of a user.
+    pub fn step_with_tokens(
+        &mut self,
+        message: &[u8],
+        lookup: &dyn Fn(&str) -> Option<ScramCredential>,
+        tokens: TokenLookup<'_>,
+        claimed_user: &mut Option<String>,
+    ) -> Result<Step, AuthError> {
         match std::mem::replace(&mut self.state, State::Done) {
             State::ReceiveClientFirst => {
                 let first = parse_client_first(message)?;
                 *claimed_user = Some(first.user.clone());
-                if first.token_auth {
-                    // Strata issues no delegation tokens, so no token can match.
-                    return Err(AuthError::Generic(
-                        "Authentication failed: Invalid user credentials".into(),
-                    ));
-                }
-                let credential = lookup(&first.user).ok_or_else(|| {
-                    AuthError::Generic("Authentication failed: Invalid user credentials".into())
-                })?;
+                let credential = if first.token_auth {
+                    // Kafka's message; an unknown, removed or expired token alike.
+                    let token = tokens(&first.user).ok_or_else(|| {
+                        AuthError::Generic(format!(
+                            "Token Authentication failed: Invalid tokenId : {}",
+                            first.user
+                        ))
+                    })?;
+                    self.token = Some((token.owner, token.expiry_timestamp_ms));
+                    token.credential
+                } else {
+                    lookup(&first.user).ok_or_else(|| {
+                        AuthError::Generic("Authentication failed: Invalid user credentials".into())
+                    })?
+                };
                 if credential.iterations < MIN_ITERATIONS {
                     return Err(AuthError::Generic(format!(
                         "Iterations {} is less than the minimum {MIN_ITERATIONS} for {}",
@@ -289,6 +330,13 @@ impl ScramClient {
             client_first_bare: format!("n={},r={nonce}", encode_saslname(user)),
             expected_server_signature: None,
         }
+    }
+
+    /// Logs in with a delegation token (KIP-48): `user` is the token id and `password` the
+    /// token's HMAC in base64; the client-first message carries `tokenauth=true`.
+    pub fn with_token_auth(mut self) -> ScramClient {
+        self.client_first_bare.push_str(",tokenauth=true");
+        self
     }
 
     pub fn client_first(&self) -> Vec<u8> {

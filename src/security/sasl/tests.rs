@@ -323,3 +323,68 @@ fn a_v0_handshake_is_followed_by_raw_tokens() {
         Gate::Close(_)
     ));
 }
+
+#[test]
+fn a_tokenauth_scram_login_acts_as_the_token_owner_until_the_token_expires() {
+    use base64::Engine;
+    let hmac = b"the-token-hmac".to_vec();
+    let password = base64::engine::general_purpose::STANDARD.encode(&hmac);
+    let cred = ScramCredential::from_password(ScramMechanism::Sha512, &password, 4096);
+    let tokens = |id: &str, m: ScramMechanism| {
+        (id == "tok" && m == ScramMechanism::Sha512).then(|| TokenCredential {
+            credential: cred.clone(),
+            owner: "User:alice".into(),
+            expiry_timestamp_ms: 60_000,
+        })
+    };
+    let login = |client: scram::ScramClient, s: &mut SaslSession| {
+        let mut client = client;
+        handshake_ok(s, SCRAM_SHA_512);
+        let first = authenticate(&client.client_first(), 1);
+        let (r, _, close) = auth_response(s.on_frame_with_tokens(&first, 1000, &no_scram, &tokens));
+        if r.error_code != 0 {
+            return (r, None, close);
+        }
+        let fin = client.client_final(&r.auth_bytes).unwrap();
+        auth_response(s.on_frame_with_tokens(&authenticate(&fin, 1), 1000, &no_scram, &tokens))
+    };
+    let mut s = SaslSession::new(config(0), peer());
+    let client =
+        scram::ScramClient::new(ScramMechanism::Sha512, "tok", &password).with_token_auth();
+    let (r, principal, close) = login(client, &mut s);
+    assert_eq!((r.error_code, close), (0, None));
+    assert_eq!(principal, Some(KafkaPrincipal::user("alice")));
+    assert!(s.token_authenticated());
+    // The session ends when the token expires (Kafka's credential lifetime).
+    assert_eq!(r.session_lifetime_ms, 59_000);
+
+    // Without `tokenauth` the token id is an unknown user; an unknown token fails too.
+    for client in [
+        scram::ScramClient::new(ScramMechanism::Sha512, "tok", &password),
+        scram::ScramClient::new(ScramMechanism::Sha512, "other", &password).with_token_auth(),
+    ] {
+        let mut s = SaslSession::new(config(0), peer());
+        let (r, principal, close) = login(client, &mut s);
+        assert_eq!(r.error_code, ErrorCode::SASL_AUTHENTICATION_FAILED.code());
+        assert!(principal.is_none() && close.is_some());
+        assert!(!s.token_authenticated());
+    }
+    // A SCRAM user login is not token-authenticated.
+    let user = ScramCredential::from_password(ScramMechanism::Sha512, "pw", 4096);
+    let users = |u: &str, _: ScramMechanism| (u == "carol").then(|| user.clone());
+    let mut s = SaslSession::new(config(0), peer());
+    handshake_ok(&mut s, SCRAM_SHA_512);
+    let mut client = scram::ScramClient::new(ScramMechanism::Sha512, "carol", "pw");
+    let (r, _, _) = auth_response(s.on_frame_with_tokens(
+        &authenticate(&client.client_first(), 1),
+        0,
+        &users,
+        &tokens,
+    ));
+    let fin = client.client_final(&r.auth_bytes).unwrap();
+    let (r, principal, _) =
+        auth_response(s.on_frame_with_tokens(&authenticate(&fin, 1), 0, &users, &tokens));
+    assert_eq!(r.error_code, 0);
+    assert_eq!(principal, Some(KafkaPrincipal::user("carol")));
+    assert!(!s.token_authenticated());
+}

@@ -40,6 +40,7 @@ fn records() -> Vec<MetadataRecord> {
             rack: Some("r1".into()),
             fenced: true,
             log_dirs: vec![[1; 16]],
+            features: vec![("metadata.version".into(), 17, 26)],
         },
         MetadataRecord::UnfenceBroker {
             broker_id: 1,
@@ -94,6 +95,10 @@ fn records() -> Vec<MetadataRecord> {
         MetadataRecord::FenceBroker {
             broker_id: 1,
             broker_epoch: 10,
+        },
+        MetadataRecord::FeatureLevel {
+            name: "metadata.version".into(),
+            level: 26,
         },
         MetadataRecord::RemoveTopic { topic_id: TOPIC_ID },
         MetadataRecord::UnregisterBroker {
