@@ -1,4 +1,4 @@
-//! Fetch (key 1), versions 4-17 (topic ids from 13): long poll on `min_bytes` / `max_wait_ms`,
+//! Fetch (key 1), versions 4-18 (topic ids from 13): long poll on `min_bytes` / `max_wait_ms`,
 //! response `max_bytes` and `partition_max_bytes` with Kafka's rule that the first batch is
 //! returned whole even when larger than the limits (so a consumer can always make progress),
 //! whole batches starting at the one containing the fetch offset, and read_committed bounded
@@ -9,8 +9,10 @@
 //!
 //! A fetch with a replica id (`replica_id >= 0`, or ReplicaState from v15) comes from a
 //! follower and is served by the replica manager: up to the log end offset, with the
-//! follower's position recorded and diverging epochs reported (v12+). Consumers get
-//! NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
+//! follower's position recorded and diverging epochs reported (v12+). A follower that reports
+//! a high watermark below the leader's (v18, KIP-1166) is answered at once rather than parked,
+//! so a new high watermark reaches it without waiting for new data; for consumers v18 is v17.
+//! Consumers get NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
@@ -308,7 +310,11 @@ pub async fn start(
             let mut response = wait_until(&partitions, deadline, || {
                 let response = serve();
                 let (bytes, error) = response_size(&response);
-                (min_bytes == 0 || bytes >= min_bytes || error).then_some(response)
+                (min_bytes == 0
+                    || bytes >= min_bytes
+                    || error
+                    || follower_high_watermark_behind(&request, &response))
+                .then_some(response)
             })
             .await
             // At the deadline: what there is.
@@ -360,6 +366,24 @@ pub async fn start(
         response.responses.extend(refused);
         Some(response)
     })
+}
+
+/// Whether a follower's fetch (v18, KIP-1166) reports, for a partition served without error,
+/// a high watermark below the leader's: the answer then carries news and is sent at once.
+/// Versions before 18 read the field as `i64::MAX` (not reported), which never is behind.
+fn follower_high_watermark_behind(request: &FetchRequest, response: &FetchResponse) -> bool {
+    // The response lists the request's topics and partitions in the request's order.
+    request
+        .topics
+        .iter()
+        .zip(&response.responses)
+        .any(|(asked, answered)| {
+            asked
+                .partitions
+                .iter()
+                .zip(&answered.partitions)
+                .any(|(fp, pd)| pd.error_code == 0 && fp.high_watermark < pd.high_watermark)
+        })
 }
 
 /// Counts a consumer fetch's partitions on Kafka's `BrokerTopicMetrics` (total and failed
@@ -432,5 +456,95 @@ fn throttled(
         session_id: 0,
         responses: Vec::new(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codec::{Decode, Encode};
+    use crate::protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use bytes::BytesMut;
+
+    fn asked(high_watermarks: &[i64]) -> FetchRequest {
+        FetchRequest {
+            topics: vec![FetchTopic {
+                partitions: high_watermarks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &hw)| FetchPartition {
+                        partition: i as i32,
+                        high_watermark: hw,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn answered(partitions: &[(i16, i64)]) -> FetchResponse {
+        FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                partitions: partitions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(error_code, high_watermark))| PartitionData {
+                        partition_index: i as i32,
+                        error_code,
+                        high_watermark,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_follower_behind_the_leaders_high_watermark_is_answered_at_once() {
+        // Caught up on both partitions: nothing to tell, the fetch may wait.
+        assert!(!follower_high_watermark_behind(
+            &asked(&[10, 7]),
+            &answered(&[(0, 10), (0, 7)])
+        ));
+        // Behind on the second.
+        assert!(follower_high_watermark_behind(
+            &asked(&[10, 6]),
+            &answered(&[(0, 10), (0, 7)])
+        ));
+        // Not reported (before v18, or a follower without the feature).
+        assert!(!follower_high_watermark_behind(
+            &asked(&[i64::MAX]),
+            &answered(&[(0, 7)])
+        ));
+        // A partition in error has no high watermark to compare.
+        assert!(!follower_high_watermark_behind(
+            &asked(&[3]),
+            &answered(&[(ErrorCode::NOT_LEADER_OR_FOLLOWER.code(), -1)])
+        ));
+    }
+
+    #[test]
+    fn v18_carries_the_followers_high_watermark_as_tag_1() {
+        let encode = |r: &FetchRequest, version: i16| {
+            let mut out = BytesMut::new();
+            r.encode(&mut out, version);
+            out.freeze()
+        };
+        // Not reported: no tag, the same bytes as v17.
+        let plain = asked(&[i64::MAX]);
+        assert_eq!(encode(&plain, 17), encode(&plain, 18));
+        let reported = asked(&[42]);
+        let v18 = encode(&reported, 18);
+        assert_eq!(v18.len(), encode(&plain, 18).len() + 1 + 1 + 1 + 8 - 1);
+        let back = FetchRequest::decode(&mut v18.clone(), 18).unwrap();
+        assert_eq!(back.topics[0].partitions[0].high_watermark, 42);
+        // v17 has no such field: it is not written, and reads back as not reported.
+        let v17 = encode(&reported, 17);
+        let back = FetchRequest::decode(&mut v17.clone(), 17).unwrap();
+        assert_eq!(back.topics[0].partitions[0].high_watermark, i64::MAX);
     }
 }

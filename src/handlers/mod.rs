@@ -140,7 +140,7 @@ use crate::protocol::messages::*;
 
 api_table! {
     0 => produce, produce_request::ProduceRequest, 0..=11;
-    1 => fetch, fetch_request::FetchRequest, 4..=17;
+    1 => fetch, fetch_request::FetchRequest, 4..=18;
     2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=10;
     3 => metadata, metadata_request::MetadataRequest, 0..=13;
     8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
