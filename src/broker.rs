@@ -51,6 +51,9 @@ pub struct Broker {
     pub metrics: Arc<crate::metrics::BrokerMetrics>,
     /// KIP-714 client instances and their (empty) telemetry subscriptions.
     pub client_metrics: crate::coordinator::client_metrics::ClientMetrics,
+    /// Asks transaction coordinators before a transactional producer's first write to a
+    /// partition (KIP-890 part 1).
+    pub txn_verifier: crate::cluster::txn_verifier::TxnVerifier,
 }
 
 /// The transaction coordinator's settings from the broker config.

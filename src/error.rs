@@ -294,6 +294,7 @@ impl From<&ProducerStateError> for ErrorCode {
             ProducerStateError::CoordinatorFenced { .. } => {
                 ErrorCode::TRANSACTION_COORDINATOR_FENCED
             }
+            ProducerStateError::TransactionNotVerified => ErrorCode::INVALID_TXN_STATE,
         }
     }
 }

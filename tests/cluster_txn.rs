@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::cluster::{produce_batch_retrying, Cluster};
+use common::cluster::{produce_batch_retrying_as, Cluster};
 use common::coord::*;
 use common::txn::{init_producer_id_once, txn_batch, visible};
 use common::{api_call, create_topic_rf, Client};
@@ -20,10 +20,22 @@ fn init_tracing() {
 }
 
 /// Produces a transactional batch to the leader of partition 0 of `topic`.
-async fn produce_txn(cluster: &Cluster, topic: &str, values: &[&str], producer: (i64, i16, i32)) {
+async fn produce_txn(
+    cluster: &Cluster,
+    transactional_id: &str,
+    topic: &str,
+    values: &[&str],
+    producer: (i64, i16, i32),
+) {
     let leader = cluster.wait_leader(live(cluster), topic, None, 1).await;
     let mut c = Client::connect(cluster.addr(cluster.index_of(leader))).await;
-    let (code, _) = produce_batch_retrying(&mut c, topic, txn_batch(values, producer)).await;
+    let (code, _) = produce_batch_retrying_as(
+        &mut c,
+        Some(transactional_id),
+        topic,
+        txn_batch(values, producer),
+    )
+    .await;
     assert_eq!(code, 0, "transactional produce to {topic}");
 }
 
@@ -102,8 +114,8 @@ async fn transaction_across_leaders_survives_its_coordinator() {
     // 1. Commit across two remote leaders.
     let pid = init_producer_id(&cluster, &tid, 60_000).await;
     add_partitions(&cluster, &tid, pid, &[a, b]).await;
-    produce_txn(&cluster, a, &["a1", "a2"], (pid.0, pid.1, 0)).await;
-    produce_txn(&cluster, b, &["b1"], (pid.0, pid.1, 0)).await;
+    produce_txn(&cluster, &tid, a, &["a1", "a2"], (pid.0, pid.1, 0)).await;
+    produce_txn(&cluster, &tid, b, &["b1"], (pid.0, pid.1, 0)).await;
     let (seen, closed) = committed_view(&cluster, a).await;
     assert!(
         seen.is_empty() && !closed,
@@ -124,8 +136,8 @@ async fn transaction_across_leaders_survives_its_coordinator() {
 
     // 2. An aborted transaction stays invisible.
     add_partitions(&cluster, &tid, pid, &[a, b]).await;
-    produce_txn(&cluster, a, &["x1"], (pid.0, pid.1, 2)).await;
-    produce_txn(&cluster, b, &["x2"], (pid.0, pid.1, 1)).await;
+    produce_txn(&cluster, &tid, a, &["x1"], (pid.0, pid.1, 2)).await;
+    produce_txn(&cluster, &tid, b, &["x2"], (pid.0, pid.1, 1)).await;
     assert_eq!(end_txn(&cluster, &tid, pid, false).await, 0, "EndTxn abort");
     wait_committed(&cluster, a, &["a1", "a2"]).await;
     wait_committed(&cluster, b, &["b1"]).await;
@@ -136,8 +148,8 @@ async fn transaction_across_leaders_survives_its_coordinator() {
     let group = "txn-group";
     add_partitions(&cluster, &tid, pid, &[a, b]).await;
     add_offsets(&cluster, &tid, pid, group).await;
-    produce_txn(&cluster, a, &["m1"], (pid.0, pid.1, 3)).await;
-    produce_txn(&cluster, b, &["m2"], (pid.0, pid.1, 2)).await;
+    produce_txn(&cluster, &tid, a, &["m1"], (pid.0, pid.1, 3)).await;
+    produce_txn(&cluster, &tid, b, &["m2"], (pid.0, pid.1, 2)).await;
     txn_offset_commit(&cluster, &tid, pid, group, a, 3).await;
     let other = (0..100)
         .map(|n| format!("short-{n}"))
@@ -148,7 +160,7 @@ async fn transaction_across_leaders_survives_its_coordinator() {
         .expect("another id on the same coordinator partition");
     let pid2 = init_producer_id(&cluster, &other, 4_000).await;
     add_partitions(&cluster, &other, pid2, &[a]).await;
-    produce_txn(&cluster, a, &["z"], (pid2.0, pid2.1, 0)).await;
+    produce_txn(&cluster, &other, a, &["z"], (pid2.0, pid2.1, 0)).await;
 
     cluster.stop_node(cluster.index_of(coord)).await;
     let successor = find_coordinator(&cluster, &tid, KEY_TXN).await;
@@ -541,7 +553,7 @@ async fn transactions_over_rf1_topics_led_apart_from_the_coordinator() {
             vec![0],
             "AddPartitionsToTxn {topic} on coordinator {coord}"
         );
-        produce_txn(&cluster, topic, &["one"], (pid.0, pid.1, 0)).await;
+        produce_txn(&cluster, tid, topic, &["one"], (pid.0, pid.1, 0)).await;
         assert_eq!(end_txn(&cluster, tid, pid, true).await, 0, "EndTxn {topic}");
         wait_committed(&cluster, topic, &["one"]).await;
         seq.insert(topic.to_string(), 1);
@@ -551,12 +563,12 @@ async fn transactions_over_rf1_topics_led_apart_from_the_coordinator() {
     // committed.
     let a = apart[0];
     add_partitions(&cluster, tid, pid, &[a, rf3]).await;
-    produce_txn(&cluster, a, &["gone"], (pid.0, pid.1, seq[a])).await;
-    produce_txn(&cluster, rf3, &["gone"], (pid.0, pid.1, 0)).await;
+    produce_txn(&cluster, tid, a, &["gone"], (pid.0, pid.1, seq[a])).await;
+    produce_txn(&cluster, tid, rf3, &["gone"], (pid.0, pid.1, 0)).await;
     assert_eq!(end_txn(&cluster, tid, pid, false).await, 0, "EndTxn abort");
     add_partitions(&cluster, tid, pid, &[a, rf3]).await;
-    produce_txn(&cluster, a, &["two"], (pid.0, pid.1, seq[a] + 1)).await;
-    produce_txn(&cluster, rf3, &["two"], (pid.0, pid.1, 1)).await;
+    produce_txn(&cluster, tid, a, &["two"], (pid.0, pid.1, seq[a] + 1)).await;
+    produce_txn(&cluster, tid, rf3, &["two"], (pid.0, pid.1, 1)).await;
     assert_eq!(end_txn(&cluster, tid, pid, true).await, 0, "EndTxn commit");
     wait_committed(&cluster, a, &["one", "two"]).await;
     wait_committed(&cluster, rf3, &["two"]).await;

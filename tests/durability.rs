@@ -586,25 +586,36 @@ async fn open_transactions_are_aborted_after_kill_9_and_never_visible() {
     let p1 = txn_init(&mut c, "tx-one", 2_000).await;
     txn_add(&mut c, "tx-one", p1, "txk").await;
     assert_eq!(
-        produce(&mut c, "txk", txn_batch(&["a0", "a1"], (p1.0, p1.1, 0)))
-            .await
-            .0,
+        produce_as(
+            &mut c,
+            Some("tx-one"),
+            "txk",
+            txn_batch(&["a0", "a1"], (p1.0, p1.1, 0))
+        )
+        .await
+        .0,
         0
     );
     txn_end(&mut c, "tx-one", p1, true).await;
     txn_add(&mut c, "tx-one", p1, "txk").await;
     assert_eq!(
-        produce(&mut c, "txk", txn_batch(&["b0", "b1"], (p1.0, p1.1, 2)))
-            .await
-            .0,
+        produce_as(
+            &mut c,
+            Some("tx-one"),
+            "txk",
+            txn_batch(&["b0", "b1"], (p1.0, p1.1, 2))
+        )
+        .await
+        .0,
         0
     );
     txn_end(&mut c, "tx-one", p1, false).await;
     let p2 = txn_init(&mut c, "tx-two", 2_000).await;
     txn_add(&mut c, "tx-two", p2, "txk").await;
     assert_eq!(
-        produce(
+        produce_as(
             &mut c,
+            Some("tx-two"),
             "txk",
             txn_batch(&["open0", "open1"], (p2.0, p2.1, 0))
         )
@@ -614,9 +625,14 @@ async fn open_transactions_are_aborted_after_kill_9_and_never_visible() {
     );
     txn_add(&mut c, "tx-one", p1, "txk").await;
     assert_eq!(
-        produce(&mut c, "txk", txn_batch(&["c0"], (p1.0, p1.1, 4)))
-            .await
-            .0,
+        produce_as(
+            &mut c,
+            Some("tx-one"),
+            "txk",
+            txn_batch(&["c0"], (p1.0, p1.1, 4))
+        )
+        .await
+        .0,
         0
     );
     txn_end(&mut c, "tx-one", p1, true).await;

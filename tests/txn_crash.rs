@@ -23,8 +23,9 @@ async fn crash_after_prepare(commit: bool, topic: &str) -> (Vec<String>, Vec<Str
     create_topic(&mut c, topic).await;
     let pid = txn_init(&mut c, "tx-crash", 60_000).await;
     txn_add(&mut c, "tx-crash", pid, topic).await;
-    let (code, _) = produce(
+    let (code, _) = produce_as(
         &mut c,
+        Some("tx-crash"),
         topic,
         txn_batch(&["t0", "t1", "t2"], (pid.0, pid.1, 0)),
     )

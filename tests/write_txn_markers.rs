@@ -52,7 +52,9 @@ async fn write_marker(
 
 #[tokio::test]
 async fn remote_coordinator_markers_commit_abort_and_are_fenced() {
-    let broker = TestBroker::start(&[]).await;
+    // The markers here play a coordinator the broker does not know, so the broker must not
+    // ask its own coordinator before transactional writes (KIP-890 verification off).
+    let broker = TestBroker::start(&[("transaction.partition.verification.enable", "false")]).await;
     let mut c = broker.client().await;
     create_topic(&mut c, "wm").await;
 
@@ -60,9 +62,14 @@ async fn remote_coordinator_markers_commit_abort_and_are_fenced() {
     let pid = txn_init(&mut c, "remote-1", 60_000).await;
     txn_add(&mut c, "remote-1", pid, "wm").await;
     assert_eq!(
-        produce(&mut c, "wm", txn_batch(&["c0", "c1"], (pid.0, pid.1, 0)))
-            .await
-            .0,
+        produce_as(
+            &mut c,
+            Some("remote-1"),
+            "wm",
+            txn_batch(&["c0", "c1"], (pid.0, pid.1, 0))
+        )
+        .await
+        .0,
         0
     );
     let (_, lso) = visible(&mut c, "wm", 1).await;
@@ -74,9 +81,14 @@ async fn remote_coordinator_markers_commit_abort_and_are_fenced() {
 
     // Second transaction of the same producer, aborted by a v0 request.
     assert_eq!(
-        produce(&mut c, "wm", txn_batch(&["a0"], (pid.0, pid.1, 2)))
-            .await
-            .0,
+        produce_as(
+            &mut c,
+            Some("remote-1"),
+            "wm",
+            txn_batch(&["a0"], (pid.0, pid.1, 2))
+        )
+        .await
+        .0,
         0
     );
     assert_eq!(write_marker(&mut c, 0, pid, false, 5, "wm", 0).await, 0);
@@ -101,9 +113,14 @@ async fn remote_coordinator_markers_commit_abort_and_are_fenced() {
     } else {
         // Bump the epoch with a newer data batch, then send the old one.
         assert_eq!(
-            produce(&mut c, "wm", txn_batch(&["n0"], (pid.0, pid.1 + 1, 0)))
-                .await
-                .0,
+            produce_as(
+                &mut c,
+                Some("remote-1"),
+                "wm",
+                txn_batch(&["n0"], (pid.0, pid.1 + 1, 0))
+            )
+            .await
+            .0,
             0
         );
         assert_eq!(

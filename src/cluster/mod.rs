@@ -23,6 +23,7 @@ pub mod producer_ids;
 pub mod publisher;
 pub mod replica_fetcher;
 pub mod startup;
+pub mod txn_verifier;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

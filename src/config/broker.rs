@@ -17,89 +17,8 @@ use super::{ConfigError, ConfigWarning};
 const MS_PER_MINUTE: i64 = 60_000;
 const MS_PER_HOUR: i64 = 3_600_000;
 
-/// A role of this process (`process.roles`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcessRole {
-    Broker,
-    Controller,
-}
-
-/// One `NAME://host:port` listener. An empty host means all interfaces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listener {
-    /// Upper-cased, as Kafka normalises listener names.
-    pub name: String,
-    pub host: String,
-    pub port: u16,
-}
-
-/// Splits `host:port` or `[v6addr]:port` (the host may be empty), as listener URLs write
-/// them; shared by the Kafka listeners and `strata.admin.listeners`.
-pub(crate) fn split_host_port(rest: &str) -> Result<(&str, &str), &'static str> {
-    match rest.strip_prefix('[') {
-        Some(v6) => {
-            let (host, after) = v6.split_once(']').ok_or("unclosed '[' in host")?;
-            let port = after.strip_prefix(':').ok_or("expected :port after ']'")?;
-            Ok((host, port))
-        }
-        None => rest.rsplit_once(':').ok_or("expected host:port"),
-    }
-}
-
-impl Listener {
-    /// Parses `NAME://host:port`, `NAME://:port` or `NAME://[v6addr]:port`.
-    pub fn parse(s: &str) -> Result<Listener, String> {
-        let s = s.trim();
-        let (name, rest) = s.split_once("://").ok_or("expected NAME://host:port")?;
-        if name.is_empty() {
-            return Err("listener name is empty".into());
-        }
-        let (host, port) = split_host_port(rest)?;
-        let port = port
-            .parse::<u16>()
-            .map_err(|_| format!("invalid port {port:?}"))?;
-        Ok(Listener {
-            name: name.to_ascii_uppercase(),
-            host: host.to_string(),
-            port,
-        })
-    }
-
-    /// The address to bind: the host, or `0.0.0.0` when the host is empty.
-    pub fn bind_host(&self) -> &str {
-        if self.host.is_empty() {
-            "0.0.0.0"
-        } else {
-            &self.host
-        }
-    }
-}
-
-/// One `id@host:port` entry of `controller.quorum.voters`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuorumVoter {
-    pub id: i32,
-    pub host: String,
-    pub port: u16,
-}
-
-impl QuorumVoter {
-    pub fn parse(s: &str) -> Result<QuorumVoter, String> {
-        let (id, addr) = s.trim().split_once('@').ok_or("expected id@host:port")?;
-        let id = id
-            .parse::<i32>()
-            .map_err(|_| format!("invalid voter id {id:?}"))?;
-        let (host, port) = addr.rsplit_once(':').ok_or("expected host:port")?;
-        let port = port
-            .parse::<u16>()
-            .map_err(|_| format!("invalid port {port:?}"))?;
-        Ok(QuorumVoter {
-            id,
-            host: host.trim_matches(|c| c == '[' || c == ']').to_string(),
-            port,
-        })
-    }
-}
+pub(crate) use super::listener::split_host_port;
+pub use super::listener::{Listener, ProcessRole, QuorumVoter};
 
 /// The broker's typed configuration. Durations end in `_ms`, sizes in `_bytes`.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,6 +135,9 @@ pub struct BrokerConfig {
     /// created with (capped at its replication factor, see `find_coordinator`).
     pub transaction_state_log_min_isr: i32,
     pub transaction_max_timeout_ms: i32,
+    /// KIP-890 part 1: a partition leader asks the transaction coordinator before a
+    /// transactional producer's first write to it (dynamic).
+    pub transaction_partition_verification_enable: bool,
     pub transactional_id_expiration_ms: i32,
     pub producer_id_expiration_ms: i32,
     pub replica_lag_time_max_ms: i64,
@@ -694,6 +616,8 @@ impl BrokerConfig {
                 .short("transaction.state.log.replication.factor")?,
             transaction_state_log_min_isr: p.int("transaction.state.log.min.isr")?,
             transaction_max_timeout_ms: p.int("transaction.max.timeout.ms")?,
+            transaction_partition_verification_enable: p
+                .boolean("transaction.partition.verification.enable")?,
             transactional_id_expiration_ms: p.int("transactional.id.expiration.ms")?,
             producer_id_expiration_ms: p.int("producer.id.expiration.ms")?,
             replica_lag_time_max_ms: p.long("replica.lag.time.max.ms")?,

@@ -31,6 +31,7 @@ const RUNTIME_KEYS: &[&str] = &[
     "log.cleaner.io.max.bytes.per.second",
     "log.cleaner.backoff.ms",
     "producer.id.expiration.ms",
+    "transaction.partition.verification.enable",
 ];
 
 /// Whether a change of `name` takes effect without a restart: a topic default (every
@@ -256,6 +257,7 @@ impl BrokerConfig {
             compression_type,
             unclean_leader_election_enable,
             producer_id_expiration_ms,
+            transaction_partition_verification_enable,
         );
         Ok(c)
     }

@@ -22,6 +22,7 @@ pub mod broker;
 pub mod delegation_tokens;
 pub mod describe;
 pub mod dynamic;
+pub mod listener;
 pub mod network;
 pub mod oauth;
 pub mod properties;

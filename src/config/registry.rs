@@ -365,6 +365,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("transaction.state.log.replication.factor", S, Some("1"), AtLeast(1), false),
     def("transaction.state.log.min.isr", I, Some("2"), AtLeast(1), false),
     def("transaction.max.timeout.ms", I, Some("900000"), AtLeast(1), false),
+    def("transaction.partition.verification.enable", B, Some("true"), Any, true),
     def("transactional.id.expiration.ms", I, Some("604800000"), AtLeast(1), false),
     def("producer.id.expiration.ms", I, Some("86400000"), AtLeast(1), true),
     def("replica.lag.time.max.ms", G, Some("30000"), AtLeast(0), false),

@@ -81,6 +81,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod produce_verification;
 pub mod push_telemetry;
 pub mod remove_raft_voter;
 pub mod renew_delegation_token;

@@ -1,5 +1,7 @@
 //! Produce (key 0), versions 0-11, with 0-2 advertised but refused with UNSUPPORTED_VERSION as
-//! Kafka 4 does (old librdkafka only enables compression when it sees them advertised).
+//! Kafka 4 does (old librdkafka only enables compression when it sees them advertised). A
+//! transactional producer's first write to a partition is verified with its transaction
+//! coordinator first (KIP-890 part 1, `produce_verification`).
 //!
 //! Two stages: the appends run before the next request of the connection is read (so appends
 //! keep connection order), and the response future is what waits for acknowledgement: with
@@ -12,12 +14,14 @@ use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::produce_verification::Verified;
 use super::{later, ready, throttle, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::*;
+use crate::replica::txn_verification::TxnVerification;
 use crate::replica::wait::wait_until;
 use crate::replica::Partition;
 
@@ -83,14 +87,16 @@ fn add_leader_hints(broker: &Broker, listener: &str, version: i16, response: &mu
 }
 
 pub fn handle(broker: &Broker, version: i16, request: ProduceRequest) -> ProduceResponse {
-    handle_with_waits(broker, version, request).0
+    handle_with_waits(broker, version, request, None).0
 }
 
-/// Appends, and lists the acks=all partitions whose acknowledgement must wait.
+/// Appends, and lists the acks=all partitions whose acknowledgement must wait. `verified`:
+/// what transaction verification decided (None: nothing to check).
 pub fn handle_with_waits(
     broker: &Broker,
     version: i16,
     request: ProduceRequest,
+    verified: Option<&Verified>,
 ) -> (ProduceResponse, Vec<AckWait>) {
     let acks = request.acks;
     let acks_valid = matches!(acks, 0 | 1 | -1);
@@ -125,7 +131,18 @@ pub fn handle_with_waits(
                     let Some(records) = pd.records else {
                         return partition_error(pd.index, ErrorCode::CORRUPT_MESSAGE, None);
                     };
-                    match partition.append_records_with_acks(records, acks, now_ms) {
+                    let verification = match verified {
+                        None => TxnVerification::NotRequired,
+                        Some(v) => match v.refusal(&topic.name, pd.index) {
+                            Some((code, message)) => {
+                                broker.metrics.record(Some(counters), PartitionOutcome::ProduceFailed { counts_as_failed: counts_as_failed(code) });
+                                broker.metrics.requests.record_error(ProduceRequest::API_KEY, code);
+                                return partition_error(pd.index, code, Some(message));
+                            }
+                            None => v.verification(&topic.name, pd.index),
+                        },
+                    };
+                    match partition.append_client_records(records, acks, now_ms, verification) {
                         Ok(out) => {
                             let records = (out.last_offset - out.base_offset + 1).max(0) as u64;
                             broker.metrics.record(Some(counters), PartitionOutcome::Produced { records, bytes });
@@ -202,14 +219,15 @@ fn settle(response: &mut ProduceResponse, waits: &mut Vec<AckWait>) -> bool {
 }
 
 /// Kafka's checks before any append: WRITE on the transactional id of a transactional
-/// producer (every partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), and
-/// WRITE on each topic (TOPIC_AUTHORIZATION_FAILED for that topic's partitions). The refused
-/// topics are taken out of `request` and returned with their answer.
+/// producer (every partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as
+/// when transactional records come without a transactional id, authorizer or not), and WRITE
+/// on each topic (TOPIC_AUTHORIZATION_FAILED for that topic's partitions). The refused topics
+/// are taken out of `request` and returned with their answer.
 fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceResponse> {
-    let refuse_all = request
-        .transactional_id
-        .as_deref()
-        .is_some_and(|id| !authz.transactional_id(operation::WRITE, id));
+    let refuse_all = match request.transactional_id.as_deref() {
+        Some(id) => !authz.transactional_id(operation::WRITE, id),
+        None => has_transactional_records(request),
+    };
     let mut refused = Vec::new();
     request.topic_data.retain(|topic| {
         let code = if refuse_all {
@@ -233,6 +251,18 @@ fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceRes
     refused
 }
 
+/// Kafka's `RequestUtils.hasTransactionalRecords`: any batch with the transactional flag.
+fn has_transactional_records(request: &ProduceRequest) -> bool {
+    request
+        .topic_data
+        .iter()
+        .flat_map(|t| &t.partition_data)
+        .filter_map(|p| p.records.as_deref())
+        .any(|r| {
+            crate::protocol::records::batch::BatchIter::new(r).any(|(h, _)| h.is_transactional())
+        })
+}
+
 /// Bytes of records a Produce request carries (what `producer_byte_rate` measures).
 fn produced_bytes(request: &ProduceRequest) -> usize {
     request
@@ -254,7 +284,10 @@ pub async fn start(
     let refused = authorize(&Authz::new(&broker, &conn), &mut request);
     let produced = produced_bytes(&request);
     let started = std::time::Instant::now();
-    let (mut response, mut waits) = handle_with_waits(&broker, header.api_version, request);
+    // Kafka mutes the connection while it verifies: the next request waits, as here.
+    let verified = super::produce_verification::verify(&broker, &request).await;
+    let (mut response, mut waits) =
+        handle_with_waits(&broker, header.api_version, request, verified.as_ref());
     response.responses.extend(refused);
     // Kafka records both quotas once the appends are done and answers with the larger
     // throttle; the connection is muted for it (even with acks=0, which gets no answer).

@@ -18,6 +18,7 @@ pub mod manager;
 pub mod partition;
 mod partition_config;
 pub mod producer_state;
+pub mod txn_verification;
 pub mod wait;
 
 pub use change::{AlterPartition, AlterPartitionError, IsrMember, PartitionChange};

@@ -14,6 +14,7 @@ use super::ids::{BrokerId, LeaderEpoch, PartitionEpoch};
 use super::leader_state::LeaderState;
 use super::load::{load_producer_state, ProducerStateLoad};
 use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
+use super::txn_verification::TxnVerification;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch;
@@ -112,6 +113,9 @@ impl PartitionError {
             }
             PartitionError::Producer(ProducerStateError::CoordinatorFenced { current, got }) => {
                 format!("transaction coordinator epoch {got} is older than {current}")
+            }
+            PartitionError::Producer(ProducerStateError::TransactionNotVerified) => {
+                "Record was not part of an ongoing transaction".to_string()
             }
             PartitionError::Storage(_) if self.code() == ErrorCode::KAFKA_STORAGE_ERROR => {
                 "the partition's log directory failed".to_string()
@@ -479,7 +483,19 @@ impl Partition {
         required_acks: i16,
         now_ms: i64,
     ) -> Result<AppendOutcome, PartitionError> {
-        self.append_as_leader_from(records, required_acks, now_ms, true)
+        self.append_client_records(records, required_acks, now_ms, TxnVerification::NotRequired)
+    }
+
+    /// A client's produce, with the guard of the transaction verification the produce path
+    /// started for it (KIP-890 part 1, `txn_verification`).
+    pub fn append_client_records(
+        &self,
+        records: Bytes,
+        required_acks: i16,
+        now_ms: i64,
+        verification: TxnVerification,
+    ) -> Result<AppendOutcome, PartitionError> {
+        self.append_as_leader_from(records, required_acks, now_ms, Some(verification))
     }
 
     /// Appends a coordinator's own batch (Kafka's `AppendOrigin.COORDINATOR`): validated as
@@ -491,16 +507,18 @@ impl Partition {
         required_acks: i16,
         now_ms: i64,
     ) -> Result<AppendOutcome, PartitionError> {
-        self.append_as_leader_from(records, required_acks, now_ms, false)
+        self.append_as_leader_from(records, required_acks, now_ms, None)
     }
 
+    /// `client`: a client's append and how it is verified; None for a coordinator's.
     fn append_as_leader_from(
         &self,
         records: Bytes,
         required_acks: i16,
         now_ms: i64,
-        from_client: bool,
+        client: Option<TxnVerification>,
     ) -> Result<AppendOutcome, PartitionError> {
+        let from_client = client.is_some();
         let config = self.config();
         let too_large = |e| match e {
             batch::BatchError::MessageTooLarge { size, .. } => PartitionError::MessageTooLarge {
@@ -572,6 +590,15 @@ impl Partition {
                     }
                 }
             }
+        }
+        // Duplicates are answered above first, as Kafka does; what is new must not open a
+        // transaction the coordinator has not confirmed.
+        if let (Some(verification), Some(h)) =
+            (client, headers.iter().find(|h| h.is_transactional()))
+        {
+            st.producers
+                .check_verified(h, verification)
+                .map_err(PartitionError::Producer)?;
         }
         let log_append_time = if config.log_append_time {
             Some(now_ms)

@@ -50,6 +50,9 @@ pub enum ProducerStateError {
     /// A marker from a transaction coordinator older than the last one that wrote to this
     /// producer (Kafka's `TransactionCoordinatorFencedException`).
     CoordinatorFenced { current: i32, got: i32 },
+    /// A transactional batch that would start a transaction on this partition without the
+    /// coordinator having confirmed the partition is in it (KIP-890 part 1).
+    TransactionNotVerified,
 }
 
 /// What an incoming batch is, given the producer's history.
@@ -64,6 +67,10 @@ pub enum SequenceCheck {
 #[derive(Debug, Default, Clone)]
 pub struct ProducerStateManager {
     producers: HashMap<i64, ProducerEntry>,
+    /// Transaction verifications under way (KIP-890 part 1, see `txn_verification`): the
+    /// leader's own bookkeeping, never in the log or a snapshot.
+    pub(super) verifications: HashMap<i64, super::txn_verification::VerificationEntry>,
+    pub(super) next_guard: u64,
 }
 
 /// Sequence numbers wrap from i32::MAX to 0.
@@ -156,6 +163,11 @@ impl ProducerStateManager {
     pub fn update(&mut self, h: &BatchHeader, first_offset: i64, last_offset: i64, timestamp: i64) {
         if h.producer_id == NO_PRODUCER_ID {
             return;
+        }
+        if h.is_transactional() || h.is_control() {
+            // A marker ends what a verification was for; a transactional batch in the log
+            // has used it up (the transaction is open now).
+            self.verifications.remove(&h.producer_id);
         }
         let entry = self.producers.entry(h.producer_id).or_default();
         if h.producer_epoch > entry.epoch {
@@ -357,7 +369,10 @@ impl ProducerStateManager {
                 },
             );
         }
-        ProducerStateManager { producers }
+        ProducerStateManager {
+            producers,
+            ..Default::default()
+        }
     }
 
     /// Whether a producer has a transaction open on this partition.
@@ -373,6 +388,8 @@ impl ProducerStateManager {
         self.producers.retain(|_, e| {
             e.current_txn_first_offset.is_some() || now_ms - e.last_timestamp < expiration_ms
         });
+        self.verifications
+            .retain(|_, v| now_ms - v.started_ms < expiration_ms);
     }
 
     /// First offset of the earliest open transaction (bounds the last stable offset).

@@ -350,6 +350,7 @@ pub async fn start(
         metrics,
         dynamic: crate::config::DynamicBrokerConfig::new(config.clone()),
         client_metrics: Default::default(),
+        txn_verifier: Default::default(),
         config,
         cluster: cluster.clone(),
     });

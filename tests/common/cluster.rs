@@ -8,7 +8,6 @@ use bytes::Bytes;
 use strata::protocol::messages::*;
 use strata::server::startup::{start, RunningBroker};
 
-use super::txn::produce;
 use super::{api_call, batch, Client};
 
 /// A port no other node of this test process was given. Below Linux's ephemeral range
@@ -294,6 +293,16 @@ pub async fn produce_retrying(c: &mut Client, topic: &str, values: &[&[u8]]) -> 
 
 /// [`produce_retrying`] of a prepared batch (transactional ones).
 pub async fn produce_batch_retrying(c: &mut Client, topic: &str, records: Bytes) -> (i16, i64) {
+    produce_batch_retrying_as(c, None, topic, records).await
+}
+
+/// As [`produce_batch_retrying`], from the producer of `transactional_id`.
+pub async fn produce_batch_retrying_as(
+    c: &mut Client,
+    transactional_id: Option<&str>,
+    topic: &str,
+    records: Bytes,
+) -> (i16, i64) {
     use strata::error::ErrorCode;
     let retriable = [
         ErrorCode::NOT_LEADER_OR_FOLLOWER,
@@ -303,7 +312,7 @@ pub async fn produce_batch_retrying(c: &mut Client, topic: &str, records: Bytes)
     ];
     let mut last = (0, -1);
     for _ in 0..100 {
-        last = produce(c, topic, records.clone()).await;
+        last = super::txn::produce_as(c, transactional_id, topic, records.clone()).await;
         if !retriable.iter().any(|e| e.code() == last.0) {
             return last;
         }

@@ -17,8 +17,19 @@ pub async fn create_topic(c: &mut Client, name: &str) {
 }
 
 pub fn produce_req(topic: &str, records: Bytes) -> produce_request::ProduceRequest {
+    produce_req_as(None, topic, records)
+}
+
+/// As [`produce_req`], from the producer of `transactional_id` (Kafka refuses transactional
+/// records without one).
+pub fn produce_req_as(
+    transactional_id: Option<&str>,
+    topic: &str,
+    records: Bytes,
+) -> produce_request::ProduceRequest {
     use produce_request::*;
     ProduceRequest {
+        transactional_id: transactional_id.map(str::to_string),
         acks: -1,
         timeout_ms: 10_000,
         topic_data: vec![TopicProduceData {
@@ -36,12 +47,22 @@ pub fn produce_req(topic: &str, records: Bytes) -> produce_request::ProduceReque
 
 /// Produces with acks=-1 and returns (error code, base offset).
 pub async fn produce(c: &mut Client, topic: &str, records: Bytes) -> (i16, i64) {
+    produce_as(c, None, topic, records).await
+}
+
+/// As [`produce`], from the producer of `transactional_id`.
+pub async fn produce_as(
+    c: &mut Client,
+    transactional_id: Option<&str>,
+    topic: &str,
+    records: Bytes,
+) -> (i16, i64) {
     let r = api_call!(
         c,
         produce_request::ProduceRequest,
         produce_response::ProduceResponse,
         9,
-        produce_req(topic, records)
+        produce_req_as(transactional_id, topic, records)
     );
     let p = &r.responses[0].partition_responses[0];
     (p.error_code, p.base_offset)

@@ -1,0 +1,176 @@
+//! Transaction verification before a Produce appends (KIP-890 part 1, Kafka's
+//! `ReplicaManager.handleProduceAppend`), with `transaction.partition.verification.enable` on
+//! (Kafka's default).
+//!
+//! For each partition where a transactional producer's batch would open a transaction, the
+//! partition starts a verification (`replica::txn_verification`) and the coordinator is asked
+//! whether the partition is in the producer's ongoing transaction (`cluster::txn_verifier`).
+//! Partitions it confirms are appended with their guard; the others are answered without an
+//! append, with Kafka's translation for producers of Produce before v12: INVALID_TXN_STATE
+//! ("Partition was not added to the transaction"), and NOT_ENOUGH_REPLICAS for what a retry
+//! may fix (the coordinator busy, moving or unreachable), which every client retries without
+//! a metadata refresh.
+use std::collections::HashMap;
+
+use super::Broker;
+use crate::cluster::txn_verifier::TxnProducer;
+use crate::error::ErrorCode;
+use crate::protocol::messages::produce_request::ProduceRequest;
+use crate::protocol::records::batch::BatchIter;
+use crate::replica::txn_verification::{TxnVerification, VerificationGuard};
+
+/// What verification decided for a request's partitions.
+#[derive(Debug, Default)]
+pub struct Verified {
+    guards: HashMap<(String, i32), VerificationGuard>,
+    refused: HashMap<(String, i32), (ErrorCode, String)>,
+}
+
+impl Verified {
+    /// How the append of `topic`/`partition` is checked.
+    pub fn verification(&self, topic: &str, partition: i32) -> TxnVerification {
+        TxnVerification::Guard(self.guards.get(&(topic.to_string(), partition)).copied())
+    }
+
+    /// The answer for a partition verification refused, instead of appending.
+    pub fn refusal(&self, topic: &str, partition: i32) -> Option<(ErrorCode, String)> {
+        self.refused.get(&(topic.to_string(), partition)).cloned()
+    }
+}
+
+/// Verifies what `request` would open; None when nothing is checked (not transactional, or
+/// verification is off).
+pub async fn verify(broker: &Broker, request: &ProduceRequest) -> Option<Verified> {
+    let transactional_id = request
+        .transactional_id
+        .as_deref()
+        .filter(|id| !id.is_empty())?;
+    if !broker
+        .dynamic
+        .current()
+        .transaction_partition_verification_enable
+    {
+        return None;
+    }
+    // Partitions with a transactional batch, and the producers they name.
+    let mut producers: Vec<(i64, i16)> = Vec::new();
+    let mut transactional: Vec<(String, i32, i64, i16)> = Vec::new();
+    for topic in &request.topic_data {
+        for pd in &topic.partition_data {
+            let Some(records) = &pd.records else { continue };
+            for (h, _) in BatchIter::new(records).filter(|(h, _)| h.is_transactional()) {
+                if !producers.contains(&(h.producer_id, h.producer_epoch)) {
+                    producers.push((h.producer_id, h.producer_epoch));
+                }
+                transactional.push((
+                    topic.name.clone(),
+                    pd.index,
+                    h.producer_id,
+                    h.producer_epoch,
+                ));
+            }
+        }
+    }
+    let mut verified = Verified::default();
+    if producers.len() > 1 {
+        // Kafka fails the request: one transactional producer per request.
+        for (topic, partition, ..) in transactional {
+            let code = ErrorCode::INVALID_PRODUCER_ID_MAPPING;
+            let message = "Transactional records contained more than one producer ID".to_string();
+            verified.refused.insert((topic, partition), (code, message));
+        }
+        return Some(verified);
+    }
+    let Some(&(producer_id, producer_epoch)) = producers.first() else {
+        return Some(verified);
+    };
+    let now_ms = broker.now_ms();
+    let mut asked: Vec<(String, i32)> = Vec::new();
+    for (topic, partition, ..) in transactional {
+        let Some(replica) = broker.replicas.get(&topic, partition) else {
+            // The append answers for a partition that is not here.
+            continue;
+        };
+        if let Ok(Some(guard)) =
+            replica.start_transaction_verification(producer_id, producer_epoch, now_ms)
+        {
+            if !asked.contains(&(topic.clone(), partition)) {
+                verified.guards.insert((topic.clone(), partition), guard);
+                asked.push((topic, partition));
+            }
+        }
+    }
+    if asked.is_empty() {
+        return Some(verified);
+    }
+    let producer = TxnProducer {
+        transactional_id: transactional_id.to_string(),
+        producer_id,
+        producer_epoch,
+    };
+    let answers = broker
+        .txn_verifier
+        .verify(&broker.cluster, &broker.txns, &producer, &asked)
+        .await;
+    for (key, code) in asked.into_iter().zip(answers) {
+        if code.is_ok() {
+            continue;
+        }
+        verified.guards.remove(&key);
+        verified.refused.insert(key, for_producer(code));
+    }
+    Some(verified)
+}
+
+/// Kafka's translation of a verification failure for the produce response.
+fn for_producer(code: ErrorCode) -> (ErrorCode, String) {
+    match code {
+        ErrorCode::INVALID_TXN_STATE => (
+            code,
+            "Partition was not added to the transaction".to_string(),
+        ),
+        ErrorCode::CONCURRENT_TRANSACTIONS
+        | ErrorCode::NETWORK_EXCEPTION
+        | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
+        | ErrorCode::COORDINATOR_NOT_AVAILABLE
+        | ErrorCode::NOT_COORDINATOR => (
+            ErrorCode::NOT_ENOUGH_REPLICAS,
+            format!(
+                "Unable to verify the partition has been added to the transaction. Underlying \
+                 error: {code:?}"
+            ),
+        ),
+        other => (other, other.message()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retriable_coordinator_errors_become_not_enough_replicas() {
+        for code in [
+            ErrorCode::CONCURRENT_TRANSACTIONS,
+            ErrorCode::NETWORK_EXCEPTION,
+            ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+            ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            ErrorCode::NOT_COORDINATOR,
+        ] {
+            let (answer, message) = for_producer(code);
+            assert_eq!(answer, ErrorCode::NOT_ENOUGH_REPLICAS);
+            assert!(message.ends_with(&format!("{code:?}")), "{message}");
+        }
+        assert_eq!(
+            for_producer(ErrorCode::INVALID_TXN_STATE),
+            (
+                ErrorCode::INVALID_TXN_STATE,
+                "Partition was not added to the transaction".to_string()
+            )
+        );
+        assert_eq!(
+            for_producer(ErrorCode::INVALID_PRODUCER_EPOCH).0,
+            ErrorCode::INVALID_PRODUCER_EPOCH
+        );
+    }
+}
