@@ -604,9 +604,9 @@ async fn describe_topic_partitions(
 }
 
 /// (topic, partition) of every partition in a page, and the next cursor.
-fn page(
-    r: &describe_topic_partitions_response::DescribeTopicPartitionsResponse,
-) -> (Vec<(String, i32)>, Option<(String, i32)>) {
+type Page = (Vec<(String, i32)>, Option<(String, i32)>);
+
+fn page(r: &describe_topic_partitions_response::DescribeTopicPartitionsResponse) -> Page {
     let listed = r
         .topics
         .iter()

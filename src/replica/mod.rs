@@ -17,6 +17,7 @@ mod log_dir_failure;
 pub mod manager;
 pub mod partition;
 mod partition_config;
+mod partition_txn;
 pub mod producer_state;
 pub mod txn_verification;
 pub mod wait;
