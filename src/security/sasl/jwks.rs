@@ -10,10 +10,8 @@
 //! (a truststore for a private CA, a keystore for mutual TLS, protocols, host-name check);
 //! without a truststore there, the system's CA certificates are used.
 //!
-//! RSA and EC (P-256, P-384) keys are read; other key types are skipped, as no algorithm
-//! Strata verifies could use them. P-521 keys (ES512) are kept as unusable and logged when
-//! the set is loaded: ring, Strata's crypto library, cannot verify P-521 signatures, so a
-//! token signed with one is refused with that reason rather than as a missing key.
+//! RSA and EC (P-256, P-384, P-521) keys are read; other key types are skipped, as no
+//! algorithm Strata verifies could use them.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -35,14 +33,10 @@ pub enum PublicKey {
         n: Vec<u8>,
         e: Vec<u8>,
     },
-    /// `crv` P-256 or P-384; `point` is the uncompressed SEC1 point (`04 || x || y`).
+    /// `crv` P-256, P-384 or P-521; `point` is the uncompressed SEC1 point (`04 || x || y`).
     Ec {
         crv: String,
         point: Vec<u8>,
-    },
-    /// An EC key on a curve Strata cannot verify with (P-521, for ES512).
-    Unverifiable {
-        crv: String,
     },
 }
 
@@ -89,21 +83,7 @@ pub fn parse_jwks(bytes: &[u8]) -> Result<Vec<Jwk>, String> {
                 let len = match crv.as_str() {
                     "P-256" => 32,
                     "P-384" => 48,
-                    "P-521" => {
-                        tracing::warn!(
-                            kid = text("kid").as_deref().unwrap_or("(none)"),
-                            "JWKS key on curve P-521 (ES512) cannot be used: Strata's crypto \
-                             library (ring) does not verify P-521 signatures; tokens signed \
-                             with it are refused"
-                        );
-                        out.push(Jwk {
-                            kid: text("kid"),
-                            usage: text("use"),
-                            alg: text("alg"),
-                            key: PublicKey::Unverifiable { crv },
-                        });
-                        continue;
-                    }
+                    "P-521" => 66,
                     _ => continue,
                 };
                 let x = b64_field(obj, "x").map_err(|e| format!("key {i}: {e}"))?;

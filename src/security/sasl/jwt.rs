@@ -7,8 +7,8 @@
 //! `sasl.oauthbearer.expected.audience` (a token carrying `aud` when none is expected is
 //! refused, as jose4j's default audience check does), a non-blank subject claim
 //! (`sasl.oauthbearer.sub.claim.name`) as the principal, and non-blank scopes. Signatures:
-//! RS256/384/512, PS256/384/512, ES256 and ES384, verified with ring. ES512 is refused
-//! with its reason: ring cannot verify P-521 signatures.
+//! RS256/384/512, PS256/384/512, ES256 and ES384 verified with ring, ES512 (which ring lacks)
+//! with RustCrypto's `p521`.
 //!
 //! The reason a token is refused is for the broker's log; the client reads Kafka's
 //! `{"status":"invalid_token"}`.
@@ -32,6 +32,8 @@ pub struct JwtValidator {
 enum Verifier {
     Rsa(&'static signature::RsaParameters),
     Ec(&'static signature::EcdsaVerificationAlgorithm, &'static str),
+    /// ES512: ECDSA on P-521 with SHA-512, fixed-size `r || s` (132 bytes).
+    P521,
 }
 
 /// The ring verifier of a JWS `alg`.
@@ -46,6 +48,7 @@ fn verifier(alg: &str) -> Option<Verifier> {
         "PS512" => Verifier::Rsa(&RSA_PSS_2048_8192_SHA512),
         "ES256" => Verifier::Ec(&ECDSA_P256_SHA256_FIXED, "P-256"),
         "ES384" => Verifier::Ec(&ECDSA_P384_SHA384_FIXED, "P-384"),
+        "ES512" => Verifier::P521,
         _ => return None,
     })
 }
@@ -61,6 +64,7 @@ fn usable(jwk: &Jwk, alg: &str, verifier: &Verifier) -> bool {
     match (verifier, &jwk.key) {
         (Verifier::Rsa(_), PublicKey::Rsa { .. }) => true,
         (Verifier::Ec(_, curve), PublicKey::Ec { crv, .. }) => crv == curve,
+        (Verifier::P521, PublicKey::Ec { crv, .. }) => crv == "P-521",
         _ => false,
     }
 }
@@ -77,6 +81,17 @@ fn verify(verifier: &Verifier, key: &PublicKey, message: &[u8], sig: &[u8]) -> b
             signature::UnparsedPublicKey::new(*alg, point)
                 .verify(message, sig)
                 .is_ok()
+        }
+        (Verifier::P521, PublicKey::Ec { point, .. }) => {
+            use p521::ecdsa::signature::Verifier as _;
+            use p521::ecdsa::{Signature, VerifyingKey};
+            match (
+                VerifyingKey::from_sec1_bytes(point),
+                Signature::from_slice(sig),
+            ) {
+                (Ok(key), Ok(sig)) => key.verify(message, &sig).is_ok(),
+                _ => false,
+            }
         }
         _ => false,
     }
@@ -132,14 +147,6 @@ impl JwtValidator {
                 "'{alg}' is not a permitted algorithm: a validating listener accepts only signed \
                  tokens"
             ));
-        }
-        if alg == "ES512" {
-            return Err(
-                "JWS algorithm ES512 (ECDSA P-521) is not supported: Strata's crypto \
-                        library (ring) cannot verify P-521 signatures; sign tokens with ES256, \
-                        ES384, RS* or PS*"
-                    .into(),
-            );
         }
         let verifier = verifier(alg).ok_or_else(|| format!("unsupported JWS algorithm {alg}"))?;
         let kid = header.get("kid").and_then(Value::as_str);

@@ -21,6 +21,7 @@ const NOW_S: i64 = NOW_MS / 1000;
 pub(super) enum Key {
     Rsa(RsaKeyPair),
     Ec(EcdsaKeyPair, &'static str),
+    P521(p521::ecdsa::SigningKey),
 }
 
 /// A signing key and its kid.
@@ -54,9 +55,29 @@ impl Signer {
         }
     }
 
+    /// A P-521 key for ES512 (ring cannot make or use one; RustCrypto's `p521` does).
+    pub fn p521(kid: &str) -> Signer {
+        use ring::rand::SecureRandom;
+        let mut scalar = [0u8; 66];
+        SystemRandom::new().fill(&mut scalar[1..]).unwrap();
+        Signer {
+            kid: kid.into(),
+            key: Key::P521(p521::ecdsa::SigningKey::from_slice(&scalar).unwrap()),
+        }
+    }
+
     /// The key's JWK (public part).
     pub fn jwk(&self) -> serde_json::Value {
         match &self.key {
+            Key::P521(k) => {
+                let point = p521::ecdsa::VerifyingKey::from(k).to_sec1_point(false);
+                let point = point.as_bytes();
+                serde_json::json!({
+                    "kty": "EC", "crv": "P-521", "kid": self.kid,
+                    "x": B64URL.encode(&point[1..67]),
+                    "y": B64URL.encode(&point[67..]),
+                })
+            }
             Key::Rsa(k) => {
                 let c = signature::RsaPublicKeyComponents::<Vec<u8>>::from(k.public());
                 serde_json::json!({
@@ -99,6 +120,11 @@ impl Signer {
                 sig
             }
             Key::Ec(k, _) => k.sign(&rng, input.as_bytes()).unwrap().as_ref().to_vec(),
+            Key::P521(k) => {
+                use p521::ecdsa::signature::Signer as _;
+                let sig: p521::ecdsa::Signature = k.sign(input.as_bytes());
+                sig.to_bytes().to_vec()
+            }
         };
         format!("{input}.{}", B64URL.encode(sig))
     }
@@ -155,7 +181,8 @@ fn signed_tokens_of_every_algorithm_are_accepted_with_their_subject_and_expiry()
     let rsa = Signer::rsa("rsa-1");
     let p256 = Signer::ec("ec-256", "P-256");
     let p384 = Signer::ec("ec-384", "P-384");
-    write_jwks(&path, &[&rsa, &p256, &p384]);
+    let p521 = Signer::p521("ec-521");
+    write_jwks(&path, &[&rsa, &p256, &p384, &p521]);
     let v = JwtValidator::new(&settings(&path)).unwrap();
     for (signer, alg) in [
         (&rsa, "RS256"),
@@ -164,6 +191,7 @@ fn signed_tokens_of_every_algorithm_are_accepted_with_their_subject_and_expiry()
         (&rsa, "PS256"),
         (&p256, "ES256"),
         (&p384, "ES384"),
+        (&p521, "ES512"),
     ] {
         let t = v.validate(&signer.sign(alg, &good_claims()), NOW_MS);
         let t = t.unwrap_or_else(|e| panic!("{alg}: {e}"));
@@ -366,19 +394,16 @@ fn a_changed_jwks_file_is_read_again_and_a_broken_one_keeps_the_keys() {
 fn jwks_documents_parse_rsa_and_ec_keys_and_skip_others() {
     let rsa = Signer::rsa("r");
     let ec = Signer::ec("e", "P-384");
+    let p521 = Signer::p521("p");
     let doc = serde_json::json!({"keys": [
         rsa.jwk(), ec.jwk(),
         {"kty": "oct", "k": "c2VjcmV0"},
-        {"kty": "EC", "crv": "P-521", "x": "AA", "y": "AA"},
+        p521.jwk(),
     ]});
     let keys = super::jwks::parse_jwks(doc.to_string().as_bytes()).unwrap();
-    // The P-521 key is kept, as unverifiable (see the ES512 test).
     assert_eq!(keys.len(), 3);
-    assert_eq!(
-        keys[2].key,
-        super::jwks::PublicKey::Unverifiable {
-            crv: "P-521".into()
-        }
+    assert!(
+        matches!(&keys[2].key, super::jwks::PublicKey::Ec { crv, point } if crv == "P-521" && point.len() == 133)
     );
     assert_eq!(keys[0].kid.as_deref(), Some("r"));
     assert_eq!(keys[0].usage.as_deref(), Some("sig"));
@@ -394,4 +419,44 @@ fn jwks_documents_parse_rsa_and_ec_keys_and_skip_others() {
     ] {
         assert!(super::jwks::parse_jwks(bad.as_bytes()).is_err(), "{bad}");
     }
+}
+
+/// An ES512 token and its key made by another implementation: Python's `cryptography` 48
+/// (OpenSSL), P-521 private scalar 0x1234567890abcdef repeated five times, SHA-512, the
+/// signature's `r || s` as JWS writes it; claims as `good_claims()`.
+const PY_ES512_JWK: &str = r#"{"kty": "EC", "crv": "P-521", "kid": "py-521", "use": "sig", "x": "AFujRgi_LzzdIR5q39xYDEMYuAHQ4CiBE3TIrmFtEL7qBQQuL8ECVK0BSLpypVcxgoULrqxr0MmV01MQwe2b_Zq6", "y": "AI5-7ORDLqJB9WSOL8CfXDn9q00Iy36d1nBb9ujV5oVH3OaqYabWOlpaS71CXmxouJT4wHxZvMq2IU8qalOS8wwx"}"#;
+const PY_ES512_TOKEN: &str = "eyJhbGciOiJFUzUxMiIsInR5cCI6IkpXVCIsImtpZCI6InB5LTUyMSJ9.eyJzdWIiOiJzdmMtb3JkZXJzIiwiaXNzIjoiaHR0cHM6Ly9pZHAuZXhhbXBsZSIsImF1ZCI6WyJrYWZrYSIsIm90aGVyIl0sImlhdCI6MTY5OTk5OTk5MCwiZXhwIjoxNzAwMDAzNjAwLCJzY29wZSI6ImthZmthLndyaXRlIn0.AawZvLnyZn-iDeDAvTv9y6UmO9jHFwEuDoXr-QATld5p-4ZyHgVZSh1_f3Io2uIRGKM6bXQIIl4k5qZngVS1VgQiAPyQ3J1m_g5wRK8K2Ruduf1rWN2BD07C43W9NfkU462lSdY3k6agi5a0Qmm_fq2-WPpfr2aaZCviTX05caSlG_AH";
+
+#[test]
+fn es512_tokens_of_another_implementation_verify_and_tampering_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jwks.json");
+    let p256 = Signer::ec("ec-256", "P-256");
+    let py: serde_json::Value = serde_json::from_str(PY_ES512_JWK).unwrap();
+    let doc = serde_json::json!({ "keys": [p256.jwk(), py] });
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let v = JwtValidator::new(&settings(&path)).unwrap();
+    let t = v.validate(PY_ES512_TOKEN, NOW_MS).unwrap();
+    assert_eq!(t.principal, "svc-orders");
+    assert_eq!(t.expires_at_ms, (NOW_S + 3600) * 1000);
+
+    // One bit of the signature flipped.
+    let mut sig = B64URL
+        .decode(PY_ES512_TOKEN.rsplit('.').next().unwrap())
+        .unwrap();
+    sig[70] ^= 1;
+    let head = &PY_ES512_TOKEN[..PY_ES512_TOKEN.rfind('.').unwrap()];
+    let tampered = format!("{head}.{}", B64URL.encode(&sig));
+    let why = v.validate(&tampered, NOW_MS).unwrap_err();
+    assert!(why.contains("signature is invalid"), "{why}");
+    // A truncated signature is not a P-521 signature at all.
+    let short = format!("{head}.{}", B64URL.encode(&sig[..64]));
+    assert!(v.validate(&short, NOW_MS).is_err());
+    // ES512 never verifies with a key of another curve, even one the token names.
+    let wrong_curve = p256.sign_as("ES512", "ec-256", &good_claims());
+    let why = v.validate(&wrong_curve, NOW_MS).unwrap_err();
+    assert!(
+        why.contains("Unable to find a suitable verification key"),
+        "{why}"
+    );
 }
