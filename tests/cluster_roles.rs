@@ -32,6 +32,26 @@ async fn metadata_refused(addr: std::net::SocketAddr) -> bool {
     )
 }
 
+/// DescribeCluster v2's brokers: (id, is_fenced).
+async fn describe_cluster_v2(c: &mut Client, include_fenced_brokers: bool) -> Vec<(i32, bool)> {
+    let r = api_call!(
+        c,
+        describe_cluster_request::DescribeClusterRequest,
+        describe_cluster_response::DescribeClusterResponse,
+        2,
+        describe_cluster_request::DescribeClusterRequest {
+            endpoint_type: 1,
+            include_fenced_brokers,
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, 0);
+    r.brokers
+        .iter()
+        .map(|b| (b.broker_id, b.is_fenced))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn controller_only_and_broker_only_processes() {
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG") {
@@ -111,6 +131,25 @@ async fn controller_only_and_broker_only_processes() {
     let ni = cluster.index_of(new_leader);
     let mut nc = Client::connect(cluster.addr(ni)).await;
     assert_eq!(produce_retrying(&mut nc, "split", &[b"c"]).await, (0, 2));
+    // DescribeCluster v2 (KIP-1073): the stopped broker is fenced; listed, marked, only when
+    // the request asks for fenced brokers.
+    let mut fenced_seen = false;
+    for _ in 0..100 {
+        let listed = describe_cluster_v2(&mut nc, true).await;
+        if listed.contains(&(leader, true)) {
+            fenced_seen = true;
+            assert!(listed
+                .iter()
+                .filter(|(id, _)| *id != leader)
+                .all(|(_, f)| !f));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(fenced_seen, "broker {leader} listed as fenced");
+    let unfenced_only = describe_cluster_v2(&mut nc, false).await;
+    assert!(!unfenced_only.iter().any(|(id, _)| *id == leader));
+    assert_eq!(unfenced_only.len(), 2);
     assert_eq!(
         values(&fetch_partition(&mut nc, "split", 0, 0, 1 << 20).await),
         vec!["a", "b", "c"]

@@ -160,6 +160,15 @@ reassign() {
   [[ "$a$b$c" =~ ^[123]{3}$ ]] && [ "$a" != "$b" ] || fail "replicas '$r' of a new RF-2 topic"
   echo "replicas [$a,$b] -> [$b,$c]"
   seq -f 'reassign-%g' 1 100 | kafka_console_producer --topic "$t" --producer-property acks=all
+  # KIP-860 (AlterPartitionReassignments v1): a plan that grows the partition to three
+  # replicas, run with --disallow-replication-factor-change, is refused and changes nothing.
+  local grow="$OUT/reassign-grow-$t.json" refused
+  printf '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[%s,%s,%s]}]}\n' "$t" "$a" "$b" "$c" >"$grow"
+  refused=$(jk org.apache.kafka.tools.reassign.ReassignPartitionsCommand --bootstrap-server "$BOOTSTRAP" \
+    --reassignment-json-file "$grow" --execute --disallow-replication-factor-change 2>&1) || true
+  grep -q "The replication factor is changed from 2 to 3" <<<"$refused" \
+    || { echo "$refused" | grep -v '^\s*at ' | tail -5; fail "an RF change was not refused"; }
+  [ "$(describe "$t" | parts | awk '$1 == 0 {print $3}')" = "$r" ] || fail "the refused plan changed the replicas"
   local plan="$OUT/reassign-$t.json"
   printf '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[%s,%s]}]}\n' "$t" "$b" "$c" >"$plan"
   local out

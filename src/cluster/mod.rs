@@ -198,12 +198,25 @@ impl ClusterContext {
         &self,
         listener: Option<&str>,
     ) -> Vec<(i32, String, i32, Option<String>)> {
+        self.brokers_on(listener, false)
+            .into_iter()
+            .map(|(b, _)| b)
+            .collect()
+    }
+
+    /// As [`Self::client_brokers_on`], with the fenced brokers too when `include_fenced`
+    /// (DescribeCluster v2, KIP-1073), each with whether it is fenced.
+    pub fn brokers_on(
+        &self,
+        listener: Option<&str>,
+        include_fenced: bool,
+    ) -> Vec<((i32, String, i32, Option<String>), bool)> {
         let requested = listener.filter(|l| self.client_listeners.iter().any(|c| c == l));
         let image = self.image();
         image
             .brokers
             .values()
-            .filter(|b| !b.fenced)
+            .filter(|b| include_fenced || !b.fenced)
             .filter_map(|b| {
                 let ep = match requested {
                     Some(l) => b.endpoints.iter().find(|e| e.name == l)?,
@@ -213,7 +226,10 @@ impl ClusterContext {
                         .find(|e| self.client_listeners.first() == Some(&e.name))
                         .or_else(|| b.endpoints.first())?,
                 };
-                Some((b.broker_id, ep.host.clone(), ep.port, b.rack.clone()))
+                Some((
+                    (b.broker_id, ep.host.clone(), ep.port, b.rack.clone()),
+                    b.fenced,
+                ))
             })
             .collect()
     }

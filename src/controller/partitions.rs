@@ -245,6 +245,8 @@ pub struct ReassignmentRequest {
     pub topic: String,
     pub partition: i32,
     pub target: Option<Vec<i32>>,
+    /// KIP-860 (v1): false refuses a target whose replica count differs from the partition's.
+    pub allow_replication_factor_change: bool,
 }
 
 /// (topic, partition, error, message) of one reassignment request.
@@ -306,6 +308,17 @@ fn reassign_one(
                 return Err((
                     ErrorCode::INVALID_REPLICA_ASSIGNMENT,
                     format!("broker {b} is not registered"),
+                ));
+            }
+            // Against the assignment before any reassignment in progress, as Kafka counts it.
+            if !request.allow_replication_factor_change && t.len() != original.len() {
+                return Err((
+                    ErrorCode::INVALID_REPLICATION_FACTOR,
+                    format!(
+                        "The replication factor is changed from {} to {}",
+                        original.len(),
+                        t.len()
+                    ),
                 ));
             }
             t.clone()

@@ -1,4 +1,5 @@
-//! AlterPartitionReassignments (key 45), version 0 (KIP-455): start, replace or cancel
+//! AlterPartitionReassignments (key 45), versions 0-1 (KIP-455; v1 KIP-860 can forbid a change
+//! of replication factor, `--disallow-replication-factor-change`): start, replace or cancel
 //! replica reassignments, run by the active controller (brokers forward it), for
 //! `kafka-reassign-partitions --execute/--cancel`. The new replicas join as followers and the
 //! reassignment completes when they are all in the ISR.
@@ -35,6 +36,7 @@ pub async fn on_controller(
                         topic: t.name.clone(),
                         partition: p.partition_index,
                         target: p.replicas.clone(),
+                        allow_replication_factor_change: request.allow_replication_factor_change,
                     })
                 })
                 .collect();
@@ -62,6 +64,7 @@ pub async fn on_controller(
                 records,
                 AlterPartitionReassignmentsResponse {
                     error_code: 0,
+                    allow_replication_factor_change: request.allow_replication_factor_change,
                     responses,
                     ..Default::default()
                 },

@@ -1,6 +1,6 @@
-//! DescribeCluster (key 60), versions 0-1: the cluster id, controller and brokers (used by the
+//! DescribeCluster (key 60), versions 0-2: the cluster id, controller and brokers (used by the
 //! admin client and `kafka-cluster`). Endpoint type 2 (controllers) is answered with this node,
-//! which is a controller too.
+//! which is a controller too. v2 (KIP-1073) lists fenced brokers too, marked, when asked.
 use super::ConnectionContext;
 use std::sync::Arc;
 
@@ -30,11 +30,11 @@ pub fn handle(
             .iter()
             .filter_map(|(id, addr)| {
                 let (host, port) = addr.rsplit_once(':')?;
-                Some((*id, host.to_string(), port.parse().ok()?, None))
+                Some(((*id, host.to_string(), port.parse().ok()?, None), false))
             })
             .collect()
     } else {
-        cluster.client_brokers_on(Some(listener))
+        cluster.brokers_on(Some(listener), request.include_fenced_brokers)
     };
     DescribeClusterResponse {
         error_code: 0,
@@ -48,13 +48,16 @@ pub fn handle(
         },
         brokers: brokers
             .into_iter()
-            .map(|(broker_id, host, port, rack)| DescribeClusterBroker {
-                broker_id,
-                host,
-                port,
-                rack,
-                ..Default::default()
-            })
+            .map(
+                |((broker_id, host, port, rack), is_fenced)| DescribeClusterBroker {
+                    broker_id,
+                    host,
+                    port,
+                    rack,
+                    is_fenced,
+                    ..Default::default()
+                },
+            )
             .collect(),
         ..Default::default()
     }

@@ -146,7 +146,7 @@ api_table! {
     3 => metadata, metadata_request::MetadataRequest, 0..=13;
     8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
     9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
-    10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, 0..=4;
+    10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, 0..=5;
     11 => join_group, join_group_request::JoinGroupRequest, 0..=9;
     12 => heartbeat, heartbeat_request::HeartbeatRequest, 0..=4;
     13 => leave_group, leave_group_request::LeaveGroupRequest, 0..=5;
@@ -180,7 +180,7 @@ api_table! {
     42 => delete_groups, delete_groups_request::DeleteGroupsRequest, 0..=2;
     43 => elect_leaders, elect_leaders_request::ElectLeadersRequest, 0..=2;
     44 => incremental_alter_configs, incremental_alter_configs_request::IncrementalAlterConfigsRequest, 0..=1;
-    45 => alter_partition_reassignments, alter_partition_reassignments_request::AlterPartitionReassignmentsRequest, 0..=0;
+    45 => alter_partition_reassignments, alter_partition_reassignments_request::AlterPartitionReassignmentsRequest, 0..=1;
     46 => list_partition_reassignments, list_partition_reassignments_request::ListPartitionReassignmentsRequest, 0..=0;
     47 => offset_delete, offset_delete_request::OffsetDeleteRequest, 0..=0;
     48 => describe_client_quotas, describe_client_quotas_request::DescribeClientQuotasRequest, 0..=1;
@@ -191,7 +191,7 @@ api_table! {
     56 => alter_partition, alter_partition_request::AlterPartitionRequest, 0..=3;
     57 => update_features, update_features_request::UpdateFeaturesRequest, 0..=2;
     58 => envelope, envelope_request::EnvelopeRequest, 0..=0;
-    60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=1;
+    60 => describe_cluster, describe_cluster_request::DescribeClusterRequest, 0..=2;
     61 => describe_producers, describe_producers_request::DescribeProducersRequest, 0..=0;
     62 => broker_registration, broker_registration_request::BrokerRegistrationRequest, 0..=4;
     63 => broker_heartbeat, broker_heartbeat_request::BrokerHeartbeatRequest, 0..=1;

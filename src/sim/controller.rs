@@ -129,6 +129,7 @@ impl SimController {
             topic: topic.to_string(),
             partition,
             target,
+            allow_replication_factor_change: true,
         };
         let (records, results) =
             alter_partition_reassignments(&self.image, &self.config, &[request]);

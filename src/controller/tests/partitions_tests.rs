@@ -199,6 +199,7 @@ fn reassign(h: &mut Harness, target: Option<Vec<i32>>) -> ErrorCode {
             topic: "t".into(),
             partition: 0,
             target,
+            allow_replication_factor_change: true,
         }],
     );
     h.commit(records);
@@ -257,6 +258,7 @@ fn reassignment_cancel_replace_and_errors() {
             topic: "nope".into(),
             partition: 0,
             target: None,
+            allow_replication_factor_change: true,
         }],
     );
     assert_eq!(results[0].2, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
@@ -286,5 +288,44 @@ fn reassignment_cancel_replace_and_errors() {
         (vec![3, 2], vec![2, 3], 3)
     );
     assert!(!p.is_reassigning());
+    h.assert_replays();
+}
+
+#[test]
+fn a_reassignment_may_be_forbidden_to_change_the_replication_factor() {
+    let mut h = setup();
+    let strict = |h: &Harness, target: Vec<i32>| {
+        let (records, results) = alter_partition_reassignments(
+            &h.image,
+            &h.config,
+            &[ReassignmentRequest {
+                topic: "t".into(),
+                partition: 0,
+                target: Some(target),
+                allow_replication_factor_change: false,
+            }],
+        );
+        (records, results[0].clone())
+    };
+    let before = h.partition("t", 0).replicas.clone();
+    assert_eq!(before.len(), 3);
+    // Four replicas for three: refused, nothing written.
+    let (records, (_, _, code, message)) = strict(&h, vec![1, 2, 3, 4]);
+    assert_eq!(code, ErrorCode::INVALID_REPLICATION_FACTOR);
+    assert_eq!(
+        message.as_deref(),
+        Some("The replication factor is changed from 3 to 4")
+    );
+    assert!(records.is_empty());
+    // The same count on other brokers: a move, allowed.
+    let (records, (_, _, code, _)) = strict(&h, vec![4, 2, 3]);
+    assert_eq!(code, ErrorCode::NONE);
+    h.commit(records);
+    // While it runs, the count compared is the original three, not the four replicas the
+    // partition lists during the move.
+    let (_, (_, _, code, _)) = strict(&h, vec![2, 3, 4]);
+    assert_eq!(code, ErrorCode::NONE);
+    let (_, (_, _, code, _)) = strict(&h, vec![2, 3, 4, 1]);
+    assert_eq!(code, ErrorCode::INVALID_REPLICATION_FACTOR);
     h.assert_replays();
 }

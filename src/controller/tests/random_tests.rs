@@ -162,6 +162,7 @@ impl Run {
                     topic: topic.clone(),
                     partition,
                     target: target.clone(),
+                    allow_replication_factor_change: true,
                 };
                 let (records, results) =
                     alter_partition_reassignments(&self.h.image, &self.h.config, &[req]);
