@@ -2,6 +2,7 @@
 # Idempotent installer for the compat-test clients. Everything goes into
 # compat-tests/.cache/ (git-ignored). Each step is skipped when already done.
 #   .cache/kafka-libs/   Apache Kafka broker + tools + clients jars (one classpath dir)
+#   .cache/kafka-libs-latest/  the same for KAFKA_LATEST_VERSION (the newest Kafka)
 #   .cache/venv/         Python venv: confluent-kafka, kafka-python (+ codecs)
 #   .cache/node_modules/ kafkajs (pinned by node/package-lock.json)
 #   .cache/bin/franz-roundtrip  franz-go test program (pinned by franz-go/go.sum)
@@ -40,6 +41,22 @@ else
   ls "$LIBS"/kafka_2.13-*.jar >/dev/null 2>&1 || { log "maven failed"; exit 1; }
   echo "$POM_SUM" > "$LIBS/.done"
   log "kafka-libs: $(ls "$LIBS"/*.jar | wc -l) jars"
+fi
+
+# ---- 1b. Java: the newest Kafka's jars, a classpath of their own --------------------
+LATEST_LIBS="$CACHE/kafka-libs-latest"
+LATEST_SUM=$(echo "$POM_SUM $KAFKA_LATEST_VERSION" | sha256sum | cut -c1-16)
+if [ "$(cat "$LATEST_LIBS/.done" 2>/dev/null)" = "$LATEST_SUM" ]; then
+  log "kafka-libs-latest $KAFKA_LATEST_VERSION: present, skip"
+else
+  log "kafka-libs-latest: mvn dependency:copy-dependencies $KAFKA_LATEST_VERSION -> $LATEST_LIBS"
+  rm -rf "$LATEST_LIBS"; mkdir -p "$LATEST_LIBS"
+  mvn -B -q -Dstyle.color=never -f "$HERE/maven/pom.xml" -Dkafka.version="$KAFKA_LATEST_VERSION" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LATEST_LIBS" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^$' || true
+  ls "$LATEST_LIBS"/kafka-clients-"$KAFKA_LATEST_VERSION".jar >/dev/null 2>&1 || { log "maven failed"; exit 1; }
+  echo "$LATEST_SUM" > "$LATEST_LIBS/.done"
+  log "kafka-libs-latest: $(ls "$LATEST_LIBS"/*.jar | wc -l) jars"
 fi
 
 # ---- 2. kcat / librdkafka (apt) ----------------------------------------------

@@ -182,6 +182,58 @@ async fn metadata_auto_creates_topics() {
 }
 
 #[tokio::test]
+async fn produce_v13_names_topics_by_id() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    assert_eq!(create_topic(&mut c, "by-id", 2, &[]).await, 0);
+    use metadata_request::*;
+    let r = api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some("by-id".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    );
+    let topic_id = r.topics[0].topic_id;
+    assert!(!topic_id.is_zero());
+    let mut known = produce_req("", 1, batch(&[b"x", b"y"], None), -1);
+    known.topic_data[0].topic_id = topic_id;
+    let mut unknown = produce_req("", 0, batch(&[b"z"], None), -1);
+    unknown.topic_data[0].topic_id = strata::protocol::codec::Uuid([7; 16]);
+    known.topic_data.extend(unknown.topic_data);
+    let r = api_call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        13,
+        known
+    );
+    let by_id: Vec<_> = r
+        .responses
+        .iter()
+        .map(|t| {
+            let p = &t.partition_responses[0];
+            (t.topic_id, p.index, p.error_code, p.base_offset)
+        })
+        .collect();
+    assert!(by_id.contains(&(topic_id, 1, 0, 0)), "{by_id:?}");
+    assert!(by_id.contains(&(
+        strata::protocol::codec::Uuid([7; 16]),
+        0,
+        strata::error::ErrorCode::UNKNOWN_TOPIC_ID.code(),
+        -1
+    )));
+    let p = fetch(&mut c, "by-id", 1, 0).await;
+    assert_eq!(p.high_watermark, 2);
+}
+
+#[tokio::test]
 async fn idempotent_retries_are_not_written_twice_even_across_restart() {
     let b = TestBroker::start(&[]).await;
     let mut c = b.client().await;

@@ -113,15 +113,16 @@ async fn features_are_upgraded_downgraded_and_read_back() {
             ("group.version".to_string(), 0, 1),
             ("kraft.version".to_string(), 1, 1),
             ("metadata.version".to_string(), 17, 26),
-        ],
-        "transaction.version is supported only at 0, so not listed"
+            ("transaction.version".to_string(), 0, 2),
+        ]
     );
     assert_eq!(
         finalized,
         owned(&[
             ("group.version", 1),
             ("kraft.version", 1),
-            ("metadata.version", 26)
+            ("metadata.version", 26),
+            ("transaction.version", 2)
         ])
     );
     let first_epoch = r.finalized_features_epoch;
@@ -154,7 +155,11 @@ async fn features_are_upgraded_downgraded_and_read_back() {
     let r = api_versions(&mut c, 4).await;
     assert_eq!(
         features(&r).1,
-        owned(&[("kraft.version", 1), ("metadata.version", 26)])
+        owned(&[
+            ("kraft.version", 1),
+            ("metadata.version", 26),
+            ("transaction.version", 2)
+        ])
     );
     let downgraded_epoch = r.finalized_features_epoch;
     assert!(downgraded_epoch > first_epoch);
@@ -162,14 +167,14 @@ async fn features_are_upgraded_downgraded_and_read_back() {
 
     // Levels that Strata does not implement, or a downgrade sent as an upgrade, are refused
     // whole, with Kafka's message.
-    let r = update(&mut c, 1, "transaction.version", 1, 1, false).await;
+    let r = update(&mut c, 1, "transaction.version", 3, 1, false).await;
     assert_eq!(r.error_code, INVALID_UPDATE_VERSION);
     assert_eq!(
         r.error_message.as_deref(),
         Some(
             "The update failed for all features since the following feature had an error: \
-             Invalid update version 1 for feature transaction.version. Local controller 1 does \
-             not support this feature."
+             Invalid update version 3 for feature transaction.version. Local controller 1 only \
+             supports versions 0-2"
         )
     );
     assert!(r.results.is_empty());
@@ -190,7 +195,11 @@ async fn features_are_upgraded_downgraded_and_read_back() {
     let r = api_versions(&mut c, 4).await;
     assert_eq!(
         features(&r).1,
-        owned(&[("kraft.version", 1), ("metadata.version", 26)])
+        owned(&[
+            ("kraft.version", 1),
+            ("metadata.version", 26),
+            ("transaction.version", 2)
+        ])
     );
     assert_eq!(r.finalized_features_epoch, downgraded_epoch);
 
@@ -226,13 +235,25 @@ async fn a_formatted_release_version_is_where_the_cluster_starts() {
         owned(&[("kraft.version", 1), ("metadata.version", 21)])
     );
     assert_eq!(heartbeat_code(&mut c).await, UNSUPPORTED_VERSION);
-    // An upgrade to the latest level Strata implements.
+    // An upgrade to the latest level Strata implements, then to transactions version 2, as
+    // `kafka-features upgrade` after a rolling upgrade.
     let r = update(&mut c, 1, "metadata.version", 26, 1, false).await;
     assert_eq!(r.error_code, 0, "{r:?}");
     let r = api_versions(&mut c, 4).await;
     assert_eq!(
         features(&r).1,
         owned(&[("kraft.version", 1), ("metadata.version", 26)])
+    );
+    let r = update(&mut c, 1, "transaction.version", 2, 1, false).await;
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let r = api_versions(&mut c, 4).await;
+    assert_eq!(
+        features(&r).1,
+        owned(&[
+            ("kraft.version", 1),
+            ("metadata.version", 26),
+            ("transaction.version", 2)
+        ])
     );
 
     // A release Strata does not implement is refused before anything is written.

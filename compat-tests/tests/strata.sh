@@ -178,45 +178,62 @@ dyn_configs() {
   strata_stop "$dir"
 }
 
-# Feature versioning with Kafka's own kafka-features tool (FeatureCommand): describe shows the
-# levels a new Strata node starts at and the ranges it supports; a safe downgrade and an
-# upgrade of group.version are read back; a level Strata does not implement is refused with
-# Kafka's INVALID_UPDATE_VERSION message. Own broker, since the change would switch KIP-848
-# off for the other cases.
+# Feature versioning with Kafka's own kafka-features tool (FeatureCommand), the pinned one and
+# the newest: describe shows the levels a new Strata node starts at and the ranges it supports;
+# a safe downgrade and an upgrade of group.version and transaction.version are read back; a
+# level Strata does not implement is refused with Kafka's INVALID_UPDATE_VERSION message. Own
+# broker, since the changes would switch KIP-848 and transactions v2 off for the other cases.
 features() {
+  local libs=$1
   [ -x "$STRATA_BIN" ] || skip "$STRATA_BIN not built (cargo build --release --bin strata)"
-  local dir="$OUT/features" port; port=$(spare_port)
+  local dir="$OUT/features-$2" port; port=$(spare_port)
   strata_start "$dir" "$port"
-  kafka_features() { jk org.apache.kafka.tools.FeatureCommand --bootstrap-server "127.0.0.1:$port" "$@"; }
-  kafka_features describe | tee "$OUT/features-1.txt"
+  kafka_features() {
+    # shellcheck disable=SC2086
+    java $KAFKA_JAVA_OPTS -Dlog4j2.configurationFile="$HERE/lib/log4j2-tools.properties" \
+      -cp "$libs/*" org.apache.kafka.tools.FeatureCommand --bootstrap-server "127.0.0.1:$port" "$@"
+  }
+  kafka_features describe | tee "$dir/features-1.txt"
   grep -qP "^Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: [0-9]+$" \
-    "$OUT/features-1.txt" || fail "group.version not finalized at 1"
+    "$dir/features-1.txt" || fail "group.version not finalized at 1"
   grep -qP "^Feature: kraft.version\tSupportedMinVersion: 1\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\t" \
-    "$OUT/features-1.txt" || fail "kraft.version not finalized at 1"
+    "$dir/features-1.txt" || fail "kraft.version not finalized at 1"
   grep -qP "^Feature: metadata.version\tSupportedMinVersion: 3.7-IV2\tSupportedMaxVersion: 4.1-IV0\tFinalizedVersionLevel: 4.1-IV0\t" \
-    "$OUT/features-1.txt" || fail "metadata.version not 4.1-IV0"
-  if grep -q "transaction.version" "$OUT/features-1.txt"; then fail "transaction.version advertised"; fi
-  kafka_features downgrade --feature group.version=0 | tee "$OUT/features-down.txt"
-  grep -q "group.version was downgraded to 0." "$OUT/features-down.txt" || fail "downgrade not reported"
-  kafka_features describe | tee "$OUT/features-2.txt"
+    "$dir/features-1.txt" || fail "metadata.version not 4.1-IV0"
+  grep -qP "^Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\t" \
+    "$dir/features-1.txt" || fail "transaction.version not finalized at 2"
+  kafka_features downgrade --feature group.version=0 --feature transaction.version=1 \
+    | tee "$dir/features-down.txt"
+  grep -q "group.version was downgraded to 0." "$dir/features-down.txt" || fail "downgrade not reported"
+  grep -q "transaction.version was downgraded to 1." "$dir/features-down.txt" || fail "downgrade not reported"
+  kafka_features describe | tee "$dir/features-2.txt"
   grep -qP "^Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\t" \
-    "$OUT/features-2.txt" || fail "group.version not 0 after the downgrade"
-  kafka_features upgrade --feature group.version=1 | tee "$OUT/features-up.txt"
-  grep -q "group.version was upgraded to 1." "$OUT/features-up.txt" || fail "upgrade not reported"
-  kafka_features describe | tee "$OUT/features-3.txt"
-  grep -qP "^Feature: group.version\t.*\tFinalizedVersionLevel: 1\t" "$OUT/features-3.txt" \
+    "$dir/features-2.txt" || fail "group.version not 0 after the downgrade"
+  grep -qP "^Feature: transaction.version\t.*\tFinalizedVersionLevel: 1\t" "$dir/features-2.txt" \
+    || fail "transaction.version not 1 after the downgrade"
+  kafka_features upgrade --feature group.version=1 --feature transaction.version=2 \
+    | tee "$dir/features-up.txt"
+  grep -q "group.version was upgraded to 1." "$dir/features-up.txt" || fail "upgrade not reported"
+  grep -q "transaction.version was upgraded to 2." "$dir/features-up.txt" || fail "upgrade not reported"
+  kafka_features describe | tee "$dir/features-3.txt"
+  grep -qP "^Feature: group.version\t.*\tFinalizedVersionLevel: 1\t" "$dir/features-3.txt" \
     || fail "group.version not back at 1"
-  if kafka_features upgrade --feature transaction.version=2 > "$OUT/features-tv.txt" 2>&1; then
-    fail "transaction.version=2 was accepted"
+  grep -qP "^Feature: transaction.version\t.*\tFinalizedVersionLevel: 2\t" "$dir/features-3.txt" \
+    || fail "transaction.version not back at 2"
+  if kafka_features upgrade --feature transaction.version=3 > "$dir/features-tv.txt" 2>&1; then
+    fail "transaction.version=3 was accepted"
   fi
-  cat "$OUT/features-tv.txt"
-  grep -q "Could not upgrade transaction.version to 2. The update failed for all features since the following feature had an error: Invalid update version 2 for feature transaction.version. Local controller 1 does not support this feature." \
-    "$OUT/features-tv.txt" || fail "no Kafka message for an unsupported level"
+  cat "$dir/features-tv.txt"
+  grep -q "Could not upgrade transaction.version to 3. The update failed for all features since the following feature had an error: Invalid update version 3 for feature transaction.version. Local controller 1 only supports versions 0-2" \
+    "$dir/features-tv.txt" || fail "no Kafka message for an unsupported level"
   strata_stop "$dir"
 }
+features_pinned() { features "$KAFKA_LIBS" pinned; }
+features_latest() { features "$KAFKA_LATEST_LIBS" latest; }
 
 case_run core kafka-dump-log dump_log
 case_run core confluent.idempotent-restart idem_restart
 case_run core java.configs.dynamic-broker dyn_configs
-case_run core java.features.describe-upgrade-downgrade features
+case_run core java.features.describe-upgrade-downgrade features_pinned
+case_run core java-latest.features.describe-upgrade-downgrade features_latest
 case_summary

@@ -11,4 +11,28 @@ java_txn() {
   java -cp "$OUT/java-txn:$KAFKA_LIBS/*" TxnCheck "$BOOTSTRAP" "compat-$RUN_ID-java-txn"
 }
 case_run txn java.txn.commit-abort java_txn
+# Transactions version 2 (KIP-890 part 2) as the Java client drives it, with the pinned client
+# and with the newest one; AddPartitionsToTxn and AddOffsetsToTxn must not be sent at all.
+java_txn_v2() {
+  local libs=$1 name=$2
+  mkdir -p "$OUT/$name"
+  javac -d "$OUT/$name" -cp "$libs/*" "$HERE/tests/TxnV2Check.java"
+  local before=0
+  if [ -n "${STRATA_ADMIN:-}" ]; then before=$(classic_txn_requests); fi
+  java -cp "$OUT/$name:$libs/*" TxnV2Check "$BOOTSTRAP" "compat-$RUN_ID-$name"
+  if [ -n "${STRATA_ADMIN:-}" ]; then
+    local after; after=$(classic_txn_requests)
+    echo "AddPartitionsToTxn + AddOffsetsToTxn requests: $((after - before))"
+    [ "$after" -eq "$before" ] || fail "the producer ran transactions version 1"
+  fi
+}
+# AddPartitionsToTxn and AddOffsetsToTxn requests the broker has served, from its /metrics.
+classic_txn_requests() {
+  curl -s "http://$STRATA_ADMIN/metrics" \
+    | awk '/^kafka_network_requestmetrics_requests_total\{request="(AddPartitionsToTxn|AddOffsetsToTxn)"/ {s+=$2} END {print s+0}'
+}
+java_txn_v2_pinned() { java_txn_v2 "$KAFKA_LIBS" java-txn-v2; }
+java_txn_v2_latest() { java_txn_v2 "$KAFKA_LATEST_LIBS" java-latest-txn-v2; }
+case_run txn java.txn.v2 java_txn_v2_pinned
+case_run txn java-latest.txn.v2 java_txn_v2_latest
 case_summary

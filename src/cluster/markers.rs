@@ -11,10 +11,8 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use crate::coordinator::offsets_topic::{
-    write_marker_to_partition, LocalMarkerWriter, MarkerToWrite,
-};
-use crate::coordinator::txn::{MarkerError, TxnMarkerWriter};
+use crate::coordinator::offsets_topic::{write_marker_to_partition, LocalMarkerWriter};
+use crate::coordinator::txn::{MarkerError, MarkerSpec, TxnMarkerWriter};
 use crate::error::ErrorCode;
 use crate::net::peer::PeerClient;
 use crate::protocol::messages::write_txn_markers_request::{
@@ -25,6 +23,9 @@ use crate::protocol::messages::write_txn_markers_response::WriteTxnMarkersRespon
 use super::ClusterContext;
 
 const MARKER_REQUEST_TIMEOUT_MS: u64 = 10_000;
+/// WriteTxnMarkers v2 carries the producer's transaction version (KIP-1228), which the leader
+/// needs for the strict epoch check of version 2 markers.
+const WRITE_TXN_MARKERS_VERSION: i16 = 2;
 /// How long a local marker may wait for the ISR before it is written again.
 const MARKER_REPLICATION_TIMEOUT_MS: u64 = 5_000;
 
@@ -94,7 +95,7 @@ impl ClusterMarkerWriter {
         });
     }
 
-    fn send(&self, leader: i32, marker: MarkerToWrite, partitions: Vec<(String, i32)>) {
+    fn send(&self, leader: i32, marker: MarkerSpec, partitions: Vec<(String, i32)>) {
         let Some(cluster) = self.cluster.get().cloned() else {
             return;
         };
@@ -134,6 +135,7 @@ impl ClusterMarkerWriter {
                         })
                         .collect(),
                     coordinator_epoch: marker.coordinator_epoch,
+                    transaction_version: marker.transaction_version as i8,
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -150,7 +152,7 @@ impl ClusterMarkerWriter {
                 .await {
                     Ok(mut c) => {
                         let r: Result<WriteTxnMarkersResponse, _> =
-                            c.call_typed(crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest::API_KEY, 1, &request).await;
+                            c.call_typed(WriteTxnMarkersRequest::API_KEY, WRITE_TXN_MARKERS_VERSION, &request).await;
                         match r {
                             Ok(resp) => {
                                 for m in &resp.markers {
@@ -195,28 +197,16 @@ impl ClusterMarkerWriter {
 impl TxnMarkerWriter for ClusterMarkerWriter {
     fn write_markers(
         &self,
-        producer_id: i64,
-        producer_epoch: i16,
-        commit: bool,
-        coordinator_epoch: i32,
+        marker: &MarkerSpec,
         partitions: &[(String, i32)],
     ) -> Result<(), MarkerError> {
         let Some(cluster) = self.cluster.get() else {
-            return self.local.write_markers(
-                producer_id,
-                producer_epoch,
-                commit,
-                coordinator_epoch,
-                partitions,
-            );
+            return self.local.write_markers(marker, partitions);
         };
         let now = self.local.clock.now_ms();
-        let marker = MarkerToWrite {
-            producer_id,
-            producer_epoch,
-            commit,
-            coordinator_epoch,
-        };
+        let marker = *marker;
+        let (producer_id, producer_epoch, commit) =
+            (marker.producer_id, marker.producer_epoch, marker.commit);
         let image = cluster.image();
         let mut pending = false;
         let mut to_send: BTreeMap<i32, Vec<(String, i32)>> = BTreeMap::new();

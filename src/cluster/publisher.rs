@@ -37,6 +37,11 @@ impl Publisher {
     pub fn publish(&mut self, broker: &BrokerParts, image: &MetadataImage) {
         let local = broker.node_id;
         let now = broker.now_ms();
+        broker.txns.set_transaction_version(
+            image
+                .features
+                .level(crate::controller::features::TRANSACTION_VERSION),
+        );
         if !self.strays_removed {
             self.strays_removed = true;
             remove_stray_logs(broker, image, local);

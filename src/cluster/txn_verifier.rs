@@ -1,14 +1,16 @@
-//! Asking the transaction coordinator whether partitions are in a producer's ongoing
-//! transaction (KIP-890 part 1, Kafka's `AddPartitionsToTxnManager`): AddPartitionsToTxn v4 with
-//! `VerifyOnly`, answered here when this broker leads the transactional id's
-//! `__transaction_state` partition and sent to that leader over the inter-broker listener
-//! otherwise. The produce path asks before a transactional producer's first write to a
-//! partition (`handlers::produce_verification`).
+//! Asking the transaction coordinator about partitions of a producer's transaction (Kafka's
+//! `AddPartitionsToTxnManager`): whether they are in its ongoing transaction (KIP-890 part 1,
+//! AddPartitionsToTxn v4 with `VerifyOnly`), or, for a producer of transaction version 2, to
+//! add them (part 2, `VerifyOnly` false). Answered here when this broker leads the
+//! transactional id's `__transaction_state` partition, and sent to that leader over the
+//! inter-broker listener otherwise. The produce path asks before a transactional producer's
+//! first write to a partition (`handlers::produce_verification`), TxnOffsetCommit before its
+//! offsets are written.
 //!
-//! The answers carry Kafka's translations for producers: PRODUCER_FENCED becomes
-//! INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE (Produce before v12),
-//! a refusal of the broker's own CLUSTER_ACTION becomes INVALID_TXN_STATE, and a coordinator
-//! that cannot be reached is NETWORK_EXCEPTION.
+//! The answers carry Kafka's translations: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH,
+//! TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE for requests too old to know it (Produce
+//! before v11, TxnOffsetCommit before v4), a refusal of the broker's own CLUSTER_ACTION becomes
+//! INVALID_TXN_STATE, and a coordinator that cannot be reached is NETWORK_EXCEPTION.
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -38,6 +40,58 @@ pub struct TxnProducer {
     pub producer_epoch: i16,
 }
 
+/// What is asked of the coordinator (Kafka's `TransactionSupportedOperation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnOperation {
+    /// Verify, for a client that does not know TRANSACTION_ABORTABLE (Produce before v11,
+    /// TxnOffsetCommit before v4): it is answered INVALID_TXN_STATE.
+    VerifyLegacy,
+    /// Verify (Produce v11, TxnOffsetCommit v4).
+    Verify,
+    /// Add the partitions: transaction version 2 (Produce v12+, TxnOffsetCommit v5).
+    AddPartition,
+}
+
+impl TxnOperation {
+    /// The operation of a Produce request at `version`.
+    pub fn for_produce(version: i16) -> Self {
+        match version {
+            ..=10 => TxnOperation::VerifyLegacy,
+            11 => TxnOperation::Verify,
+            _ => TxnOperation::AddPartition,
+        }
+    }
+
+    /// The operation of a TxnOffsetCommit request at `version`.
+    pub fn for_txn_offset_commit(version: i16) -> Self {
+        match version {
+            ..=3 => TxnOperation::VerifyLegacy,
+            4 => TxnOperation::Verify,
+            _ => TxnOperation::AddPartition,
+        }
+    }
+
+    /// Whether the producer bumps its epoch at every transaction end (transaction version 2).
+    pub fn supports_epoch_bump(self) -> bool {
+        self == TxnOperation::AddPartition
+    }
+}
+
+/// The broker leading `transactional_id`'s `__transaction_state` partition, if any.
+pub fn coordinator_of(
+    cluster: &ClusterContext,
+    txns: &TransactionCoordinator,
+    transactional_id: &str,
+) -> Option<i32> {
+    cluster
+        .image()
+        .topics
+        .get(TRANSACTION_TOPIC)
+        .and_then(|t| t.partitions.get(&txns.partition_for(transactional_id)))
+        .map(|p| p.leader)
+        .filter(|leader| *leader >= 0)
+}
+
 /// Keeps one idle connection per coordinator broker, so a question costs a round trip, not a
 /// connection (and a TLS handshake); a question asked while the connection is busy opens
 /// another.
@@ -47,25 +101,18 @@ pub struct TxnVerifier {
 }
 
 impl TxnVerifier {
-    /// The answer for each of `partitions`, in order: NONE when it is in the transaction.
+    /// The answer for each of `partitions`, in order: NONE when it is in the transaction (or,
+    /// for [`TxnOperation::AddPartition`], was added to it).
     pub async fn verify(
         &self,
         cluster: &Arc<ClusterContext>,
         txns: &TransactionCoordinator,
         producer: &TxnProducer,
         partitions: &[(String, i32)],
+        operation: TxnOperation,
     ) -> Vec<ErrorCode> {
-        let request = verify_request(producer, partitions);
-        let coordinator = cluster
-            .image()
-            .topics
-            .get(TRANSACTION_TOPIC)
-            .and_then(|t| {
-                t.partitions
-                    .get(&txns.partition_for(&producer.transactional_id))
-            })
-            .map(|p| p.leader)
-            .filter(|leader| *leader >= 0);
+        let request = verify_request(producer, partitions, operation);
+        let coordinator = coordinator_of(cluster, txns, &producer.transactional_id);
         let response = match coordinator {
             None => Err(ErrorCode::COORDINATOR_NOT_AVAILABLE),
             Some(leader) if leader == cluster.node_id => {
@@ -78,7 +125,7 @@ impl TxnVerifier {
             }
             Some(leader) => self.ask(cluster, leader, &request).await,
         };
-        answers(response, partitions)
+        answers(response, partitions, operation)
     }
 
     async fn ask(
@@ -127,6 +174,7 @@ impl TxnVerifier {
 fn verify_request(
     producer: &TxnProducer,
     partitions: &[(String, i32)],
+    operation: TxnOperation,
 ) -> AddPartitionsToTxnRequest {
     let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
@@ -137,7 +185,7 @@ fn verify_request(
             transactional_id: producer.transactional_id.clone(),
             producer_id: producer.producer_id,
             producer_epoch: producer.producer_epoch,
-            verify_only: true,
+            verify_only: operation != TxnOperation::AddPartition,
             topics: topics
                 .into_iter()
                 .map(|(name, partitions)| AddPartitionsToTxnTopic {
@@ -156,6 +204,7 @@ fn verify_request(
 fn answers(
     response: Result<AddPartitionsToTxnResponse, ErrorCode>,
     partitions: &[(String, i32)],
+    operation: TxnOperation,
 ) -> Vec<ErrorCode> {
     let response = match response {
         Ok(r) if r.error_code == 0 => r,
@@ -178,7 +227,9 @@ fn answers(
         for p in &t.results_by_partition {
             let code = match ErrorCode::from_code(p.partition_error_code) {
                 ErrorCode::PRODUCER_FENCED => ErrorCode::INVALID_PRODUCER_EPOCH,
-                ErrorCode::TRANSACTION_ABORTABLE => ErrorCode::INVALID_TXN_STATE,
+                ErrorCode::TRANSACTION_ABORTABLE if operation == TxnOperation::VerifyLegacy => {
+                    ErrorCode::INVALID_TXN_STATE
+                }
                 other => other,
             };
             by_partition.insert((t.name.as_str(), p.partition_index), code);
@@ -232,14 +283,13 @@ mod tests {
             ("b".to_string(), 1),
             ("c".to_string(), 2),
         ];
-        let codes = answers(
-            Ok(answered(&[
-                ("a", 0, ErrorCode::NONE),
-                ("b", 1, ErrorCode::TRANSACTION_ABORTABLE),
-                ("c", 2, ErrorCode::PRODUCER_FENCED),
-            ])),
-            &asked,
-        );
+        let mixed = answered(&[
+            ("a", 0, ErrorCode::NONE),
+            ("b", 1, ErrorCode::TRANSACTION_ABORTABLE),
+            ("c", 2, ErrorCode::PRODUCER_FENCED),
+        ]);
+        let legacy = TxnOperation::VerifyLegacy;
+        let codes = answers(Ok(mixed.clone()), &asked, legacy);
         assert_eq!(
             codes,
             vec![
@@ -248,8 +298,11 @@ mod tests {
                 ErrorCode::INVALID_PRODUCER_EPOCH
             ]
         );
+        // A client that knows TRANSACTION_ABORTABLE gets it as it is.
+        let codes = answers(Ok(mixed), &asked, TxnOperation::Verify);
+        assert_eq!(codes[1], ErrorCode::TRANSACTION_ABORTABLE);
         // Left out of the answer: not verified.
-        let codes = answers(Ok(answered(&[("a", 0, ErrorCode::NONE)])), &asked);
+        let codes = answers(Ok(answered(&[("a", 0, ErrorCode::NONE)])), &asked, legacy);
         assert_eq!(codes[1], ErrorCode::INVALID_TXN_STATE);
         // A top-level refusal of the broker's CLUSTER_ACTION, and no coordinator at all.
         let refused = AddPartitionsToTxnResponse {
@@ -257,11 +310,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            answers(Ok(refused), &asked),
+            answers(Ok(refused), &asked, legacy),
             vec![ErrorCode::INVALID_TXN_STATE; 3]
         );
         assert_eq!(
-            answers(Err(ErrorCode::COORDINATOR_NOT_AVAILABLE), &asked),
+            answers(Err(ErrorCode::COORDINATOR_NOT_AVAILABLE), &asked, legacy),
             vec![ErrorCode::COORDINATOR_NOT_AVAILABLE; 3]
         );
     }
@@ -273,12 +326,22 @@ mod tests {
             producer_id: 5,
             producer_epoch: 2,
         };
-        let r = verify_request(
-            &producer,
-            &[("b".into(), 1), ("a".into(), 0), ("b".into(), 0)],
-        );
+        let asked = [("b".into(), 1), ("a".into(), 0), ("b".into(), 0)];
+        let r = verify_request(&producer, &asked, TxnOperation::Verify);
         let t = &r.transactions[0];
         assert!(t.verify_only);
+        let r = verify_request(&producer, &asked, TxnOperation::AddPartition);
+        assert!(!r.transactions[0].verify_only);
+        assert_eq!(TxnOperation::for_produce(12), TxnOperation::AddPartition);
+        assert_eq!(TxnOperation::for_produce(11), TxnOperation::Verify);
+        assert_eq!(
+            TxnOperation::for_txn_offset_commit(5),
+            TxnOperation::AddPartition
+        );
+        assert_eq!(
+            TxnOperation::for_txn_offset_commit(3),
+            TxnOperation::VerifyLegacy
+        );
         assert_eq!((t.producer_id, t.producer_epoch), (5, 2));
         let topics: Vec<_> = t
             .topics

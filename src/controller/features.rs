@@ -16,10 +16,12 @@
 //!   (KIP-853), which is level 1; it cannot run the static-only quorum of level 0.
 //! - `group.version` 0..=1: KIP-848 consumer groups are served (`coordinator::consumer`);
 //!   at 0 ConsumerGroupHeartbeat and ConsumerGroupDescribe answer UNSUPPORTED_VERSION, as Kafka.
-//! - `transaction.version` 0..=0: level 1 makes Kafka write flexible (v1) `__transaction_state`
-//!   values and level 2 adds the per-transaction epoch bump (KIP-890 part 2); Strata writes v0
-//!   values and does not bump, so only 0. Like Kafka, a feature whose highest level is 0 is not
-//!   listed in ApiVersions, so clients (the Java producer reads it) never see a level above 0.
+//! - `transaction.version` 0..=2: level 1 writes flexible (v1) `__transaction_state` values;
+//!   level 2 is what tells Java (4.0+) and franz-go producers to run transactions version 2
+//!   (KIP-890 part 2: no AddPartitionsToTxn / AddOffsetsToTxn, Produce v12+ and TxnOffsetCommit
+//!   v5 add partitions through the broker, EndTxn v5 bumps the epoch), which the coordinator
+//!   serves (`coordinator::txn`). As in Kafka the coordinator follows each request's version,
+//!   so producers of the classic protocol (librdkafka, kafkajs) keep working at any level.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -78,7 +80,7 @@ pub const SUPPORTED: &[(&str, i16, i16)] = &[
     (METADATA_VERSION, 17, LATEST_METADATA_VERSION),
     (KRAFT_VERSION, 1, 1),
     (GROUP_VERSION, 0, 1),
-    (TRANSACTION_VERSION, 0, 0),
+    (TRANSACTION_VERSION, 0, 2),
     (ELIGIBLE_LEADER_REPLICAS_VERSION, 0, 0),
     (SHARE_VERSION, 0, 0),
     (STREAMS_VERSION, 0, 0),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::clock::SharedClock;
-use crate::coordinator::txn::{MarkerError, TxnMarkerWriter};
+use crate::coordinator::txn::{MarkerError, MarkerSpec, TxnMarkerWriter};
 use crate::coordinator::txn_offsets::LoadItem;
 use crate::coordinator::{
     CoordinatorLog, CoordinatorLogError, CoordinatorRecord, GroupCoordinator,
@@ -217,53 +217,29 @@ pub fn write_marker_to_partition(
     groups: &GroupCoordinator,
     topic: &str,
     index: i32,
-    marker: MarkerToWrite,
+    marker: MarkerSpec,
     now_ms: i64,
 ) -> Result<Option<i64>, PartitionError> {
     let Some(p) = replicas.get(topic, index) else {
         return Ok(None);
     };
-    let offset = p.write_txn_marker(
-        marker.producer_id,
-        marker.producer_epoch,
-        marker.commit,
-        marker.coordinator_epoch,
-        now_ms,
-    )?;
+    let offset = p.write_marker(&marker, now_ms)?;
     if topic == OFFSETS_TOPIC {
         groups.complete_txn(index, marker.producer_id, marker.commit);
     }
     Ok(Some(offset))
 }
 
-/// One transaction marker: whose transaction, which outcome, from which coordinator epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MarkerToWrite {
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub commit: bool,
-    pub coordinator_epoch: i32,
-}
-
 impl TxnMarkerWriter for LocalMarkerWriter {
     fn write_markers(
         &self,
-        producer_id: i64,
-        producer_epoch: i16,
-        commit: bool,
-        coordinator_epoch: i32,
+        marker: &MarkerSpec,
         partitions: &[(String, i32)],
     ) -> Result<(), MarkerError> {
         let now = self.clock.now_ms();
-        let marker = MarkerToWrite {
-            producer_id,
-            producer_epoch,
-            commit,
-            coordinator_epoch,
-        };
         for (topic, index) in partitions {
             // A partition of a deleted topic (None) counts as written, as in Kafka.
-            write_marker_to_partition(&self.replicas, &self.groups, topic, *index, marker, now)
+            write_marker_to_partition(&self.replicas, &self.groups, topic, *index, *marker, now)
                 .map_err(|e| MarkerError::Retriable(e.message()))?;
         }
         Ok(())

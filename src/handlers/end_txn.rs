@@ -1,4 +1,5 @@
-//! EndTxn (key 26), versions 0-4: commit or abort; the coordinator writes the prepare record,
+//! EndTxn (key 26), versions 0-5 (v5: transactions version 2, the epoch bumped at every end and
+//! answered, KIP-890 part 2): commit or abort; the coordinator writes the prepare record,
 //! the markers, then the complete record. In a cluster the answer waits until the prepare
 //! record reached the ISR of the id's `__transaction_state` partition, and only then are the
 //! markers written (Kafka's `endTransaction` sends markers from the append's callback): a

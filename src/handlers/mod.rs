@@ -140,7 +140,7 @@ macro_rules! api_table {
 use crate::protocol::messages::*;
 
 api_table! {
-    0 => produce, produce_request::ProduceRequest, 0..=11;
+    0 => produce, produce_request::ProduceRequest, 0..=13;
     1 => fetch, fetch_request::FetchRequest, 4..=18;
     2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=10;
     3 => metadata, metadata_request::MetadataRequest, 0..=13;
@@ -162,9 +162,9 @@ api_table! {
     23 => offset_for_leader_epoch, offset_for_leader_epoch_request::OffsetForLeaderEpochRequest, 2..=4;
     24 => add_partitions_to_txn, add_partitions_to_txn_request::AddPartitionsToTxnRequest, 0..=5;
     25 => add_offsets_to_txn, add_offsets_to_txn_request::AddOffsetsToTxnRequest, 0..=4;
-    26 => end_txn, end_txn_request::EndTxnRequest, 0..=4;
-    27 => write_txn_markers, write_txn_markers_request::WriteTxnMarkersRequest, 0..=1;
-    28 => txn_offset_commit, txn_offset_commit_request::TxnOffsetCommitRequest, 0..=4;
+    26 => end_txn, end_txn_request::EndTxnRequest, 0..=5;
+    27 => write_txn_markers, write_txn_markers_request::WriteTxnMarkersRequest, 0..=2;
+    28 => txn_offset_commit, txn_offset_commit_request::TxnOffsetCommitRequest, 0..=5;
     29 => describe_acls, describe_acls_request::DescribeAclsRequest, 1..=3;
     30 => create_acls, create_acls_request::CreateAclsRequest, 1..=3;
     31 => delete_acls, delete_acls_request::DeleteAclsRequest, 1..=3;

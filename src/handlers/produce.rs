@@ -1,7 +1,8 @@
-//! Produce (key 0), versions 0-11, with 0-2 advertised but refused with UNSUPPORTED_VERSION as
+//! Produce (key 0), versions 0-13 (v13 names topics by id), with 0-2 advertised but refused with UNSUPPORTED_VERSION as
 //! Kafka 4 does (old librdkafka only enables compression when it sees them advertised). A
-//! transactional producer's first write to a partition is verified with its transaction
-//! coordinator first (KIP-890 part 1, `produce_verification`).
+//! transactional producer's first write to a partition goes to its transaction coordinator
+//! first (`produce_verification`): verified before v12 (KIP-890 part 1), added to the
+//! transaction from v12 (part 2).
 //!
 //! Two stages: the appends run before the next request of the connection is read (so appends
 //! keep connection order), and the response future is what waits for acknowledgement: with
@@ -187,7 +188,7 @@ pub fn handle_with_waits(
                     }
                 })
                 .collect();
-            TopicProduceResponse { name: topic.name, partition_responses, ..Default::default() }
+            TopicProduceResponse { name: topic.name, topic_id: topic.topic_id, partition_responses, ..Default::default() }
         })
         .collect();
     let response = ProduceResponse {
@@ -239,6 +240,7 @@ fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceRes
         };
         refused.push(TopicProduceResponse {
             name: topic.name.clone(),
+            topic_id: topic.topic_id,
             partition_responses: topic
                 .partition_data
                 .iter()
@@ -249,6 +251,36 @@ fn authorize(authz: &Authz, request: &mut ProduceRequest) -> Vec<TopicProduceRes
         false
     });
     refused
+}
+
+/// Produce v13 names topics by id (KIP-516): each is resolved to its name here, so the rest of
+/// the path is the same for every version; an id no topic has is answered UNKNOWN_TOPIC_ID.
+fn resolve_topic_ids(
+    broker: &Broker,
+    version: i16,
+    request: &mut ProduceRequest,
+) -> Vec<TopicProduceResponse> {
+    let mut unknown = Vec::new();
+    if version < 13 {
+        return unknown;
+    }
+    request.topic_data.retain_mut(|topic| {
+        if let Some(name) = broker.cluster.topic_name_by_id(&topic.topic_id) {
+            topic.name = name;
+            return true;
+        }
+        unknown.push(TopicProduceResponse {
+            topic_id: topic.topic_id,
+            partition_responses: topic
+                .partition_data
+                .iter()
+                .map(|pd| partition_error(pd.index, ErrorCode::UNKNOWN_TOPIC_ID, None))
+                .collect(),
+            ..Default::default()
+        });
+        false
+    });
+    unknown
 }
 
 /// Kafka's `RequestUtils.hasTransactionalRecords`: any batch with the transactional flag.
@@ -281,11 +313,12 @@ pub async fn start(
 ) -> ResponseFuture {
     let acks = request.acks;
     let timeout_ms = request.timeout_ms.max(0) as u64;
-    let refused = authorize(&Authz::new(&broker, &conn), &mut request);
+    let mut refused = resolve_topic_ids(&broker, header.api_version, &mut request);
+    refused.extend(authorize(&Authz::new(&broker, &conn), &mut request));
     let produced = produced_bytes(&request);
     let started = std::time::Instant::now();
     // Kafka mutes the connection while it verifies: the next request waits, as here.
-    let verified = super::produce_verification::verify(&broker, &request).await;
+    let verified = super::produce_verification::verify(&broker, &request, header.api_version).await;
     let (mut response, mut waits) =
         handle_with_waits(&broker, header.api_version, request, verified.as_ref());
     response.responses.extend(refused);

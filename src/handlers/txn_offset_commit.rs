@@ -1,8 +1,14 @@
-//! TxnOffsetCommit (key 28), versions 0-4: offsets committed inside a transaction, visible to
+//! TxnOffsetCommit (key 28), versions 0-5: offsets committed inside a transaction, visible to
 //! the group only when the transaction commits. In a cluster the answer waits until the
 //! transactional offsets reached the ISR of the group's `__consumer_offsets` partition, as
 //! Kafka appends them with acks=all. Partitions that do not exist are answered
 //! UNKNOWN_TOPIC_OR_PARTITION before the coordinator sees the request, as in Kafka.
+//!
+//! Before the offsets are written the transaction coordinator is asked about the group's
+//! `__consumer_offsets` partition (Kafka's `maybeStartTransactionVerification` for the
+//! coordinator's write): from v5 it adds it (transaction version 2, which sends no
+//! AddOffsetsToTxn), before v5 it verifies that AddOffsetsToTxn added it (KIP-890 part 1, with
+//! `transaction.partition.verification.enable`).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
@@ -11,6 +17,8 @@ use std::sync::Arc;
 
 use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
+use crate::cluster::txn_verifier::{TxnOperation, TxnProducer};
+use crate::coordinator::offsets_topic::OFFSETS_TOPIC;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest;
 use crate::protocol::messages::txn_offset_commit_response::TxnOffsetCommitResponse;
@@ -42,6 +50,16 @@ pub async fn start(
         ),
     };
     let unknown = split_unknown(&broker.cluster.image(), &mut request.topics);
+    if !request.topics.is_empty() {
+        if let Some(code) = transaction_refusal(&broker, &request, header.api_version).await {
+            let all = split_refused(&mut request.topics, |_| false);
+            let mut response = TxnOffsetCommitResponse::default();
+            add_errors(&mut response.topics, all, code);
+            add_errors(&mut response.topics, refused, refused_code);
+            add_unknown(&mut response.topics, unknown);
+            return ready(header, Some(response));
+        }
+    }
     let nothing_to_store = request.topics.is_empty();
     let mut response = if nothing_to_store {
         // Nothing left to commit: Kafka answers without asking the coordinator.
@@ -63,4 +81,57 @@ pub async fn start(
             }
         }
     })
+}
+
+/// What the transaction coordinator says of the group's offsets partition in the producer's
+/// transaction, in the words of Kafka's group coordinator
+/// (`CoordinatorOperationExceptionHelper`): None when it is in (or was added to) it.
+async fn transaction_refusal(
+    broker: &Broker,
+    request: &TxnOffsetCommitRequest,
+    version: i16,
+) -> Option<ErrorCode> {
+    let operation = TxnOperation::for_txn_offset_commit(version);
+    if !operation.supports_epoch_bump()
+        && !broker
+            .dynamic
+            .current()
+            .transaction_partition_verification_enable
+    {
+        return None;
+    }
+    let producer = TxnProducer {
+        transactional_id: request.transactional_id.clone(),
+        producer_id: request.producer_id,
+        producer_epoch: request.producer_epoch,
+    };
+    let partition = (
+        OFFSETS_TOPIC.to_string(),
+        broker.groups.partition_for(&request.group_id),
+    );
+    let answer = super::produce_verification::ask(
+        broker,
+        &producer,
+        std::slice::from_ref(&partition),
+        operation,
+    )
+    .await;
+    let code = answer
+        .first()
+        .copied()
+        .unwrap_or(ErrorCode::UNKNOWN_SERVER_ERROR);
+    (!code.is_ok()).then(|| for_group_coordinator(code))
+}
+
+fn for_group_coordinator(code: ErrorCode) -> ErrorCode {
+    match code {
+        ErrorCode::NETWORK_EXCEPTION => ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+        | ErrorCode::NOT_ENOUGH_REPLICAS
+        | ErrorCode::REQUEST_TIMED_OUT => ErrorCode::COORDINATOR_NOT_AVAILABLE,
+        ErrorCode::NOT_LEADER_OR_FOLLOWER | ErrorCode::KAFKA_STORAGE_ERROR => {
+            ErrorCode::NOT_COORDINATOR
+        }
+        other => other,
+    }
 }

@@ -1,4 +1,5 @@
-//! WriteTxnMarkers (key 27), versions 0-1: a transaction coordinator (on another broker of the
+//! WriteTxnMarkers (key 27), versions 0-2 (v2 carries the producer's transaction version,
+//! KIP-1228, for the strict epoch check of version 2 markers): a transaction coordinator (on another broker of the
 //! cluster, or a tool) asks this broker to append COMMIT/ABORT control batches to partitions it
 //! leads. Mirrors Kafka's `KafkaApis.handleWriteTxnMarkersRequest`: per partition,
 //! UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not exist,
@@ -14,7 +15,8 @@ use crate::controller::acls::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
-use crate::coordinator::offsets_topic::{write_marker_to_partition, MarkerToWrite};
+use crate::coordinator::offsets_topic::write_marker_to_partition;
+use crate::coordinator::txn::MarkerSpec;
 use crate::error::ErrorCode;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::write_txn_markers_request::WriteTxnMarkersRequest;
@@ -39,7 +41,7 @@ fn write_one(
     broker: &Broker,
     topic: &str,
     index: i32,
-    marker: MarkerToWrite,
+    marker: MarkerSpec,
     now_ms: i64,
 ) -> (i16, Option<i64>) {
     match write_marker_to_partition(
@@ -73,11 +75,12 @@ fn handle_with_waits(
         .into_iter()
         .enumerate()
         .map(|(mi, m)| {
-            let marker = MarkerToWrite {
+            let marker = MarkerSpec {
                 producer_id: m.producer_id,
                 producer_epoch: m.producer_epoch,
                 commit: m.transaction_result,
                 coordinator_epoch: m.coordinator_epoch,
+                transaction_version: m.transaction_version as i16,
             };
             let topics = m
                 .topics

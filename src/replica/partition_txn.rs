@@ -2,17 +2,13 @@
 //! coordinator writes (Kafka's `WriteTxnMarkers` path, KIP-98) and the aborted transactions a
 //! read_committed fetch skips (the `.txnindex`).
 use super::partition::{Partition, PartitionError};
+use crate::coordinator::txn::MarkerSpec;
 use crate::protocol::records::batch;
 use crate::protocol::records::control::build_end_txn_marker_batch;
 use crate::storage::AbortedTxn;
 
 impl Partition {
-    /// Writes a transaction marker (COMMIT or ABORT control batch) for a producer, as the
-    /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset. An
-    /// abort's transaction goes to the `.txnindex` of the segment holding the marker. Refused
-    /// for an older producer epoch (INVALID_PRODUCER_EPOCH) or an older coordinator epoch than
-    /// the last marker's (TRANSACTION_COORDINATOR_FENCED). Refused with NOT_ENOUGH_REPLICAS,
-    /// before anything is written, while the ISR is below `min.insync.replicas`.
+    /// [`Partition::write_marker`] for a producer of transaction version 0/1.
     pub fn write_txn_marker(
         &self,
         producer_id: i64,
@@ -21,6 +17,32 @@ impl Partition {
         coordinator_epoch: i32,
         now_ms: i64,
     ) -> Result<i64, PartitionError> {
+        let marker = MarkerSpec {
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+            transaction_version: 0,
+        };
+        self.write_marker(&marker, now_ms)
+    }
+
+    /// Writes a transaction marker (COMMIT or ABORT control batch) for a producer, as the
+    /// transaction coordinator's WriteTxnMarkers does, and moves the last stable offset. An
+    /// abort's transaction goes to the `.txnindex` of the segment holding the marker. Refused
+    /// for an older producer epoch (INVALID_PRODUCER_EPOCH; under transaction version 2 also
+    /// the same epoch while a transaction is open, see `check_marker`) or an older coordinator
+    /// epoch than the last marker's (TRANSACTION_COORDINATOR_FENCED). Refused with
+    /// NOT_ENOUGH_REPLICAS, before anything is written, while the ISR is below
+    /// `min.insync.replicas`.
+    pub fn write_marker(&self, marker: &MarkerSpec, now_ms: i64) -> Result<i64, PartitionError> {
+        let MarkerSpec {
+            producer_id,
+            producer_epoch,
+            commit,
+            coordinator_epoch,
+            transaction_version,
+        } = *marker;
         let min_insync_replicas = self.config().min_insync_replicas;
         let mut st = self.state.lock();
         let Some(leader) = st.leader_state() else {
@@ -37,7 +59,12 @@ impl Partition {
             });
         }
         st.producers
-            .check_marker(producer_id, producer_epoch, coordinator_epoch)
+            .check_marker(
+                producer_id,
+                producer_epoch,
+                coordinator_epoch,
+                transaction_version,
+            )
             .map_err(PartitionError::Producer)?;
         let batch = build_end_txn_marker_batch(
             producer_id,

@@ -166,8 +166,17 @@ impl ProducerStateManager {
         }
         if h.is_transactional() || h.is_control() {
             // A marker ends what a verification was for; a transactional batch in the log
-            // has used it up (the transaction is open now).
-            self.verifications.remove(&h.producer_id);
+            // has used it up (the transaction is open now). Except a version 2 producer's
+            // verification at the marker's own epoch: it is for the next transaction, which
+            // runs under the epoch the marker bumped to (Kafka's `isV2NextTransactionStarted`).
+            let next_transaction = h.is_control()
+                && self
+                    .verifications
+                    .get(&h.producer_id)
+                    .is_some_and(|v| v.supports_epoch_bump && v.epoch == h.producer_epoch);
+            if !next_transaction {
+                self.verifications.remove(&h.producer_id);
+            }
         }
         let entry = self.producers.entry(h.producer_id).or_default();
         if h.producer_epoch > entry.epoch {
@@ -241,17 +250,25 @@ impl ProducerStateManager {
 
     /// Kafka's marker checks (`ProducerAppendInfo.appendEndTxnMarker`): the marker's producer
     /// epoch may not be older than the producer's, nor its coordinator epoch older than the
-    /// last coordinator's that wrote a marker for it.
+    /// last coordinator's that wrote a marker for it. Under transaction version 2 a marker
+    /// carries the epoch bumped at the end of its transaction, so one at the producer's current
+    /// epoch while a transaction is open belongs to the transaction before it (late, or sent
+    /// twice) and would end the wrong one; the same marker with no transaction open is a retry
+    /// and harmless (KIP-890 part 2, KIP-1228, KAFKA-19999).
     pub fn check_marker(
         &self,
         producer_id: i64,
         producer_epoch: i16,
         coordinator_epoch: i32,
+        transaction_version: i16,
     ) -> Result<(), ProducerStateError> {
         let Some(e) = self.producers.get(&producer_id) else {
             return Ok(());
         };
-        if producer_epoch < e.epoch {
+        let stale_v2 = transaction_version >= 2
+            && producer_epoch == e.epoch
+            && e.current_txn_first_offset.is_some();
+        if producer_epoch < e.epoch || stale_v2 {
             return Err(ProducerStateError::InvalidProducerEpoch {
                 current: e.epoch,
                 got: producer_epoch,

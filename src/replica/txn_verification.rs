@@ -23,7 +23,10 @@ pub struct VerificationGuard(u64);
 pub struct VerificationEntry {
     guard: u64,
     /// The highest epoch it was asked for.
-    epoch: i16,
+    pub(super) epoch: i16,
+    /// Asked for a producer of transaction version 2, whose next transaction runs at the epoch
+    /// its last marker carries.
+    pub(super) supports_epoch_bump: bool,
     /// Expired with the producer state (`producer.id.expiration.ms`).
     pub(super) started_ms: i64,
 }
@@ -45,6 +48,7 @@ impl ProducerStateManager {
         &mut self,
         producer_id: i64,
         producer_epoch: i16,
+        supports_epoch_bump: bool,
         now_ms: i64,
     ) -> Option<VerificationGuard> {
         let open = self
@@ -55,6 +59,7 @@ impl ProducerStateManager {
         }
         if let Some(v) = self.verifications.get_mut(&producer_id) {
             v.epoch = v.epoch.max(producer_epoch);
+            v.supports_epoch_bump |= supports_epoch_bump;
             return Some(VerificationGuard(v.guard));
         }
         self.next_guard += 1;
@@ -64,6 +69,7 @@ impl ProducerStateManager {
             VerificationEntry {
                 guard,
                 epoch: producer_epoch,
+                supports_epoch_bump,
                 started_ms: now_ms,
             },
         );
@@ -107,15 +113,19 @@ impl Partition {
         &self,
         producer_id: i64,
         producer_epoch: i16,
+        supports_epoch_bump: bool,
         now_ms: i64,
     ) -> Result<Option<VerificationGuard>, PartitionError> {
         let mut st = self.state.lock();
         if st.leader_state().is_none() {
             return Err(PartitionError::NotLeaderOrFollower);
         }
-        Ok(st
-            .producers
-            .start_verification(producer_id, producer_epoch, now_ms))
+        Ok(st.producers.start_verification(
+            producer_id,
+            producer_epoch,
+            supports_epoch_bump,
+            now_ms,
+        ))
     }
 }
 
@@ -173,9 +183,9 @@ mod tests {
             Ok(())
         );
 
-        let guard = state.start_verification(PID, 3, 0).expect("a guard");
+        let guard = state.start_verification(PID, 3, false, 0).expect("a guard");
         // A second question while the first stands shares its guard.
-        assert_eq!(state.start_verification(PID, 3, 1), Some(guard));
+        assert_eq!(state.start_verification(PID, 3, false, 1), Some(guard));
         assert_eq!(
             state.check_verified(&txn, TxnVerification::Guard(Some(guard))),
             Ok(())
@@ -183,7 +193,7 @@ mod tests {
         // The append uses the guard up and opens the transaction: later batches need none.
         state.update(&txn, 10, 10, 0);
         assert!(state.verifications.is_empty());
-        assert_eq!(state.start_verification(PID, 3, 2), None);
+        assert_eq!(state.start_verification(PID, 3, false, 2), None);
         assert_eq!(
             state.check_verified(&txn, TxnVerification::Guard(None)),
             Ok(())
@@ -193,7 +203,7 @@ mod tests {
     #[test]
     fn a_marker_while_verifying_voids_the_guard() {
         let mut state = ProducerStateManager::new();
-        let guard = state.start_verification(PID, 3, 0).expect("a guard");
+        let guard = state.start_verification(PID, 3, false, 0).expect("a guard");
         // The coordinator timed the transaction out and wrote its abort meanwhile.
         state.update(&header(true, true, 3), 5, 5, 0);
         assert_eq!(
@@ -201,17 +211,42 @@ mod tests {
             Err(ProducerStateError::TransactionNotVerified)
         );
         // A new question gets a new guard.
-        let again = state.start_verification(PID, 3, 1).expect("a guard");
+        let again = state.start_verification(PID, 3, false, 1).expect("a guard");
         assert_ne!(again, guard);
     }
 
     #[test]
     fn verifications_expire_with_producer_state() {
         let mut state = ProducerStateManager::new();
-        state.start_verification(PID, 3, 0);
+        state.start_verification(PID, 3, false, 0);
         state.expire(500, 1_000);
         assert_eq!(state.verifications.len(), 1);
         state.expire(1_000, 1_000);
         assert!(state.verifications.is_empty());
+    }
+
+    #[test]
+    fn a_version_2_guard_survives_the_marker_that_bumped_its_epoch() {
+        let mut state = ProducerStateManager::new();
+        // Transaction at epoch 3 open here; its end bumps to 4 and the marker carries 4.
+        state.update(&header(true, false, 3), 0, 0, 0);
+        // The next transaction's first write (epoch 4) arrives before that marker.
+        let guard = state.start_verification(PID, 4, true, 1).expect("a guard");
+        state.update(&header(true, true, 4), 1, 1, 0);
+        assert_eq!(
+            state.check_verified(&header(true, false, 4), TxnVerification::Guard(Some(guard))),
+            Ok(())
+        );
+        // A late copy of that marker must not end the transaction now open at epoch 4.
+        state.update(&header(true, false, 4), 2, 2, 0);
+        assert!(matches!(
+            state.check_marker(PID, 4, 0, 2),
+            Err(ProducerStateError::InvalidProducerEpoch { .. })
+        ));
+        // Under the classic protocol the same marker is the transaction's own.
+        assert_eq!(state.check_marker(PID, 4, 0, 0), Ok(()));
+        // Its retry once nothing is open is harmless.
+        state.update(&header(true, true, 5), 3, 3, 0);
+        assert_eq!(state.check_marker(PID, 5, 0, 2), Ok(()));
     }
 }

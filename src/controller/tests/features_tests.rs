@@ -68,17 +68,18 @@ fn a_new_cluster_starts_at_the_levels_strata_implements() {
         .iter()
         .map(|(n, l)| (n.as_str(), *l))
         .collect();
-    // transaction.version 0 is not listed: 0 means disabled.
+    // Features at 0 are not listed: 0 means disabled.
     assert_eq!(
         levels,
         vec![
             ("group.version", 1),
             ("kraft.version", 1),
-            ("metadata.version", 26)
+            ("metadata.version", 26),
+            ("transaction.version", 2)
         ]
     );
-    // The epoch is the offset of the last feature record (three bootstrap records at 1..=3).
-    assert_eq!(image.features.epoch, 3);
+    // The epoch is the offset of the last feature record (four bootstrap records at 1..=4).
+    assert_eq!(image.features.epoch, 4);
     assert!(image.features.consumer_protocol_enabled());
 }
 
@@ -109,7 +110,7 @@ fn upgrades_and_safe_downgrades_write_one_record_each_and_replay() {
     // The same level again is accepted and written, as Kafka does.
     assert_eq!(update(&image, GROUP_VERSION, 1, UPGRADE).unwrap().len(), 1);
     assert_eq!(
-        update(&image, TRANSACTION_VERSION, 0, UPGRADE)
+        update(&image, TRANSACTION_VERSION, 2, UPGRADE)
             .unwrap()
             .len(),
         1
@@ -130,7 +131,7 @@ fn validate_only_checks_and_writes_nothing() {
     );
     let bad = FeatureUpdate {
         feature: TRANSACTION_VERSION.into(),
-        max_version_level: 2,
+        max_version_level: 3,
         upgrade_type: UPGRADE,
     };
     // One refused update fails them all, validate-only or not.
@@ -138,8 +139,8 @@ fn validate_only_checks_and_writes_nothing() {
     assert_eq!(
         update_features(&image, 1, &[ok, bad], false),
         Err(
-            "Invalid update version 2 for feature transaction.version. Local controller 1 \
-             does not support this feature."
+            "Invalid update version 3 for feature transaction.version. Local controller 1 \
+             only supports versions 0-2"
                 .into()
         )
     );
@@ -168,8 +169,8 @@ fn refusals_carry_kafkas_messages() {
          the given upgrade type."
     );
     assert_eq!(
-        refusal(TRANSACTION_VERSION, 1, UPGRADE),
-        "Invalid update version 1 for feature transaction.version. Local controller 1 does not \
+        refusal(SHARE_VERSION, 1, UPGRADE),
+        "Invalid update version 1 for feature share.version. Local controller 1 does not \
          support this feature."
     );
     assert_eq!(
@@ -292,7 +293,7 @@ fn format_levels_follow_the_release_version_within_what_strata_supports() {
         let f: Vec<String> = f.iter().map(|s| s.to_string()).collect();
         bootstrap_levels(r, &f).map(|m| m.into_iter().collect::<Vec<_>>())
     };
-    let at = |mv: i16, group: i16| {
+    let at = |mv: i16, group: i16, transaction: i16| {
         let mut v = vec![
             (ELIGIBLE_LEADER_REPLICAS_VERSION.to_string(), 0),
             (GROUP_VERSION.to_string(), group),
@@ -300,19 +301,21 @@ fn format_levels_follow_the_release_version_within_what_strata_supports() {
             (METADATA_VERSION.to_string(), mv),
             (SHARE_VERSION.to_string(), 0),
             (STREAMS_VERSION.to_string(), 0),
-            (TRANSACTION_VERSION.to_string(), 0),
+            (TRANSACTION_VERSION.to_string(), transaction),
         ];
         v.sort();
         Ok(v)
     };
-    assert_eq!(levels(None, &[]), at(26, 1));
-    // `3.9` is 3.9-IV0; group.version starts at 1 from 4.0-IV0 on.
-    assert_eq!(levels(Some("3.9"), &[]), at(21, 0));
-    assert_eq!(levels(Some("3.7"), &[]), at(19, 0));
-    assert_eq!(levels(Some("4.0-IV3"), &[]), at(25, 1));
-    assert_eq!(levels(Some("4.0.1"), &[]), at(25, 1));
-    assert_eq!(levels(None, &["group.version=0"]), at(26, 0));
-    assert_eq!(levels(None, &["metadata.version=20"]), at(20, 0));
+    assert_eq!(levels(None, &[]), at(26, 1, 2));
+    // `3.9` is 3.9-IV0; group.version starts at 1 from 4.0-IV0 on, transaction.version at 2
+    // from 4.0-IV2.
+    assert_eq!(levels(Some("3.9"), &[]), at(21, 0, 0));
+    assert_eq!(levels(Some("3.7"), &[]), at(19, 0, 0));
+    assert_eq!(levels(Some("4.0-IV3"), &[]), at(25, 1, 2));
+    assert_eq!(levels(Some("4.0.1"), &[]), at(25, 1, 2));
+    assert_eq!(levels(None, &["group.version=0"]), at(26, 0, 2));
+    assert_eq!(levels(None, &["metadata.version=20"]), at(20, 0, 0));
+    assert_eq!(levels(None, &["transaction.version=1"]), at(26, 1, 1));
     assert!(levels(Some("4.1"), &[])
         .unwrap_err()
         .starts_with("metadata.version 4.1-IV1 is not supported by Strata"));
@@ -324,7 +327,7 @@ fn format_levels_follow_the_release_version_within_what_strata_supports() {
         levels(Some("3.9"), &["metadata.version=21"]).unwrap_err(),
         "Use --release-version instead of --feature metadata.version=X to avoid ambiguity."
     );
-    assert!(levels(None, &["transaction.version=2"]).is_err());
+    assert!(levels(None, &["transaction.version=3"]).is_err());
     assert!(levels(None, &["kraft.version=0"]).is_err());
     assert!(levels(None, &["nope=1"])
         .unwrap_err()

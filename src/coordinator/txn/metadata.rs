@@ -127,6 +127,15 @@ pub struct TransactionMetadata {
     pub txn_start_timestamp_ms: i64,
     /// When the metadata last changed; idle ids expire from it.
     pub txn_last_update_timestamp_ms: i64,
+    /// The producer id an EndTxn under transaction version 2 handed out because the epoch was
+    /// exhausted (KIP-890 part 2): the transaction's markers still go out under the old id, and
+    /// completing it moves to this one at epoch 0. -1 otherwise.
+    pub next_producer_id: i64,
+    /// The transaction version the producer's requests speak (Kafka's `ClientTransactionVersion`):
+    /// 2 once it added a partition through a broker (Produce v12+, TxnOffsetCommit v5) or ended
+    /// a transaction with EndTxn v5; 0 for the classic protocol. Its markers carry it
+    /// (WriteTxnMarkers v2), so partitions apply the strict epoch check of version 2.
+    pub client_transaction_version: i16,
 }
 
 impl TransactionMetadata {
@@ -144,7 +153,14 @@ impl TransactionMetadata {
             topic_partitions: BTreeSet::new(),
             txn_start_timestamp_ms: -1,
             txn_last_update_timestamp_ms: now_ms,
+            next_producer_id: NO_PRODUCER_ID,
+            client_transaction_version: 0,
         }
+    }
+
+    /// Whether this id's transactions bump the epoch at every end (transaction version 2).
+    pub fn supports_epoch_bump(&self) -> bool {
+        self.client_transaction_version >= 2
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -170,6 +186,8 @@ impl TransactionMetadata {
             topic_partitions,
             txn_start_timestamp_ms,
             txn_last_update_timestamp_ms,
+            next_producer_id: self.next_producer_id,
+            client_transaction_version: self.client_transaction_version,
         }
     }
 
@@ -251,10 +269,12 @@ impl TransactionMetadata {
         )
     }
 
-    /// `prepareAddPartitions`: the transaction starts (or continues) with more partitions.
+    /// `prepareAddPartitions`: the transaction starts (or continues) with more partitions, in
+    /// the transaction version of the request that added them.
     pub fn prepare_add_partitions(
         &self,
         added: &BTreeSet<TopicPartition>,
+        client_transaction_version: i16,
         now_ms: i64,
     ) -> TransactionMetadata {
         let start = match self.state {
@@ -265,7 +285,7 @@ impl TransactionMetadata {
         };
         let mut partitions = self.topic_partitions.clone();
         partitions.extend(added.iter().cloned());
-        self.transition(
+        let mut target = self.transition(
             TransactionState::Ongoing,
             self.producer_id,
             self.producer_epoch,
@@ -274,7 +294,9 @@ impl TransactionMetadata {
             partitions,
             start,
             now_ms,
-        )
+        );
+        target.client_transaction_version = client_transaction_version;
+        target
     }
 
     /// `prepareAbortOrCommit`: Ongoing -> PrepareCommit / PrepareAbort.
@@ -296,23 +318,63 @@ impl TransactionMetadata {
         )
     }
 
-    /// `prepareComplete`: markers written, PrepareX -> CompleteX with no partitions.
+    /// `prepareAbortOrCommit` of transaction version 2 (KIP-890 part 2): every end bumps the
+    /// epoch, so a producer of the ended transaction (a zombie, a late retry) is fenced on every
+    /// partition by the markers, which carry the bumped epoch. An exhausted epoch continues under
+    /// `next_producer_id` once the transaction completes. `empty` is an abort of a transaction
+    /// no partition joined (the producer cannot know whether one did): it starts now.
+    pub fn prepare_end_with_epoch_bump(
+        &self,
+        commit: bool,
+        next_producer_id: i64,
+        empty: bool,
+        now_ms: i64,
+    ) -> Result<TransactionMetadata, TxnError> {
+        if self.producer_epoch == i16::MAX {
+            return Err(TxnError::EpochOverflow);
+        }
+        let mut target = self.prepare_abort_or_commit(commit, now_ms);
+        target.producer_epoch = self.producer_epoch + 1;
+        target.last_producer_epoch = self.producer_epoch;
+        target.next_producer_id = next_producer_id;
+        target.client_transaction_version = 2;
+        if empty {
+            target.txn_start_timestamp_ms = now_ms;
+        }
+        Ok(target)
+    }
+
+    /// The producer id and epoch the producer continues with once this prepared transaction
+    /// completes (what EndTxn v5 answers).
+    pub fn completed_producer(&self) -> (i64, i16) {
+        if self.next_producer_id != NO_PRODUCER_ID {
+            (self.next_producer_id, 0)
+        } else {
+            (self.producer_id, self.producer_epoch)
+        }
+    }
+
+    /// `prepareComplete`: markers written, PrepareX -> CompleteX with no partitions; under
+    /// transaction version 2 an exhausted epoch moves to the next producer id here.
     pub fn prepare_complete(&self, now_ms: i64) -> TransactionMetadata {
         let state = if self.state == TransactionState::PrepareCommit {
             TransactionState::CompleteCommit
         } else {
             TransactionState::CompleteAbort
         };
-        self.transition(
+        let (producer_id, producer_epoch) = self.completed_producer();
+        let mut target = self.transition(
             state,
-            self.producer_id,
-            self.producer_epoch,
+            producer_id,
+            producer_epoch,
             self.last_producer_epoch,
             self.txn_timeout_ms,
             BTreeSet::new(),
             self.txn_start_timestamp_ms,
             now_ms,
-        )
+        );
+        target.next_producer_id = NO_PRODUCER_ID;
+        target
     }
 
     /// The partitions as the marker writer takes them.
@@ -320,11 +382,20 @@ impl TransactionMetadata {
         self.topic_partitions.iter().cloned().collect()
     }
 
-    /// The durable part: what replaying the record of this metadata reproduces.
-    pub fn durable(&self) -> TransactionMetadata {
+    /// The durable part: what replaying the record of this metadata reproduces. Value version
+    /// 0 has no previous or next producer id and no client transaction version.
+    pub fn durable(&self, value_version: i16) -> TransactionMetadata {
+        if value_version >= 1 {
+            return TransactionMetadata {
+                last_producer_epoch: NO_PRODUCER_EPOCH,
+                ..self.clone()
+            };
+        }
         TransactionMetadata {
             last_producer_id: NO_PRODUCER_ID,
             last_producer_epoch: NO_PRODUCER_EPOCH,
+            next_producer_id: NO_PRODUCER_ID,
+            client_transaction_version: 0,
             ..self.clone()
         }
     }

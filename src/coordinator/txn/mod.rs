@@ -2,13 +2,13 @@
 //! two-phase end of a transaction, on `__transaction_state`.
 //!
 //! Mirrors Kafka's `TransactionCoordinator` / `TransactionStateManager` / `TransactionMetadata`
-//! for transaction protocol version 1 (KIP-98, KIP-360, KIP-588; not KIP-890 version 2), sans-io
-//! and deterministic, in the same records-then-replay pattern as the group coordinator:
+//! (KIP-98, KIP-360, KIP-588, and KIP-890's transaction version 2: partitions added by the
+//! brokers a producer writes to, an epoch bump at every end), sans-io and deterministic, in the same records-then-replay pattern as the group coordinator:
 //!
 //! - [`metadata`]: Kafka's `TransactionState`s and the per-id `TransactionMetadata`, with the
 //!   `prepare*` transitions that compute a target without changing anything.
 //! - [`records`]: `__transaction_state` keys (type 0 + `TransactionLogKey`) and values
-//!   (`TransactionLogValue` v0, as Kafka writes under transaction version 0/1; v1 is read).
+//!   (`TransactionLogValue` v0 or v1, by the finalized `transaction.version`, as Kafka).
 //! - [`shard`]: one `__transaction_state` partition. A target is appended through
 //!   [`CoordinatorLog`](crate::coordinator::CoordinatorLog) and only then replayed; loading a
 //!   partition replays the same records and completes prepared transactions.
@@ -91,24 +91,33 @@ pub enum MarkerError {
     Retriable(String),
 }
 
+/// One transaction's markers: which producer, COMMIT or ABORT, from which coordinator epoch,
+/// and the producer's transaction version (2: partitions apply the strict epoch check of
+/// KIP-890 part 2, WriteTxnMarkers v2's `TransactionVersion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerSpec {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub commit: bool,
+    pub coordinator_epoch: i32,
+    pub transaction_version: i16,
+}
+
 /// Writes transaction markers (Kafka's WriteTxnMarkers, done locally on a single node).
 ///
-/// For each `(topic, partition)` the broker appends a COMMIT (`commit`) or ABORT control batch
-/// for `producer_id`/`producer_epoch` with `coordinator_epoch`, completing the producer's
-/// transaction on that partition; on `__consumer_offsets` partitions it also makes the
-/// producer's pending transactional offsets visible (commit) or drops them (abort). A partition
-/// whose topic no longer exists is skipped and counts as written, as in Kafka. Writing the same
-/// markers twice must be harmless (they are re-sent after a failure or a restart).
+/// For each `(topic, partition)` the broker appends a COMMIT or ABORT control batch for the
+/// marker's producer, completing its transaction on that partition; on `__consumer_offsets`
+/// partitions it also makes the producer's pending transactional offsets visible (commit) or
+/// drops them (abort). A partition whose topic no longer exists is skipped and counts as
+/// written, as in Kafka. Writing the same markers twice must be harmless (they are re-sent
+/// after a failure or a restart).
 ///
 /// Called with the coordinator's partition lock held: it must not call back into the
 /// [`TransactionCoordinator`].
 pub trait TxnMarkerWriter: Send + Sync {
     fn write_markers(
         &self,
-        producer_id: i64,
-        producer_epoch: i16,
-        commit: bool,
-        coordinator_epoch: i32,
+        marker: &MarkerSpec,
         partitions: &[(String, i32)],
     ) -> Result<(), MarkerError>;
 }

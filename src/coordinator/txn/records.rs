@@ -3,12 +3,13 @@
 //! Key: `int16` record type 0 (`CoordinatorRecordType.TRANSACTION_LOG`) + `TransactionLogKey` v0.
 //! Value: `int16` version + `TransactionLogValue`; a tombstone (no value) removes the id.
 //!
-//! Kafka writes value version 0 unless transaction version 2 is enabled, so Strata writes v0:
-//! `producer_id i64, producer_epoch i16, timeout i32, status i8, partitions (nullable array of
-//! topic + [i32]), last_update i64, start i64`. In Kafka's schema `PreviousProducerId`,
-//! `NextProducerId` and `ClientTransactionVersion` are tagged fields of v1 only, but Strata's
-//! generated codec (`protocol-specs/records/transaction_log_value.spec`, `@0+`) puts them into
-//! v0 as well; so v0 is written and read here by hand, and v1 goes through the generated codec.
+//! As Kafka, the value version follows the cluster's finalized `transaction.version`: v0 below
+//! level 1 (`producer_id i64, producer_epoch i16, timeout i32, status i8, partitions (nullable
+//! array of topic + [i32]), last_update i64, start i64`, written and read here by hand), v1 from
+//! level 1 on: flexible, through the generated codec, with the tagged `PreviousProducerId`,
+//! `NextProducerId` and `ClientTransactionVersion` that transaction version 2 needs after a
+//! failover (an exhausted epoch's next producer id, the strict marker check). Kafka added the
+//! two producer ids to what it writes in KAFKA-20310; Strata writes them from the start.
 use std::collections::BTreeSet;
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -21,12 +22,21 @@ use crate::protocol::codec::{
     write_array_len, write_string, Decode, DecodeError, Encode,
 };
 use crate::protocol::internal_records::transaction_log_key::TransactionLogKey;
-use crate::protocol::internal_records::transaction_log_value::TransactionLogValue;
+use crate::protocol::internal_records::transaction_log_value::{
+    PartitionsSchema, TransactionLogValue,
+};
 
 /// `CoordinatorRecordType.TRANSACTION_LOG`: the key's type prefix.
 pub const TRANSACTION_LOG_KEY_TYPE: i16 = 0;
-/// The value version Kafka writes under transaction versions 0 and 1.
-pub const TRANSACTION_LOG_VALUE_VERSION: i16 = 0;
+/// The value version written at a finalized `transaction.version` (Kafka's
+/// `TransactionVersion.transactionLogValueVersion`).
+pub fn value_version(transaction_version_level: i16) -> i16 {
+    if transaction_version_level >= 1 {
+        1
+    } else {
+        0
+    }
+}
 
 /// A decoded `__transaction_state` record: the id and its metadata, `None` for a tombstone.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,10 +67,13 @@ fn grouped(m: &TransactionMetadata) -> Vec<(String, Vec<i32>)> {
     out
 }
 
-/// The record of `m` (`TransactionLog.keyToBytes` / `valueToBytes`, value v0).
-pub fn metadata_record(m: &TransactionMetadata) -> CoordinatorRecord {
+/// The record of `m` (`TransactionLog.keyToBytes` / `valueToBytes`) at `value_version` (0 or 1).
+pub fn metadata_record(m: &TransactionMetadata, value_version: i16) -> CoordinatorRecord {
+    if value_version >= 1 {
+        return metadata_record_v1(m);
+    }
     let mut v = BytesMut::with_capacity(64);
-    v.put_i16(TRANSACTION_LOG_VALUE_VERSION);
+    v.put_i16(0);
     v.put_i64(m.producer_id);
     v.put_i16(m.producer_epoch);
     v.put_i32(m.txn_timeout_ms);
@@ -87,6 +100,40 @@ pub fn metadata_record(m: &TransactionMetadata) -> CoordinatorRecord {
     }
 }
 
+fn metadata_record_v1(m: &TransactionMetadata) -> CoordinatorRecord {
+    let partitions = (m.state != TransactionState::Empty).then(|| {
+        grouped(m)
+            .into_iter()
+            .map(|(topic, partition_ids)| PartitionsSchema {
+                topic,
+                partition_ids,
+                ..Default::default()
+            })
+            .collect()
+    });
+    let value = TransactionLogValue {
+        producer_id: m.producer_id,
+        previous_producer_id: m.last_producer_id,
+        next_producer_id: m.next_producer_id,
+        producer_epoch: m.producer_epoch,
+        next_producer_epoch: NO_PRODUCER_EPOCH,
+        transaction_timeout_ms: m.txn_timeout_ms,
+        transaction_status: m.state.id(),
+        transaction_partitions: partitions,
+        transaction_last_update_timestamp_ms: m.txn_last_update_timestamp_ms,
+        transaction_start_timestamp_ms: m.txn_start_timestamp_ms,
+        client_transaction_version: m.client_transaction_version,
+        ..Default::default()
+    };
+    let mut v = BytesMut::with_capacity(80);
+    v.put_i16(1);
+    value.encode(&mut v, 1);
+    CoordinatorRecord {
+        key: key_bytes(&m.transactional_id),
+        value: Some(v.freeze()),
+    }
+}
+
 /// The tombstone that expires `transactional_id`.
 pub fn tombstone(transactional_id: &str) -> CoordinatorRecord {
     CoordinatorRecord {
@@ -99,6 +146,8 @@ pub fn tombstone(transactional_id: &str) -> CoordinatorRecord {
 struct Value {
     producer_id: i64,
     previous_producer_id: i64,
+    next_producer_id: i64,
+    client_transaction_version: i16,
     producer_epoch: i16,
     timeout_ms: i32,
     status: i8,
@@ -123,6 +172,8 @@ fn decode_v0(buf: &mut Bytes) -> Result<Value, DecodeError> {
     Ok(Value {
         producer_id,
         previous_producer_id: NO_PRODUCER_ID,
+        next_producer_id: NO_PRODUCER_ID,
+        client_transaction_version: 0,
         producer_epoch,
         timeout_ms,
         status,
@@ -137,6 +188,8 @@ fn decode_v1(buf: &mut Bytes) -> Result<Value, DecodeError> {
     Ok(Value {
         producer_id: v.producer_id,
         previous_producer_id: v.previous_producer_id,
+        next_producer_id: v.next_producer_id,
+        client_transaction_version: v.client_transaction_version,
         producer_epoch: v.producer_epoch,
         timeout_ms: v.transaction_timeout_ms,
         status: v.transaction_status,
@@ -203,6 +256,8 @@ pub fn decode(record: &CoordinatorRecord) -> Result<TxnRecord, DecodeError> {
             topic_partitions,
             txn_start_timestamp_ms: v.start_ms,
             txn_last_update_timestamp_ms: v.last_update_ms,
+            next_producer_id: v.next_producer_id,
+            client_transaction_version: v.client_transaction_version,
         }),
         transactional_id,
     })

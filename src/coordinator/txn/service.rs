@@ -7,6 +7,7 @@
 //! periodically (every ~1 s): it retries markers, aborts timed-out transactions and expires
 //! idle transactional ids.
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI16, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -54,6 +55,8 @@ pub struct TransactionCoordinator {
     log: Arc<dyn CoordinatorLog>,
     ids: Arc<dyn ProducerIdAllocator>,
     markers: Arc<dyn TxnMarkerWriter>,
+    /// The cluster's finalized `transaction.version` (the broker keeps it current).
+    transaction_version: Arc<AtomicI16>,
     slots: Vec<Mutex<Option<TxnShard>>>,
 }
 
@@ -72,8 +75,15 @@ impl TransactionCoordinator {
             log,
             ids,
             markers,
+            transaction_version: Arc::new(AtomicI16::new(0)),
             slots: (0..n).map(|_| Mutex::new(None)).collect(),
         }
+    }
+
+    /// Follows the cluster's finalized `transaction.version`: from level 1 records are written
+    /// in value version 1 (the broker calls this whenever the metadata image changes).
+    pub fn set_transaction_version(&self, level: i16) {
+        self.transaction_version.store(level, Ordering::Relaxed);
     }
 
     pub fn config(&self) -> &TxnConfig {
@@ -115,6 +125,7 @@ impl TransactionCoordinator {
             self.config.clone(),
             self.log.clone(),
             self.markers.clone(),
+            self.transaction_version.clone(),
         );
         let summary = shard.load(records, self.clock.now_ms());
         *slot.lock() = Some(shard);
@@ -207,7 +218,8 @@ impl TransactionCoordinator {
 
     /// AddPartitionsToTxn v0-5. v0-3 (clients) add partitions to the transaction; in v4-5
     /// (brokers) a transaction with `verify_only` asks whether its partitions are in the ongoing
-    /// transaction. If a partition does not exist, nothing is added: unknown partitions get
+    /// transaction (KIP-890 part 1), and one without adds them for a producer of transaction
+    /// version 2 that wrote to them (part 2). If a partition does not exist, nothing is added: unknown partitions get
     /// UNKNOWN_TOPIC_OR_PARTITION and the rest OPERATION_NOT_ATTEMPTED, as in Kafka.
     pub fn add_partitions_to_txn(
         &self,
@@ -293,8 +305,17 @@ impl TransactionCoordinator {
             }
         } else {
             let set: BTreeSet<TopicPartition> = requested.iter().cloned().collect();
+            // Kafka's `transactionVersionForAddPartitionsToTxn`: brokers add for version 2.
+            let client_transaction_version = if version >= 4 { 2 } else { 0 };
             let r = self.with_shard(tid, |s, now| {
-                s.add_partitions(tid, producer_id, producer_epoch, &set, now)
+                s.add_partitions(
+                    tid,
+                    producer_id,
+                    producer_epoch,
+                    &set,
+                    client_transaction_version,
+                    now,
+                )
             });
             requested.iter().map(|_| r.clone()).collect()
         };
@@ -341,7 +362,14 @@ impl TransactionCoordinator {
             .into_iter()
             .collect();
             self.with_shard(tid, |s, now| {
-                s.add_partitions(tid, request.producer_id, request.producer_epoch, &set, now)
+                s.add_partitions(
+                    tid,
+                    request.producer_id,
+                    request.producer_epoch,
+                    &set,
+                    0,
+                    now,
+                )
             })
         };
         AddOffsetsToTxnResponse {
@@ -350,27 +378,40 @@ impl TransactionCoordinator {
         }
     }
 
-    /// EndTxn v0-4. Answers once the Prepare record is written; the markers and the Complete
-    /// record follow in the same call (or from `tick` if they fail).
+    /// EndTxn v0-5. Answers once the Prepare record is written; the markers and the Complete
+    /// record follow in the same call (or from `tick` if they fail). From v5 (transaction
+    /// version 2) the end bumps the epoch and the answer carries the producer id and epoch the
+    /// producer continues with.
     pub fn end_txn(&self, ctx: &RequestContext, request: &EndTxnRequest) -> EndTxnResponse {
         let tid = request.transactional_id.as_str();
+        let (pid, epoch, commit) = (
+            request.producer_id,
+            request.producer_epoch,
+            request.committed,
+        );
         let result = if tid.is_empty() {
             Err(TxnError::InvalidRequest)
-        } else {
+        } else if ctx.api_version >= 5 {
+            let ids = self.ids.clone();
             self.with_shard(tid, |s, now| {
-                s.end_txn(
-                    tid,
-                    request.producer_id,
-                    request.producer_epoch,
-                    request.committed,
-                    now,
-                )
+                s.end_txn_with_epoch_bump(tid, pid, epoch, commit, ids.as_ref(), now)
             })
+            .map(Some)
+        } else {
+            self.with_shard(tid, |s, now| s.end_txn(tid, pid, epoch, commit, now))
+                .map(|()| None)
+        };
+        let (producer_id, producer_epoch) = match &result {
+            Ok(Some(continue_with)) => *continue_with,
+            _ => (
+                crate::coordinator::txn::NO_PRODUCER_ID,
+                crate::coordinator::txn::NO_PRODUCER_EPOCH,
+            ),
         };
         EndTxnResponse {
             error_code: TxnError::wire_result(&result, TxnApi::EndTxn, ctx.api_version),
-            producer_id: crate::coordinator::txn::NO_PRODUCER_ID,
-            producer_epoch: crate::coordinator::txn::NO_PRODUCER_EPOCH,
+            producer_id,
+            producer_epoch,
             ..Default::default()
         }
     }

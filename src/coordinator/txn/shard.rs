@@ -12,6 +12,7 @@
 //! failover must find the Prepare record of every transaction that has a marker somewhere,
 //! or it would time the transaction out and abort it on the partitions not yet marked.
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicI16, Ordering};
 use std::sync::Arc;
 
 use crate::coordinator::runtime::{CoordinatorLog, CoordinatorRecord};
@@ -20,7 +21,7 @@ use crate::coordinator::txn::metadata::{
     is_epoch_exhausted, TopicPartition, TransactionMetadata, TransactionState,
 };
 use crate::coordinator::txn::records;
-use crate::coordinator::txn::{ProducerIdAllocator, TxnConfig, TxnMarkerWriter};
+use crate::coordinator::txn::{MarkerSpec, ProducerIdAllocator, TxnConfig, TxnMarkerWriter};
 use crate::protocol::codec::DecodeError;
 
 /// How a partition load went.
@@ -42,6 +43,8 @@ pub struct TxnShard {
     config: Arc<TxnConfig>,
     log: Arc<dyn CoordinatorLog>,
     markers: Arc<dyn TxnMarkerWriter>,
+    /// The cluster's finalized `transaction.version`: it picks the value version written.
+    transaction_version: Arc<AtomicI16>,
     txns: BTreeMap<String, TransactionMetadata>,
     /// Prepared transactions whose Prepare record lies below this end offset and is not yet
     /// known to be replicated; their markers wait.
@@ -65,6 +68,7 @@ impl TxnShard {
         config: Arc<TxnConfig>,
         log: Arc<dyn CoordinatorLog>,
         markers: Arc<dyn TxnMarkerWriter>,
+        transaction_version: Arc<AtomicI16>,
     ) -> Self {
         TxnShard {
             partition,
@@ -72,6 +76,7 @@ impl TxnShard {
             config,
             log,
             markers,
+            transaction_version,
             txns: BTreeMap::new(),
             awaiting_replication: BTreeMap::new(),
         }
@@ -89,11 +94,17 @@ impl TxnShard {
         self.txns.values()
     }
 
+    /// The value version records are written in now.
+    fn value_version(&self) -> i16 {
+        records::value_version(self.transaction_version.load(Ordering::Relaxed))
+    }
+
     /// The durable view: what replaying this partition's records must reproduce.
     pub fn snapshot(&self) -> BTreeMap<String, TransactionMetadata> {
+        let version = self.value_version();
         self.txns
             .iter()
-            .map(|(id, m)| (id.clone(), m.durable()))
+            .map(|(id, m)| (id.clone(), m.durable(version)))
             .collect()
     }
 
@@ -112,10 +123,12 @@ impl TxnShard {
         Ok(())
     }
 
-    /// Appends `target` and, once it is committed, replays it. The last producer id and epoch
-    /// are not in the v0 record; like Kafka's cache they are kept from the transition itself.
+    /// Appends `target` and, once it is committed, replays it. What the record does not hold
+    /// (the last epoch; in v0 also the last producer id) is kept from the transition itself,
+    /// like Kafka's cache.
     pub(crate) fn write(&mut self, target: TransactionMetadata) -> Result<(), TxnError> {
-        let record = records::metadata_record(&target);
+        let version = self.value_version();
+        let record = records::metadata_record(&target, version);
         self.log.append(self.partition, vec![record.clone()])?;
         if let Err(e) = self.replay(&record) {
             // Our own records always decode; this would be a codec bug.
@@ -123,7 +136,11 @@ impl TxnShard {
             return Err(TxnError::EpochOverflow);
         }
         if let Some(m) = self.txns.get_mut(&target.transactional_id) {
-            m.last_producer_id = target.last_producer_id;
+            if version == 0 {
+                m.last_producer_id = target.last_producer_id;
+                m.next_producer_id = target.next_producer_id;
+                m.client_transaction_version = target.client_transaction_version;
+            }
             m.last_producer_epoch = target.last_producer_epoch;
         }
         Ok(())
@@ -183,10 +200,13 @@ impl TxnShard {
         let partitions = m.partition_list();
         if !partitions.is_empty() {
             if let Err(e) = self.markers.write_markers(
-                m.producer_id,
-                m.producer_epoch,
-                commit,
-                self.coordinator_epoch,
+                &MarkerSpec {
+                    producer_id: m.producer_id,
+                    producer_epoch: m.producer_epoch,
+                    commit,
+                    coordinator_epoch: self.coordinator_epoch,
+                    transaction_version: m.client_transaction_version,
+                },
                 &partitions,
             ) {
                 tracing::warn!(transactional_id, error = ?e, "transaction markers not written; will retry");
@@ -317,15 +337,28 @@ impl TxnShard {
         Ok(m)
     }
 
-    /// AddPartitionsToTxn (client path) and AddOffsetsToTxn (`handleAddPartitionsToTransaction`).
+    /// AddPartitionsToTxn and AddOffsetsToTxn (`handleAddPartitionsToTransaction`): from a
+    /// client (transaction version 0/1), or from a broker adding a partition a producer of
+    /// transaction version 2 wrote to (Produce v12+, TxnOffsetCommit v5). A version 2 add to a
+    /// transaction still being completed is CONCURRENT_TRANSACTIONS before any producer check:
+    /// the producer may already hold the next producer id (KAFKA-18660).
     pub fn add_partitions(
         &mut self,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
         partitions: &BTreeSet<TopicPartition>,
+        client_transaction_version: i16,
         now_ms: i64,
     ) -> Result<(), TxnError> {
+        if client_transaction_version >= 2
+            && self
+                .txns
+                .get(transactional_id)
+                .is_some_and(|m| m.state.is_prepared())
+        {
+            return Err(TxnError::ConcurrentTransactions);
+        }
         let m = self.check_producer(transactional_id, producer_id, producer_epoch)?;
         match m.state {
             TransactionState::PrepareCommit | TransactionState::PrepareAbort => {
@@ -337,7 +370,8 @@ impl TxnShard {
                 Err(TxnError::InvalidTxnState)
             }
             _ => {
-                let target = m.prepare_add_partitions(partitions, now_ms);
+                let target =
+                    m.prepare_add_partitions(partitions, client_transaction_version, now_ms);
                 self.write(target)
             }
         }
@@ -392,13 +426,81 @@ impl TxnShard {
         use TransactionState::*;
         match (m.state, commit) {
             (Ongoing, _) => {
-                let target = m.prepare_abort_or_commit(commit, now_ms);
+                // Ended the classic way, so its markers are classic ones (at the data's own
+                // epoch), whatever version added its partitions (Kafka takes the version from
+                // the EndTxn request too).
+                let mut target = m.prepare_abort_or_commit(commit, now_ms);
+                target.client_transaction_version = 0;
                 self.prepare_and_complete(target, now_ms)
             }
             (CompleteCommit, true) | (CompleteAbort, false) => Ok(()),
             (PrepareCommit, true) | (PrepareAbort, false) => Err(TxnError::ConcurrentTransactions),
             _ => Err(TxnError::InvalidTxnState),
         }
+    }
+
+    /// EndTxn v5+ (`endTransaction` under transaction version 2, KIP-890 part 2): every end
+    /// bumps the epoch, and the answer is the producer id and epoch to continue with. A retry
+    /// under the pre-bump epoch (the answer was lost) is answered with the current pair, and an
+    /// abort is accepted when no transaction is open, since the producer cannot know whether a
+    /// partition joined. Kafka's state table, with the prepared states answered
+    /// CONCURRENT_TRANSACTIONS first, as its pending Complete transition makes them.
+    pub fn end_txn_with_epoch_bump(
+        &mut self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        commit: bool,
+        ids: &dyn ProducerIdAllocator,
+        now_ms: i64,
+    ) -> Result<(i64, i16), TxnError> {
+        use TransactionState::*;
+        let m = self
+            .txns
+            .get(transactional_id)
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        if m.state.is_prepared() {
+            return Err(TxnError::ConcurrentTransactions);
+        }
+        let completed = matches!(m.state, CompleteCommit | CompleteAbort);
+        // The answer to a retry was a new producer id at epoch 0.
+        let retry_on_overflow = completed
+            && m.last_producer_id == producer_id
+            && producer_epoch == i16::MAX - 1
+            && m.producer_epoch == 0;
+        if producer_id != m.producer_id && !retry_on_overflow {
+            return Err(TxnError::InvalidProducerIdMapping);
+        }
+        let retry_on_epoch_bump =
+            producer_id == m.producer_id && m.producer_epoch as i32 == producer_epoch as i32 + 1;
+        let current = producer_id == m.producer_id && producer_epoch == m.producer_epoch;
+        let retry = completed && (retry_on_epoch_bump || retry_on_overflow);
+        let valid = match m.state {
+            Ongoing | Empty => current,
+            CompleteCommit | CompleteAbort => current || retry,
+            _ => false,
+        };
+        if !valid {
+            return Err(TxnError::ProducerFenced);
+        }
+        let empty = match (m.state, commit, retry) {
+            (Ongoing, ..) => false,
+            (CompleteAbort, false, true) | (CompleteCommit, true, true) => {
+                return Ok((m.producer_id, m.producer_epoch));
+            }
+            (Empty | CompleteCommit | CompleteAbort, false, false) => true,
+            _ => return Err(TxnError::InvalidTxnState),
+        };
+        let next_producer_id = if is_epoch_exhausted(m.producer_epoch) {
+            ids.generate_producer_id()
+                .map_err(|_| TxnError::CoordinatorLoadInProgress)?
+        } else {
+            crate::coordinator::txn::NO_PRODUCER_ID
+        };
+        let target = m.prepare_end_with_epoch_bump(commit, next_producer_id, empty, now_ms)?;
+        let answer = target.completed_producer();
+        self.prepare_and_complete(target, now_ms)?;
+        Ok(answer)
     }
 
     /// Completes `transactional_id` if it is prepared and its Prepare record is replicated

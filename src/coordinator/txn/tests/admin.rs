@@ -94,7 +94,7 @@ fn epoch_overflow_is_an_error_not_a_panic() {
     m.state = crate::coordinator::txn::TransactionState::Ongoing;
     m.topic_partitions.insert(("t1".into(), 0));
     let mut all = h.log.records(p);
-    all.push(crate::coordinator::txn::records::metadata_record(&m));
+    all.push(crate::coordinator::txn::records::metadata_record(&m, 0));
     h.coord.load(p, all);
     assert_eq!(
         h.init(4, TID, TIMEOUT).error_code,

@@ -31,6 +31,7 @@ fn commit_writes_commit_markers_to_every_partition_then_completes() {
             producer_epoch: epoch,
             commit: true,
             coordinator_epoch: 0,
+            transaction_version: 0,
             partitions: expected,
         }]
     );
@@ -255,6 +256,7 @@ fn timed_out_transaction_is_aborted_with_a_bumped_epoch() {
             producer_epoch: epoch + 1,
             commit: false,
             coordinator_epoch: 0,
+            transaction_version: 0,
             partitions: tps(&[("t1", 0)]),
         }]
     );

@@ -19,6 +19,7 @@ fn new_producer_aborts_the_open_transaction_and_fences_the_old_one() {
             producer_epoch: e0 + 1,
             commit: false,
             coordinator_epoch: 0,
+            transaction_version: 0,
             partitions: vec![("t1".into(), 0), ("t2".into(), 2)],
         }]
     );
@@ -86,7 +87,7 @@ fn exhausted_epoch_rotates_the_producer_id() {
     let p = h.partition(TID);
     let mut m = h.coord.transaction(TID).unwrap();
     m.producer_epoch = i16::MAX - 1;
-    let rec = crate::coordinator::txn::records::metadata_record(&m);
+    let rec = crate::coordinator::txn::records::metadata_record(&m, 0);
     let mut all = h.log.records(p);
     all.push(rec);
     h.coord.load(p, all);

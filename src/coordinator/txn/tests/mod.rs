@@ -2,6 +2,7 @@
 //! counting producer-id allocator and a marker writer that records its calls and can fail.
 mod admin;
 mod end_txn;
+mod epoch_bump;
 mod fencing;
 mod replication;
 mod restart;
@@ -15,8 +16,8 @@ use crate::clock::ManualClock;
 use crate::coordinator::runtime::InMemoryCoordinatorLog;
 use crate::coordinator::service::RequestContext;
 use crate::coordinator::txn::{
-    MarkerError, ProducerIdAllocError, ProducerIdAllocator, TransactionCoordinator, TxnConfig,
-    TxnMarkerWriter,
+    MarkerError, MarkerSpec, ProducerIdAllocError, ProducerIdAllocator, TransactionCoordinator,
+    TxnConfig, TxnMarkerWriter,
 };
 use crate::error::ErrorCode;
 use crate::protocol::messages::add_offsets_to_txn_request::AddOffsetsToTxnRequest;
@@ -58,6 +59,7 @@ pub(crate) struct MarkerCall {
     pub producer_epoch: i16,
     pub commit: bool,
     pub coordinator_epoch: i32,
+    pub transaction_version: i16,
     pub partitions: Vec<(String, i32)>,
 }
 
@@ -70,20 +72,18 @@ pub(crate) struct RecordingMarkers {
 impl TxnMarkerWriter for RecordingMarkers {
     fn write_markers(
         &self,
-        producer_id: i64,
-        producer_epoch: i16,
-        commit: bool,
-        coordinator_epoch: i32,
+        marker: &MarkerSpec,
         partitions: &[(String, i32)],
     ) -> Result<(), MarkerError> {
         if self.fail.load(Ordering::SeqCst) {
             return Err(MarkerError::Retriable("partition offline".into()));
         }
         self.calls.lock().push(MarkerCall {
-            producer_id,
-            producer_epoch,
-            commit,
-            coordinator_epoch,
+            producer_id: marker.producer_id,
+            producer_epoch: marker.producer_epoch,
+            commit: marker.commit,
+            coordinator_epoch: marker.coordinator_epoch,
+            transaction_version: marker.transaction_version,
             partitions: partitions.to_vec(),
         });
         Ok(())

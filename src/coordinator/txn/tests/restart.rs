@@ -52,6 +52,7 @@ fn restart_completes_prepared(commit: bool) {
             producer_epoch: epoch,
             commit,
             coordinator_epoch: 0,
+            transaction_version: 0,
             partitions: vec![("t1".into(), 0), ("t3".into(), 2)],
         }]
     );
@@ -121,7 +122,7 @@ fn replay_rebuilds_the_live_state() {
         for r in h.log.records(p) {
             let d = records::decode(&r).unwrap();
             let m = d.metadata.unwrap();
-            assert_eq!(records::metadata_record(&m), r);
+            assert_eq!(records::metadata_record(&m, 0), r);
         }
     }
 }
