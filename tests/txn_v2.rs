@@ -122,7 +122,11 @@ async fn a_version_2_producer_commits_aborts_and_fences_without_adding_partition
     assert_eq!(committed, vec!["a0", "a1", "a2", "c0"]);
     assert_eq!(lso, 8);
     let (all, _) = visible(&mut c, "tv2", 0).await;
-    assert_eq!(all, vec!["a0", "a1", "a2", "c0"], "aborted b0 dropped");
+    assert_eq!(
+        all,
+        vec!["a0", "a1", "a2", "b0", "c0"],
+        "read_uncommitted sees b0"
+    );
 }
 
 #[tokio::test]
@@ -132,6 +136,19 @@ async fn a_version_2_producer_commits_offsets_without_add_offsets_to_txn() {
     create_topic(&mut c, "tv2-in").await;
     create_topic(&mut c, "tv2-out").await;
     let tid = "tv2-ctp";
+    // As the client does first: find the group's coordinator (this creates the offsets topic).
+    let r = api_call!(
+        c,
+        find_coordinator_request::FindCoordinatorRequest,
+        find_coordinator_response::FindCoordinatorResponse,
+        4,
+        find_coordinator_request::FindCoordinatorRequest {
+            key_type: 0,
+            coordinator_keys: vec!["tv2-group".into()],
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.coordinators[0].error_code, 0);
     let (pid, e0) = txn_init(&mut c, tid, 60_000).await;
     assert_eq!(
         produce_v12(&mut c, tid, "tv2-out", &["x"], (pid, e0, 0)).await,

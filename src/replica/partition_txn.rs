@@ -2,9 +2,8 @@
 //! coordinator writes (Kafka's `WriteTxnMarkers` path, KIP-98) and the aborted transactions a
 //! read_committed fetch skips (the `.txnindex`).
 use super::partition::{Partition, PartitionError};
-use crate::coordinator::txn::MarkerSpec;
 use crate::protocol::records::batch;
-use crate::protocol::records::control::build_end_txn_marker_batch;
+use crate::protocol::records::control::{build_end_txn_marker_batch, MarkerSpec};
 use crate::storage::AbortedTxn;
 
 impl Partition {

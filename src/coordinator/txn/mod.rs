@@ -27,6 +27,7 @@ pub mod shard;
 #[cfg(test)]
 mod tests;
 
+pub use crate::protocol::records::control::MarkerSpec;
 pub use error::TxnError;
 pub use metadata::{TopicPartition, TransactionMetadata, TransactionState};
 pub use service::TransactionCoordinator;
@@ -89,18 +90,6 @@ pub trait ProducerIdAllocator: Send + Sync {
 pub enum MarkerError {
     /// A partition could not take the marker now (not leader, storage busy, ...).
     Retriable(String),
-}
-
-/// One transaction's markers: which producer, COMMIT or ABORT, from which coordinator epoch,
-/// and the producer's transaction version (2: partitions apply the strict epoch check of
-/// KIP-890 part 2, WriteTxnMarkers v2's `TransactionVersion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MarkerSpec {
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub commit: bool,
-    pub coordinator_epoch: i32,
-    pub transaction_version: i16,
 }
 
 /// Writes transaction markers (Kafka's WriteTxnMarkers, done locally on a single node).

@@ -21,6 +21,18 @@ pub const END_TXN_MARKER_VALUE_BYTES: usize = 6;
 /// Upper bound for decoding a control batch's records (they are tiny).
 const CONTROL_BATCH_MAX_BYTES: usize = 64 * 1024;
 
+/// One transaction's markers: which producer, COMMIT or ABORT, from which coordinator epoch,
+/// and the producer's transaction version (2: partitions apply the strict epoch check of
+/// KIP-890 part 2; WriteTxnMarkers v2's `TransactionVersion`, KIP-1228).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerSpec {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub commit: bool,
+    pub coordinator_epoch: i32,
+    pub transaction_version: i16,
+}
+
 /// The type in a control record's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ControlRecordType {
