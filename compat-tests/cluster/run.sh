@@ -74,6 +74,15 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rf1-rf3 txn_rf
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rdkafka-0129 txn_0129
   CASE_TIMEOUT=240 case_run cluster cluster.txn.rdkafka-0103 txn_0103
+  # Transactions version 2 with the newest Java client over an RF-3 topic: partitions added
+  # by their leaders through a coordinator that is usually another broker, markers with their
+  # transaction version (WriteTxnMarkers v2).
+  txn_java_v2() {
+    mkdir -p "$OUT/java-latest-txn-v2"
+    javac -d "$OUT/java-latest-txn-v2" -cp "$KAFKA_LATEST_LIBS/*" "$CLDIR/../tests/TxnV2Check.java"
+    java -cp "$OUT/java-latest-txn-v2:$KAFKA_LATEST_LIBS/*" TxnV2Check "$BOOTSTRAP" "$(topic txn-v2)" 3
+  }
+  CASE_TIMEOUT=240 case_run cluster cluster.txn.java-latest-v2 txn_java_v2
   # librdkafka's own transaction tests, built from Debian's source package by setup.sh.
   rdk_0129() { bash "$CLDIR/rdkafka_tests.sh" 0129; }
   rdk_0103() { bash "$CLDIR/rdkafka_tests.sh" 0103; }

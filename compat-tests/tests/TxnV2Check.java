@@ -3,7 +3,7 @@
 // every transaction with an epoch bump); then a commit, an abort, a consume-transform-produce
 // commit with sendOffsetsToTransaction, fencing by a second instance of the same
 // transactional.id, and a transaction the coordinator times out, all read back at both
-// isolation levels. Usage: TxnV2Check <bootstrap> <topic>; exit 0 = pass.
+// isolation levels. Usage: TxnV2Check <bootstrap> <topic> [replication factor]; exit 0 = pass.
 import java.time.Duration;
 import java.util.*;
 import org.apache.kafka.clients.admin.*;
@@ -17,13 +17,14 @@ import org.apache.kafka.common.serialization.*;
 public class TxnV2Check {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], topic = args[1], in = topic + "-in";
+        short rf = args.length > 2 ? Short.parseShort(args[2]) : 1;
         Properties ap = new Properties();
         ap.put("bootstrap.servers", bootstrap);
         try (Admin admin = Admin.create(ap)) {
             FeatureMetadata f = admin.describeFeatures().featureMetadata().get();
             FinalizedVersionRange tv = f.finalizedFeatures().get("transaction.version");
             if (tv == null || tv.maxVersionLevel() < 2) fail("transaction.version not at 2: " + tv);
-            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1), new NewTopic(in, 1, (short) 1)))
+            admin.createTopics(List.of(new NewTopic(topic, 1, rf), new NewTopic(in, 1, rf)))
                 .all().get();
         }
         try (KafkaProducer<String, String> p = producer(bootstrap, topic + "-tx", 60000)) {

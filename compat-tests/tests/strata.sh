@@ -179,7 +179,7 @@ dyn_configs() {
 }
 
 # Feature versioning with Kafka's own kafka-features tool (FeatureCommand), the pinned one and
-# the newest: describe shows the levels a new Strata node starts at and the ranges it supports;
+# the newest (which pads its columns with spaces where older ones put tabs): describe shows the levels a new Strata node starts at and the ranges it supports;
 # a safe downgrade and an upgrade of group.version and transaction.version are read back; a
 # level Strata does not implement is refused with Kafka's INVALID_UPDATE_VERSION message. Own
 # broker, since the changes would switch KIP-848 and transactions v2 off for the other cases.
@@ -194,31 +194,31 @@ features() {
       -cp "$libs/*" org.apache.kafka.tools.FeatureCommand --bootstrap-server "127.0.0.1:$port" "$@"
   }
   kafka_features describe | tee "$dir/features-1.txt"
-  grep -qP "^Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: [0-9]+$" \
+  grep -qP "^Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: [0-9]+$" \
     "$dir/features-1.txt" || fail "group.version not finalized at 1"
-  grep -qP "^Feature: kraft.version\tSupportedMinVersion: 1\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\t" \
+  grep -qP "^Feature: kraft.version\s+SupportedMinVersion: 1\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+" \
     "$dir/features-1.txt" || fail "kraft.version not finalized at 1"
-  grep -qP "^Feature: metadata.version\tSupportedMinVersion: 3.7-IV2\tSupportedMaxVersion: 4.1-IV0\tFinalizedVersionLevel: 4.1-IV0\t" \
+  grep -qP "^Feature: metadata.version\s+SupportedMinVersion: 3.7-IV2\s+SupportedMaxVersion: 4.1-IV0\s+FinalizedVersionLevel: 4.1-IV0\s+" \
     "$dir/features-1.txt" || fail "metadata.version not 4.1-IV0"
-  grep -qP "^Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\t" \
+  grep -qP "^Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+" \
     "$dir/features-1.txt" || fail "transaction.version not finalized at 2"
   kafka_features downgrade --feature group.version=0 --feature transaction.version=1 \
     | tee "$dir/features-down.txt"
   grep -q "group.version was downgraded to 0." "$dir/features-down.txt" || fail "downgrade not reported"
   grep -q "transaction.version was downgraded to 1." "$dir/features-down.txt" || fail "downgrade not reported"
   kafka_features describe | tee "$dir/features-2.txt"
-  grep -qP "^Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\t" \
+  grep -qP "^Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 0\s+" \
     "$dir/features-2.txt" || fail "group.version not 0 after the downgrade"
-  grep -qP "^Feature: transaction.version\t.*\tFinalizedVersionLevel: 1\t" "$dir/features-2.txt" \
+  grep -qP "^Feature: transaction.version\s+.*\s+FinalizedVersionLevel: 1\s+" "$dir/features-2.txt" \
     || fail "transaction.version not 1 after the downgrade"
   kafka_features upgrade --feature group.version=1 --feature transaction.version=2 \
     | tee "$dir/features-up.txt"
   grep -q "group.version was upgraded to 1." "$dir/features-up.txt" || fail "upgrade not reported"
   grep -q "transaction.version was upgraded to 2." "$dir/features-up.txt" || fail "upgrade not reported"
   kafka_features describe | tee "$dir/features-3.txt"
-  grep -qP "^Feature: group.version\t.*\tFinalizedVersionLevel: 1\t" "$dir/features-3.txt" \
+  grep -qP "^Feature: group.version\s+.*\s+FinalizedVersionLevel: 1\s+" "$dir/features-3.txt" \
     || fail "group.version not back at 1"
-  grep -qP "^Feature: transaction.version\t.*\tFinalizedVersionLevel: 2\t" "$dir/features-3.txt" \
+  grep -qP "^Feature: transaction.version\s+.*\s+FinalizedVersionLevel: 2\s+" "$dir/features-3.txt" \
     || fail "transaction.version not back at 2"
   if kafka_features upgrade --feature transaction.version=3 > "$dir/features-tv.txt" 2>&1; then
     fail "transaction.version=3 was accepted"
