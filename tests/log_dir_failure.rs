@@ -162,7 +162,7 @@ async fn describe_log_dirs(
         c,
         describe_log_dirs_request::DescribeLogDirsRequest,
         describe_log_dirs_response::DescribeLogDirsResponse,
-        4,
+        5,
         DescribeLogDirsRequest {
             topics: None,
             ..Default::default()
@@ -231,6 +231,9 @@ async fn a_dir_that_fails_at_start_up_is_offline_and_the_broker_serves_the_other
     assert_eq!(listed(&a_dir).error_code, KAFKA_STORAGE_ERROR);
     assert!(listed(&a_dir).topics.is_empty());
     assert_eq!(listed(&b_dir).error_code, 0);
+    // v5 (KIP-1066): Strata never cordons a dir.
+    assert!(!listed(&b_dir).is_cordoned);
+    assert!(listed(&b_dir).total_bytes > 0);
 
     // a is not recreated empty in the other dir: it answers KAFKA_STORAGE_ERROR.
     let (code, _) = produce(&mut c, "a", batch(&[b"a1"], None)).await;

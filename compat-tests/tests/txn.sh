@@ -35,4 +35,17 @@ java_txn_v2_pinned() { java_txn_v2 "$KAFKA_LIBS" java-txn-v2; }
 java_txn_v2_latest() { java_txn_v2 "$KAFKA_LATEST_LIBS" java-latest-txn-v2; }
 case_run txn java.txn.v2 java_txn_v2_pinned
 case_run txn java-latest.txn.v2 java_txn_v2_latest
+# kafka-transactions (4.3) lists by transactional id pattern (ListTransactions v2, KIP-1152):
+# the two ids the case above used, and no other.
+java_latest_transactions_list() {
+  local prefix="compat-$RUN_ID-java-latest-txn-v2"
+  # shellcheck disable=SC2086
+  java $KAFKA_JAVA_OPTS -Dlog4j2.configurationFile="$HERE/lib/log4j2-tools.properties" \
+    -cp "$KAFKA_LATEST_LIBS/*" org.apache.kafka.tools.TransactionsCommand \
+    --bootstrap-server "$BOOTSTRAP" list --transactional-id-pattern "$prefix-.*" | tee "$OUT/txn-list.txt"
+  [ "$(grep -c "^$prefix-" "$OUT/txn-list.txt")" -eq 2 ] || fail "expected the 2 ids of $prefix"
+  grep -q "^$prefix-tx " "$OUT/txn-list.txt" || fail "$prefix-tx not listed"
+  grep -q "^$prefix-slow " "$OUT/txn-list.txt" || fail "$prefix-slow not listed"
+}
+case_run txn java-latest.transactions.list-pattern java_latest_transactions_list
 case_summary

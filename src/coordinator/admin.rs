@@ -1,4 +1,4 @@
-//! ListGroups v0-5, DescribeGroups v0-5 and DeleteGroups v0-2 for one shard (Kafka's
+//! ListGroups v0-5, DescribeGroups v0-6 and DeleteGroups v0-2 for one shard (Kafka's
 //! `GroupMetadataManager.listGroups`, `describeGroups`, `deleteGroups`). The facade merges the
 //! shards' answers.
 use crate::coordinator::error::CoordinatorError;
@@ -44,10 +44,23 @@ impl GroupCoordinatorShard {
     }
 
     /// Describes one group. An unknown group, or a KIP-848 consumer group, is reported as
-    /// Dead with no error (v0-5; Kafka 4 answers GROUP_ID_NOT_FOUND only from v6).
-    pub fn describe_group(&self, group_id: &str) -> DescribedGroup {
+    /// Dead: with no error before v6, with GROUP_ID_NOT_FOUND and Kafka's message from v6
+    /// (KIP-1043).
+    pub fn describe_group(&self, group_id: &str, version: i16) -> DescribedGroup {
         let Some(g) = self.groups.get(group_id) else {
+            let (error_code, error_message) = if version >= 6 {
+                let message = if self.consumer_groups.contains_key(group_id) {
+                    format!("Group {group_id} is not a classic group.")
+                } else {
+                    format!("Group {group_id} not found.")
+                };
+                (CoordinatorError::GroupIdNotFound.wire(), Some(message))
+            } else {
+                (0, None)
+            };
             return DescribedGroup {
+                error_code,
+                error_message,
                 group_id: group_id.to_string(),
                 group_state: ClassicGroupState::Dead.as_str().to_string(),
                 ..Default::default()

@@ -491,7 +491,7 @@ impl GroupCoordinator {
     /// DescribeGroups v0-5.
     pub fn describe_groups(
         &self,
-        _ctx: &RequestContext,
+        ctx: &RequestContext,
         request: &DescribeGroupsRequest,
     ) -> DescribeGroupsResponse {
         let groups = request
@@ -505,7 +505,7 @@ impl GroupCoordinator {
                         ..Default::default()
                     };
                 }
-                self.with_shard(id, |s, _| s.describe_group(id))
+                self.with_shard(id, |s, _| s.describe_group(id, ctx.api_version))
                     .unwrap_or_else(|| DescribedGroup {
                         error_code: CoordinatorError::NotCoordinator.wire(),
                         group_id: id.clone(),

@@ -1,5 +1,6 @@
-//! DescribeGroups (key 15): the state, protocol and members of classic groups from the group
-//! coordinator, read-only.
+//! DescribeGroups (key 15), versions 0-6: the state, protocol and members of classic groups
+//! from the group coordinator, read-only (v6: GROUP_ID_NOT_FOUND with a message for a group
+//! that is not a classic group, KIP-1043).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::{operation, resource_type};

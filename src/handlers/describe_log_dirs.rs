@@ -1,5 +1,7 @@
-//! DescribeLogDirs (key 35), versions 1-4: each log dir with the partitions it holds, their
-//! sizes, and (v4) the file system's total and usable bytes. An offline log dir is listed with
+//! DescribeLogDirs (key 35), versions 1-5: each log dir with the partitions it holds, their
+//! sizes, (v4) the file system's total and usable bytes, and (v5) whether the dir is cordoned
+//! (KIP-1066): never, since Strata does not cordon log dirs (`cordoned.log.dirs` is an unknown
+//! key to it, warned about at start-up). An offline log dir is listed with
 //! KAFKA_STORAGE_ERROR and nothing else, as Kafka's `ReplicaManager.describeLogDirs` does.
 use super::ConnectionContext;
 use std::collections::BTreeMap;

@@ -151,7 +151,7 @@ api_table! {
     12 => heartbeat, heartbeat_request::HeartbeatRequest, 0..=4;
     13 => leave_group, leave_group_request::LeaveGroupRequest, 0..=5;
     14 => sync_group, sync_group_request::SyncGroupRequest, 0..=5;
-    15 => describe_groups, describe_groups_request::DescribeGroupsRequest, 0..=5;
+    15 => describe_groups, describe_groups_request::DescribeGroupsRequest, 0..=6;
     16 => list_groups, list_groups_request::ListGroupsRequest, 0..=5;
     17 => sasl_handshake, sasl_handshake_request::SaslHandshakeRequest, 0..=1;
     18 => api_versions, api_versions_request::ApiVersionsRequest, 0..=4;
@@ -170,7 +170,7 @@ api_table! {
     31 => delete_acls, delete_acls_request::DeleteAclsRequest, 1..=3;
     32 => describe_configs, describe_configs_request::DescribeConfigsRequest, 1..=4;
     33 => alter_configs, alter_configs_request::AlterConfigsRequest, 0..=2;
-    35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=4;
+    35 => describe_log_dirs, describe_log_dirs_request::DescribeLogDirsRequest, 1..=5;
     36 => sasl_authenticate, sasl_authenticate_request::SaslAuthenticateRequest, 0..=2;
     37 => create_partitions, create_partitions_request::CreatePartitionsRequest, 0..=3;
     38 => create_delegation_token, create_delegation_token_request::CreateDelegationTokenRequest, 0..=3;
@@ -196,7 +196,7 @@ api_table! {
     62 => broker_registration, broker_registration_request::BrokerRegistrationRequest, 0..=4;
     63 => broker_heartbeat, broker_heartbeat_request::BrokerHeartbeatRequest, 0..=1;
     65 => describe_transactions, describe_transactions_request::DescribeTransactionsRequest, 0..=0;
-    66 => list_transactions, list_transactions_request::ListTransactionsRequest, 0..=1;
+    66 => list_transactions, list_transactions_request::ListTransactionsRequest, 0..=2;
     67 => allocate_producer_ids, allocate_producer_ids_request::AllocateProducerIdsRequest, 0..=0;
     68 => consumer_group_heartbeat, consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest, 0..=1;
     69 => consumer_group_describe, consumer_group_describe_request::ConsumerGroupDescribeRequest, 0..=1;

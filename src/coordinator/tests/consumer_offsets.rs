@@ -136,7 +136,15 @@ fn admin_views_and_deletion() {
         "foo"
     );
     assert_eq!(d.members[0].member_type, 1);
-    assert_eq!(h.shard.describe_group(G).group_state, "Dead");
+    assert_eq!(h.shard.describe_group(G, 5).group_state, "Dead");
+    let d = h.shard.describe_group(G, 6);
+    assert_eq!(
+        (d.error_code, d.error_message),
+        (
+            code(ErrorCode::GROUP_ID_NOT_FOUND),
+            Some(format!("Group {G} is not a classic group."))
+        )
+    );
     assert_eq!(
         h.shard.consumer_group_describe("nope", &view).error_code,
         code(ErrorCode::GROUP_ID_NOT_FOUND)

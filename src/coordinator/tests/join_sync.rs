@@ -13,7 +13,7 @@ fn two_members_join_and_sync_with_member_id_required() {
     let (ids, generation) = h.stable_group(2);
     assert_eq!(generation, 1);
     assert_eq!(state(&h), ClassicGroupState::Stable);
-    let d = h.shard.describe_group(GROUP);
+    let d = h.shard.describe_group(GROUP, 5);
     assert_eq!(d.group_state, "Stable");
     assert_eq!(d.protocol_type, "consumer");
     assert_eq!(d.protocol_data, "range");

@@ -27,7 +27,7 @@ fn leave_v0_triggers_rebalance_and_last_leave_empties_the_group() {
     let g = h.shard.group(GROUP).unwrap();
     assert_eq!(g.generation_id, g1 + 2);
     assert!(g.members.is_empty());
-    assert_eq!(h.shard.describe_group(GROUP).group_state, "Empty");
+    assert_eq!(h.shard.describe_group(GROUP, 5).group_state, "Empty");
     h.assert_replay_matches();
 }
 

@@ -354,11 +354,25 @@ fn list_describe_and_delete_groups() {
         1
     );
     assert!(h.shard.list_groups(&[], &["consumer".into()]).is_empty());
-    let d = h.shard.describe_group("missing");
+    let d = h.shard.describe_group("missing", 5);
     assert_eq!((d.error_code, d.group_state.as_str()), (0, "Dead"));
+    // From v6 (KIP-1043) with Kafka's error and message.
+    let d = h.shard.describe_group("missing", 6);
+    assert_eq!(
+        (
+            d.error_code,
+            d.group_state.as_str(),
+            d.error_message.as_deref()
+        ),
+        (
+            ErrorCode::GROUP_ID_NOT_FOUND.code(),
+            "Dead",
+            Some("Group missing not found.")
+        )
+    );
     // A rebalancing group shows members without metadata.
     let j = h.join(5, &ids[0], None);
-    let d = h.shard.describe_group(GROUP);
+    let d = h.shard.describe_group(GROUP, 5);
     assert_eq!(
         (d.group_state.as_str(), d.protocol_data.as_str()),
         ("PreparingRebalance", "")

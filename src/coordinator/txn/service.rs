@@ -460,7 +460,11 @@ impl TransactionCoordinator {
         }
     }
 
-    /// ListTransactions v0-1 over every loaded partition (the duration filter is v1+).
+    /// ListTransactions v0-2 over every loaded partition (the duration filter is v1+, the
+    /// transactional id pattern v2+). The pattern is a regular expression that must match the
+    /// whole id, as Kafka's `Pattern.matches`; one that does not compile is answered
+    /// INVALID_REGULAR_EXPRESSION. Strata compiles it with Rust's `regex` crate, which has no
+    /// look-around or back-references (Java's `Pattern` has).
     pub fn list_transactions(
         &self,
         ctx: &RequestContext,
@@ -483,6 +487,20 @@ impl TransactionCoordinator {
                 ..Default::default()
             };
         }
+        let pattern = match request.transactional_id_pattern.as_deref() {
+            Some(p) if ctx.api_version >= 2 && !p.is_empty() => {
+                match regex::Regex::new(&format!("^(?:{p})$")) {
+                    Ok(re) => Some(re),
+                    Err(_) => {
+                        return ListTransactionsResponse {
+                            error_code: ErrorCode::INVALID_REGULAR_EXPRESSION.code(),
+                            ..Default::default()
+                        }
+                    }
+                }
+            }
+            _ => None,
+        };
         let producer_ids: BTreeSet<i64> = request.producer_id_filters.iter().copied().collect();
         let duration = if ctx.api_version >= 1 {
             request.duration_filter
@@ -495,7 +513,7 @@ impl TransactionCoordinator {
             if let Some(shard) = slot.lock().as_ref() {
                 transaction_states.extend(
                     shard
-                        .list(&states, &producer_ids, duration, now)
+                        .list(&states, &producer_ids, duration, pattern.as_ref(), now)
                         .into_iter()
                         .map(|(transactional_id, producer_id, state)| ListedState {
                             transactional_id,

@@ -563,12 +563,14 @@ impl TxnShard {
 
     /// ListTransactions over this partition: (id, producer id, state name) of every id that
     /// passes the filters (`listTransactionStates`). An empty filter accepts everything;
-    /// `duration_filter_ms >= 0` keeps transactions running longer than it (KIP-994).
+    /// `duration_filter_ms >= 0` keeps transactions running longer than it (KIP-994);
+    /// `id_pattern` must match the whole transactional id (KIP-1152).
     pub fn list(
         &self,
         states: &BTreeSet<TransactionState>,
         producer_ids: &BTreeSet<i64>,
         duration_filter_ms: i64,
+        id_pattern: Option<&regex::Regex>,
         now_ms: i64,
     ) -> Vec<(String, i64, &'static str)> {
         self.txns
@@ -580,6 +582,7 @@ impl TxnShard {
                 duration_filter_ms < 0
                     || now_ms.saturating_sub(m.txn_start_timestamp_ms) > duration_filter_ms
             })
+            .filter(|m| id_pattern.is_none_or(|p| p.is_match(&m.transactional_id)))
             .map(|m| (m.transactional_id.clone(), m.producer_id, m.state.name()))
             .collect()
     }

@@ -82,6 +82,34 @@ fn describe_and_list_transactions() {
     assert_eq!(list(1, &["Ongoing"], &[], 5_000).0.len(), 0);
     // v0 ignores the duration filter.
     assert_eq!(list(0, &["Ongoing"], &[], 5_000).0.len(), 1);
+
+    // v2 (KIP-1152): a pattern that must match the whole id; a bad one is an error.
+    let by_pattern = |version: i16, pattern: &str| {
+        let r = h.coord.list_transactions(
+            &RequestContext::new(version, "admin", "h"),
+            &ListTransactionsRequest {
+                duration_filter: -1,
+                transactional_id_pattern: Some(pattern.into()),
+                ..Default::default()
+            },
+        );
+        let ids: Vec<String> = r
+            .transaction_states
+            .iter()
+            .map(|t| t.transactional_id.clone())
+            .collect();
+        (r.error_code, ids)
+    };
+    assert_eq!(by_pattern(2, "a"), (0, vec!["a".to_string()]));
+    assert_eq!(by_pattern(2, "[ab]").1.len(), 2);
+    assert_eq!(by_pattern(2, "ab?x"), (0, vec![]), "a whole-id match");
+    assert_eq!(by_pattern(2, "").1.len(), 2, "empty: no filter");
+    assert_eq!(
+        by_pattern(2, "(unclosed").0,
+        code(ErrorCode::INVALID_REGULAR_EXPRESSION)
+    );
+    // Before v2 there is no pattern.
+    assert_eq!(by_pattern(1, "(unclosed").1.len(), 2);
 }
 
 #[test]
