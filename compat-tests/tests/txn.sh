@@ -44,8 +44,8 @@ java_latest_transactions_list() {
     -cp "$KAFKA_LATEST_LIBS/*" org.apache.kafka.tools.TransactionsCommand \
     --bootstrap-server "$BOOTSTRAP" list --transactional-id-pattern "$prefix-.*" | tee "$OUT/txn-list.txt"
   [ "$(grep -c "^$prefix-" "$OUT/txn-list.txt")" -eq 2 ] || fail "expected the 2 ids of $prefix"
-  grep -q "^$prefix-tx " "$OUT/txn-list.txt" || fail "$prefix-tx not listed"
-  grep -q "^$prefix-slow " "$OUT/txn-list.txt" || fail "$prefix-slow not listed"
+  grep -qP "^$prefix-tx\s" "$OUT/txn-list.txt" || fail "$prefix-tx not listed"
+  grep -qP "^$prefix-slow\s" "$OUT/txn-list.txt" || fail "$prefix-slow not listed"
 }
 case_run txn java-latest.transactions.list-pattern java_latest_transactions_list
 case_summary
