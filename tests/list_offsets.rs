@@ -119,7 +119,7 @@ async fn every_spec_at_every_version() {
     assert!(epoch >= 0);
 
     let unsupported: Row = (ErrorCode::UNSUPPORTED_VERSION.code(), -1, -1, -1);
-    for version in 1..=10i16 {
+    for version in 1..=11i16 {
         // The leader epoch travels from v4; below it the client reads the default -1.
         let e = if version >= 4 { epoch } else { -1 };
         let cases: Vec<(i64, Row)> = vec![
@@ -150,8 +150,15 @@ async fn every_spec_at_every_version() {
                     unsupported
                 },
             ),
-            // KIP-1023's earliest pending upload needs v11, which is not served.
-            (-6, unsupported),
+            // KIP-1023's earliest pending upload (v11): nothing is tiered, so no offset.
+            (
+                -6,
+                if version >= 11 {
+                    (0, -1, -1, -1)
+                } else {
+                    unsupported
+                },
+            ),
             (-7, unsupported),
             // The first record at or after the time, with its own timestamp.
             (base - 1_000, (0, base, 0, e)),

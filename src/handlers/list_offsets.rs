@@ -3,8 +3,10 @@
 //! it. The versions served are the API table's (`handlers/mod.rs`), which is the one source of
 //! truth; each sentinel timestamp needs the version that introduced it: earliest (-2) and
 //! latest (-1) from v1, max timestamp (-3, KIP-734) from v7, earliest local (-4, KIP-405) from
-//! v8, latest tiered (-5, KIP-1005) from v9. v10 only adds `timeout_ms` for remote lookups,
-//! which Strata (no tiered storage) never waits on. v0 (`max_num_offsets`,
+//! v8, latest tiered (-5, KIP-1005) from v9, earliest pending upload (-6, KIP-1023) from v11.
+//! v10 only adds `timeout_ms` for remote lookups, which Strata (no tiered storage) never waits
+//! on; without tiered storage the two tiered sentinels are answered offset -1, epoch -1, as
+//! Kafka answers them for a topic without remote storage. v0 (`max_num_offsets`,
 //! `old_style_offsets`) is not served, as Kafka 4 removed it.
 use super::authz::Authz;
 use super::unknown_partitions::{add_errors, split_refused};
@@ -29,6 +31,7 @@ pub const EARLIEST: i64 = -2;
 pub const MAX_TIMESTAMP: i64 = -3;
 pub const EARLIEST_LOCAL: i64 = -4;
 pub const LATEST_TIERED: i64 = -5;
+pub const EARLIEST_PENDING_UPLOAD: i64 = -6;
 
 /// `replica_id` of an ordinary consumer: it sees only up to the high watermark (or the LSO).
 const CONSUMER_REPLICA_ID: i32 = -1;
@@ -43,6 +46,7 @@ fn sentinel_min_version(timestamp: i64) -> Option<i16> {
         MAX_TIMESTAMP => Some(7),
         EARLIEST_LOCAL => Some(8),
         LATEST_TIERED => Some(9),
+        EARLIEST_PENDING_UPLOAD => Some(11),
         _ => None,
     }
 }
@@ -103,7 +107,7 @@ fn lookup(partition: &Partition, timestamp: i64, last_fetchable: i64) -> Result<
             }
         }
         // Nothing is tiered: Kafka answers offset -1 with epoch -1.
-        LATEST_TIERED => Found::NONE,
+        LATEST_TIERED | EARLIEST_PENDING_UPLOAD => Found::NONE,
         MAX_TIMESTAMP => match partition.log.max_timestamp_and_offset() {
             Ok(Some((offset, timestamp))) => Found {
                 timestamp,

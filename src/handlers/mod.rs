@@ -142,7 +142,7 @@ use crate::protocol::messages::*;
 api_table! {
     0 => produce, produce_request::ProduceRequest, 0..=13;
     1 => fetch, fetch_request::FetchRequest, 4..=18;
-    2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=10;
+    2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=11;
     3 => metadata, metadata_request::MetadataRequest, 0..=13;
     8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
     9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
