@@ -50,17 +50,6 @@ async fn end_v5(c: &mut Client, tid: &str, pid: (i64, i16), commit: bool) -> (i1
     (r.error_code, r.producer_id, r.producer_epoch)
 }
 
-/// Waits until the last stable offset of partition 0 reaches `lso`.
-async fn wait_for_lso(c: &mut Client, topic: &str, lso: i64) {
-    for _ in 0..100 {
-        if visible(c, topic, 1).await.1 >= lso {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("last stable offset of {topic} never reached {lso}");
-}
-
 #[tokio::test]
 async fn a_version_2_producer_commits_aborts_and_fences_without_adding_partitions() {
     let broker = TestBroker::start(&[]).await;

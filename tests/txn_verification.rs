@@ -125,13 +125,3 @@ async fn verification_switched_off_at_runtime_lets_unverified_writes_through() {
     }
     assert_eq!(last, Some((0, 0)), "written without the coordinator's word");
 }
-
-async fn wait_for_lso(c: &mut Client, topic: &str, lso: i64) {
-    for _ in 0..100 {
-        if visible(c, topic, 1).await.1 >= lso {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("last stable offset of {topic} never reached {lso}");
-}

@@ -79,7 +79,8 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
   # transaction version (WriteTxnMarkers v2).
   txn_java_v2() {
     mkdir -p "$OUT/java-latest-txn-v2"
-    javac -d "$OUT/java-latest-txn-v2" -cp "$KAFKA_LATEST_LIBS/*" "$CLDIR/../tests/TxnV2Check.java"
+    javac -d "$OUT/java-latest-txn-v2" -cp "$KAFKA_LATEST_LIBS/*" "$CLDIR/../tests/TxnCheck.java" \
+      "$CLDIR/../tests/TxnV2Check.java"
     java -cp "$OUT/java-latest-txn-v2:$KAFKA_LATEST_LIBS/*" TxnV2Check "$BOOTSTRAP" "$(topic txn-v2)" 3
   }
   CASE_TIMEOUT=240 case_run cluster cluster.txn.java-latest-v2 txn_java_v2

@@ -3,8 +3,8 @@
 // every transaction with an epoch bump); then a commit, an abort, a consume-transform-produce
 // commit with sendOffsetsToTransaction, fencing by a second instance of the same
 // transactional.id, and a transaction the coordinator times out, all read back at both
-// isolation levels. Usage: TxnV2Check <bootstrap> <topic> [replication factor]; exit 0 = pass.
-import java.time.Duration;
+// isolation levels (with TxnCheck's reader, compiled beside it). Usage: TxnV2Check <bootstrap>
+// <topic> [replication factor]; exit 0 = pass.
 import java.util.*;
 import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
@@ -86,10 +86,10 @@ public class TxnV2Check {
             }
             if (!refused) fail("a commit after the coordinator's timeout abort succeeded");
         }
-        List<String> committed = read(bootstrap, topic, "read_committed", 5);
+        List<String> committed = TxnCheck.read(bootstrap, topic, "read_committed", 5);
         List<String> want = List.of("a0", "a1", "a2", "c0", "d0");
         if (!committed.equals(want)) fail("read_committed saw " + committed);
-        List<String> all = read(bootstrap, topic, "read_uncommitted", 9);
+        List<String> all = TxnCheck.read(bootstrap, topic, "read_uncommitted", 9);
         if (all.size() < 9) fail("read_uncommitted saw " + all);
         long offset = committedOffset(bootstrap, topic + "-group", in);
         if (offset != 7) fail("group offset " + offset + ", want 7");
@@ -120,26 +120,6 @@ public class TxnV2Check {
             OffsetAndMetadata m = offsets.get(new TopicPartition(topic, 0));
             return m == null ? -1 : m.offset();
         }
-    }
-
-    static List<String> read(String bootstrap, String topic, String isolation, int want) {
-        Properties cp = new Properties();
-        cp.put("bootstrap.servers", bootstrap);
-        cp.put("isolation.level", isolation);
-        cp.put("key.deserializer", StringDeserializer.class.getName());
-        cp.put("value.deserializer", StringDeserializer.class.getName());
-        List<String> out = new ArrayList<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long deadline = System.currentTimeMillis() + 20000;
-            while (System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) out.add(r.value());
-                if (out.size() >= want && c.position(tp) >= c.endOffsets(List.of(tp)).get(tp)) break;
-            }
-        }
-        return out;
     }
 
     static void fail(String msg) {

@@ -16,7 +16,7 @@ case_run txn java.txn.commit-abort java_txn
 java_txn_v2() {
   local libs=$1 name=$2
   mkdir -p "$OUT/$name"
-  javac -d "$OUT/$name" -cp "$libs/*" "$HERE/tests/TxnV2Check.java"
+  javac -d "$OUT/$name" -cp "$libs/*" "$HERE/tests/TxnCheck.java" "$HERE/tests/TxnV2Check.java"
   local before=0
   if [ -n "${STRATA_ADMIN:-}" ]; then before=$(classic_txn_requests); fi
   java -cp "$OUT/$name:$libs/*" TxnV2Check "$BOOTSTRAP" "compat-$RUN_ID-$name"

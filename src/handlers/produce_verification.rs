@@ -54,12 +54,7 @@ pub async fn verify(broker: &Broker, request: &ProduceRequest, version: i16) -> 
         .as_deref()
         .filter(|id| !id.is_empty())?;
     let operation = TxnOperation::for_produce(version);
-    if !operation.supports_epoch_bump()
-        && !broker
-            .dynamic
-            .current()
-            .transaction_partition_verification_enable
-    {
+    if !consults_coordinator(broker, operation) {
         return None;
     }
     // Partitions with a transactional batch, and the producers they name.
@@ -130,6 +125,16 @@ pub async fn verify(broker: &Broker, request: &ProduceRequest, version: i16) -> 
         verified.refused.insert(key, for_producer(code, operation));
     }
     Some(verified)
+}
+
+/// Whether the coordinator is asked at all: always to add a partition (transaction version 2),
+/// to verify only with `transaction.partition.verification.enable`.
+pub(super) fn consults_coordinator(broker: &Broker, operation: TxnOperation) -> bool {
+    operation.supports_epoch_bump()
+        || broker
+            .dynamic
+            .current()
+            .transaction_partition_verification_enable
 }
 
 /// Asks the coordinator (for Produce, and for TxnOffsetCommit's offsets partition); an add is

@@ -92,12 +92,7 @@ async fn transaction_refusal(
     version: i16,
 ) -> Option<ErrorCode> {
     let operation = TxnOperation::for_txn_offset_commit(version);
-    if !operation.supports_epoch_bump()
-        && !broker
-            .dynamic
-            .current()
-            .transaction_partition_verification_enable
-    {
+    if !super::produce_verification::consults_coordinator(broker, operation) {
         return None;
     }
     let producer = TxnProducer {

@@ -201,6 +201,17 @@ pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
     assert_eq!(end_txn_once(c, id, pid, commit).await, 0, "EndTxn");
 }
 
+/// Waits until the last stable offset of partition 0 of `topic` reaches `lso`.
+pub async fn wait_for_lso(c: &mut Client, topic: &str, lso: i64) {
+    for _ in 0..100 {
+        if visible(c, topic, 1).await.1 >= lso {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("last stable offset of {topic} never reached {lso}");
+}
+
 /// Values visible to a consumer at `isolation` (1 = read_committed), dropping aborted ranges as
 /// the Java consumer does, plus the partition's last stable offset.
 pub async fn visible(c: &mut Client, topic: &str, isolation: i8) -> (Vec<String>, i64) {

@@ -9,17 +9,7 @@ use crate::protocol::messages::end_txn_response::EndTxnResponse;
 
 /// AddPartitionsToTxn v5 from a broker adding `partitions` (Produce v12+), per partition code.
 fn broker_add(h: &Harness, pid: i64, epoch: i16, partitions: &[(&str, i32)]) -> Vec<i16> {
-    let mut topics: Vec<AddPartitionsToTxnTopic> = Vec::new();
-    for (t, p) in partitions {
-        match topics.iter_mut().find(|x| x.name == *t) {
-            Some(x) => x.partitions.push(*p),
-            None => topics.push(AddPartitionsToTxnTopic {
-                name: t.to_string(),
-                partitions: vec![*p],
-                ..Default::default()
-            }),
-        }
-    }
+    let topics = topics_of(partitions);
     let r = h.coord.add_partitions_to_txn(
         &RequestContext::new(5, "broker", "h"),
         &AddPartitionsToTxnRequest {

@@ -240,17 +240,7 @@ pub(crate) fn add_with(
     epoch: i16,
     partitions: &[(&str, i32)],
 ) -> AddPartitionsToTxnResponse {
-    let mut topics: Vec<AddPartitionsToTxnTopic> = Vec::new();
-    for (t, p) in partitions {
-        match topics.iter_mut().find(|x| x.name == *t) {
-            Some(x) => x.partitions.push(*p),
-            None => topics.push(AddPartitionsToTxnTopic {
-                name: t.to_string(),
-                partitions: vec![*p],
-                ..Default::default()
-            }),
-        }
-    }
+    let topics = topics_of(partitions);
     coord.add_partitions_to_txn(
         &RequestContext::new(version, "c", "h"),
         &AddPartitionsToTxnRequest {
@@ -262,6 +252,22 @@ pub(crate) fn add_with(
         },
         &exists,
     )
+}
+
+/// `partitions` grouped by topic, in order, as AddPartitionsToTxn carries them.
+pub(crate) fn topics_of(partitions: &[(&str, i32)]) -> Vec<AddPartitionsToTxnTopic> {
+    let mut topics: Vec<AddPartitionsToTxnTopic> = Vec::new();
+    for (t, p) in partitions {
+        match topics.iter_mut().find(|x| x.name == *t) {
+            Some(x) => x.partitions.push(*p),
+            None => topics.push(AddPartitionsToTxnTopic {
+                name: t.to_string(),
+                partitions: vec![*p],
+                ..Default::default()
+            }),
+        }
+    }
+    topics
 }
 
 pub(crate) fn end_with(
