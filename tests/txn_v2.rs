@@ -171,7 +171,10 @@ async fn a_version_2_producer_commits_offsets_without_add_offsets_to_txn() {
     assert_eq!(end_v5(&mut c, tid, (pid, e0), true).await, (0, pid, e0 + 1));
     let mut committed = -1;
     for _ in 0..100 {
-        committed = offset_fetch_one(&mut c, "tv2-group", "tv2-in").await;
+        committed = match offset_fetch_stable(&mut c, "tv2-group", "tv2-in").await {
+            (0, offset) => offset,
+            _ => -1,
+        };
         if committed == 42 {
             break;
         }
@@ -220,30 +223,4 @@ async fn version_1_and_version_2_producers_share_a_partition() {
     // Version 1 keeps its epoch across transactions.
     txn_add(&mut c, "tv1", old, "tv-mixed").await;
     txn_end(&mut c, "tv1", old, false).await;
-}
-
-/// The committed offset of partition 0 of `topic` for `group`, -1 while none (or while a
-/// transactional one is pending).
-async fn offset_fetch_one(c: &mut Client, group: &str, topic: &str) -> i64 {
-    use offset_fetch_request::*;
-    let r = api_call!(
-        c,
-        offset_fetch_request::OffsetFetchRequest,
-        offset_fetch_response::OffsetFetchResponse,
-        7,
-        OffsetFetchRequest {
-            group_id: group.into(),
-            topics: Some(vec![OffsetFetchRequestTopic {
-                name: topic.into(),
-                partition_indexes: vec![0],
-                ..Default::default()
-            }]),
-            require_stable: true,
-            ..Default::default()
-        }
-    );
-    if r.error_code != 0 || r.topics[0].partitions[0].error_code != 0 {
-        return -1;
-    }
-    r.topics[0].partitions[0].committed_offset
 }

@@ -197,32 +197,11 @@ pub async fn end_txn(cluster: &Cluster, tid: &str, pid: (i64, i16), commit: bool
 /// The committed offset of partition 0 of `topic` for `group` (require_stable: waits out
 /// pending transactional offsets as the Java consumer does).
 pub async fn offset_fetch(cluster: &Cluster, group: &str, topic: &str) -> i64 {
-    use offset_fetch_request::*;
     for _ in 0..ATTEMPTS {
         let mut c = coordinator(cluster, group, KEY_GROUP).await;
-        let r = api_call!(
-            c,
-            offset_fetch_request::OffsetFetchRequest,
-            offset_fetch_response::OffsetFetchResponse,
-            7,
-            OffsetFetchRequest {
-                group_id: group.into(),
-                topics: Some(vec![OffsetFetchRequestTopic {
-                    name: topic.into(),
-                    partition_indexes: vec![0],
-                    ..Default::default()
-                }]),
-                require_stable: true,
-                ..Default::default()
-            }
-        );
-        let code = if r.error_code != 0 {
-            r.error_code
-        } else {
-            r.topics[0].partitions[0].error_code
-        };
+        let (code, offset) = super::txn::offset_fetch_stable(&mut c, group, topic).await;
         if code == 0 {
-            return r.topics[0].partitions[0].committed_offset;
+            return offset;
         }
         assert!(
             retriable(code) || code == ErrorCode::UNSTABLE_OFFSET_COMMIT.code(),

@@ -201,6 +201,33 @@ pub async fn txn_end(c: &mut Client, id: &str, pid: (i64, i16), commit: bool) {
     assert_eq!(end_txn_once(c, id, pid, commit).await, 0, "EndTxn");
 }
 
+/// OffsetFetch v7 (require_stable, as the Java consumer asks) of partition 0 of `topic` for
+/// `group`: (error code, committed offset), the group's error first.
+pub async fn offset_fetch_stable(c: &mut Client, group: &str, topic: &str) -> (i16, i64) {
+    use offset_fetch_request::*;
+    let r = api_call!(
+        c,
+        offset_fetch_request::OffsetFetchRequest,
+        offset_fetch_response::OffsetFetchResponse,
+        7,
+        OffsetFetchRequest {
+            group_id: group.into(),
+            topics: Some(vec![OffsetFetchRequestTopic {
+                name: topic.into(),
+                partition_indexes: vec![0],
+                ..Default::default()
+            }]),
+            require_stable: true,
+            ..Default::default()
+        }
+    );
+    if r.error_code != 0 {
+        return (r.error_code, -1);
+    }
+    let p = &r.topics[0].partitions[0];
+    (p.error_code, p.committed_offset)
+}
+
 /// Waits until the last stable offset of partition 0 of `topic` reaches `lso`.
 pub async fn wait_for_lso(c: &mut Client, topic: &str, lso: i64) {
     for _ in 0..100 {

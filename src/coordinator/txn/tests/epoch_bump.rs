@@ -5,7 +5,6 @@
 use super::*;
 use crate::coordinator::txn::{records, TransactionState};
 use crate::protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTransaction;
-use crate::protocol::messages::end_txn_response::EndTxnResponse;
 
 /// AddPartitionsToTxn v5 from a broker adding `partitions` (Produce v12+), per partition code.
 fn broker_add(h: &Harness, pid: i64, epoch: i16, partitions: &[(&str, i32)]) -> Vec<i16> {
@@ -37,16 +36,7 @@ fn broker_add(h: &Harness, pid: i64, epoch: i16, partitions: &[(&str, i32)]) -> 
 }
 
 fn end_v5(h: &Harness, pid: i64, epoch: i16, commit: bool) -> (i16, i64, i16) {
-    let r: EndTxnResponse = h.coord.end_txn(
-        &RequestContext::new(5, "c", "h"),
-        &EndTxnRequest {
-            transactional_id: TID.into(),
-            producer_id: pid,
-            producer_epoch: epoch,
-            committed: commit,
-            ..Default::default()
-        },
-    );
+    let r = end_response(&h.coord, 5, TID, pid, epoch, commit);
     (r.error_code, r.producer_id, r.producer_epoch)
 }
 

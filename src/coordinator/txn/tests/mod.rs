@@ -26,6 +26,7 @@ use crate::protocol::messages::add_partitions_to_txn_request::{
 };
 use crate::protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnResponse;
 use crate::protocol::messages::end_txn_request::EndTxnRequest;
+use crate::protocol::messages::end_txn_response::EndTxnResponse;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;
 use crate::protocol::messages::init_producer_id_response::InitProducerIdResponse;
 
@@ -278,18 +279,27 @@ pub(crate) fn end_with(
     epoch: i16,
     commit: bool,
 ) -> i16 {
-    coord
-        .end_txn(
-            &RequestContext::new(version, "c", "h"),
-            &EndTxnRequest {
-                transactional_id: tid.into(),
-                producer_id: pid,
-                producer_epoch: epoch,
-                committed: commit,
-                ..Default::default()
-            },
-        )
-        .error_code
+    end_response(coord, version, tid, pid, epoch, commit).error_code
+}
+
+pub(crate) fn end_response(
+    coord: &TransactionCoordinator,
+    version: i16,
+    tid: &str,
+    pid: i64,
+    epoch: i16,
+    commit: bool,
+) -> EndTxnResponse {
+    coord.end_txn(
+        &RequestContext::new(version, "c", "h"),
+        &EndTxnRequest {
+            transactional_id: tid.into(),
+            producer_id: pid,
+            producer_epoch: epoch,
+            committed: commit,
+            ..Default::default()
+        },
+    )
 }
 
 /// Per-partition codes of a v0-3 AddPartitionsToTxn response, in order.
