@@ -8,6 +8,8 @@
 #   fuzz/run-bounded.sh                 every target, FUZZ_SECONDS (default 25) each, FUZZ_JOBS
 #                                       (default: the core count) at a time
 #   fuzz/run-bounded.sh raft_rpc        only the targets named
+#   FUZZ_BUILD_ONLY=1 fuzz/run-bounded.sh   install cargo-fuzz and build the targets, run none
+#                                       (tests/run-all.sh builds while the last suite runs)
 #
 # Without nightly or cargo-fuzz the script says so and FAILS (exit 2): a CI run that fuzzed
 # nothing must not look green. Set STRATA_FUZZ_OPTIONAL=1 to turn that into a loud skip
@@ -54,6 +56,11 @@ if ! (cd fuzz && cargo +nightly fuzz build); then
   echo "fuzz build failed; trying again with one job" >&2
   (cd fuzz && CARGO_BUILD_JOBS=1 cargo +nightly fuzz build) ||
     { echo "fuzz targets do not build" >&2; exit 1; }
+fi
+
+if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then
+  echo "fuzz targets built"
+  exit 0
 fi
 
 scratch=$(mktemp -d /tmp/strata-fuzz.XXXXXX)

@@ -15,7 +15,8 @@
 #
 # Time on two cores: the client installer (compat-tests/setup.sh, mostly downloads) runs while
 # cargo compiles the tests, and the tests themselves run after both, with the machine to
-# themselves, because several are timing-sensitive. Fuzz targets run FUZZ_JOBS (2) at a time.
+# themselves, because several are timing-sensitive. The fuzz targets are built (at nice 19)
+# while the single-broker suite finishes alone, and run FUZZ_JOBS (2) at a time after it.
 #
 #   tests/run-all.sh            everything
 #   tests/run-all.sh --unit     only cargo test
@@ -165,6 +166,18 @@ if [ -n "$security_pid" ]; then
   tally "$security_log"
 fi
 
+# The fuzz targets' build (cargo-fuzz and an ASan release build, the run's last big compile)
+# starts once the cluster and security suites are done, at the lowest CPU priority, while the
+# single-broker suite finishes; the bounded runs themselves wait for it.
+fuzz_build_pid=""
+fuzz_build_log=""
+if want --fuzz && [ -n "$single_pid" ]; then
+  fuzz_build_log=$(mktemp /tmp/strata-fuzz-build.XXXXXX)
+  step "fuzz targets: building beside the single-broker suite (nice 19; log: $fuzz_build_log)"
+  FUZZ_BUILD_ONLY=1 nice -n 19 bash fuzz/run-bounded.sh >"$fuzz_build_log" 2>&1 &
+  fuzz_build_pid=$!
+fi
+
 if [ -n "$single_pid" ]; then
   single_status=0
   wait "$single_pid" || single_status=$?
@@ -179,6 +192,12 @@ if [ -n "$single_log" ]; then
 fi
 
 if want --fuzz; then
+  if [ -n "$fuzz_build_pid" ]; then
+    # A failed early build is not final: run-bounded.sh below builds (and retries) again.
+    wait "$fuzz_build_pid" || true
+    step "fuzz targets: build output"
+    tail -5 "$fuzz_build_log"
+  fi
   step "fuzz targets, each for a bounded time"
   fuzz_log=$(mktemp /tmp/strata-fuzz.XXXXXX)
   bash fuzz/run-bounded.sh 2>&1 | tee "$fuzz_log" || status=1
