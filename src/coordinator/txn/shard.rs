@@ -582,7 +582,7 @@ impl TxnShard {
                 duration_filter_ms < 0
                     || now_ms.saturating_sub(m.txn_start_timestamp_ms) > duration_filter_ms
             })
-            .filter(|m| id_pattern.is_none_or(|p| p.is_match(&m.transactional_id)))
+            .filter(|m| id_pattern.map_or(true, |p| p.is_match(&m.transactional_id)))
             .map(|m| (m.transactional_id.clone(), m.producer_id, m.state.name()))
             .collect()
     }
