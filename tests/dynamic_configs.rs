@@ -321,6 +321,8 @@ async fn message_max_bytes_and_connection_limits_apply_at_once() {
             accepted = true;
             break;
         }
+        // The new limit reaches the listener through the config watch, not with the reply.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(accepted, "the default limit is back");
 }

@@ -224,3 +224,63 @@ async fn follower_replicates_over_tcp_roles_swap_and_a_dead_follower_leaves_the_
         .await
         .expect("clean stop");
 }
+
+/// Durable acknowledgements in a cluster (`strata.log.durable.acks` on both brokers): the
+/// follower fsyncs what it fetched before it fetches again, so when acks=all is answered the
+/// batch is on disk on the leader and on the follower.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_acks_all_is_fsynced_on_every_in_sync_replica() {
+    let extra = |id: &'static str| {
+        [
+            ("node.id", id),
+            ("replica.lag.time.max.ms", LAG_MS),
+            ("strata.log.durable.acks", "true"),
+        ]
+    };
+    let mut b1 = TestBroker::start(&extra("1")).await;
+    let mut b2 = TestBroker::start(&extra("2")).await;
+    replicas(&b1).set_broker_epoch(BrokerEpoch(201));
+    replicas(&b2).set_broker_epoch(BrokerEpoch(202));
+    let addrs: HashMap<BrokerId, String> = [
+        (BrokerId(1), b1.addr.to_string()),
+        (BrokerId(2), b2.addr.to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let resolver: BrokerAddressResolver = Arc::new(move |id| addrs.get(&id).cloned());
+    apply(&[&b1, &b2], &change(Uuid::random(), 1, 0, &[1, 2]));
+    for b in [&mut b1, &mut b2] {
+        b.running
+            .as_mut()
+            .expect("running")
+            .start_replica_fetchers(resolver.clone());
+    }
+    let mut end = 0;
+    for values in [&[&b"a"[..], b"b"][..], &[b"c"], &[b"d", b"e", b"f"]] {
+        assert_eq!(produce(&b1, -1, values).await, (0, end));
+        end += values.len() as i64;
+        assert!(partition(&b1).log.durable_offset() >= end, "leader fsynced");
+        assert!(
+            partition(&b2).log.durable_offset() >= end,
+            "follower fsynced"
+        );
+    }
+    assert_eq!(log_bytes(&partition(&b2)), log_bytes(&partition(&b1)));
+    let synced = |b: &TestBroker| {
+        replicas(b)
+            .logs()
+            .group_commit()
+            .expect("durable acks are on")
+            .stats()
+            .requests
+    };
+    assert!(synced(&b1) >= 3 && synced(&b2) >= 1);
+    for b in [&mut b1, &mut b2] {
+        b.running
+            .take()
+            .expect("running")
+            .stop()
+            .await
+            .expect("clean stop");
+    }
+}

@@ -71,8 +71,33 @@ pub fn collect(broker: &Broker) -> Registry {
         "Per-partition series left out of this scrape by strata.metrics.max.partition.series",
         budget.dropped,
     );
+    group_commit(&mut r, broker);
     process(&mut r);
     r
+}
+
+/// The group commit of durable acknowledgements (`strata.log.durable.acks`), when on: how many
+/// fsync rounds ran and how many requests they answered (their ratio is the batching).
+fn group_commit(r: &mut Registry, broker: &Broker) {
+    let Some(g) = broker.replicas.logs().group_commit() else {
+        return;
+    };
+    let stats = g.stats();
+    r.register(
+        "strata_group_commit_rounds",
+        "Rounds of fsyncs run by the group commit",
+        ConstCounter::new(stats.rounds),
+    );
+    r.register(
+        "strata_group_commit_log_syncs",
+        "Partition logs fsynced by the group commit (one per log and round)",
+        ConstCounter::new(stats.log_syncs),
+    );
+    r.register(
+        "strata_group_commit_requests",
+        "Acknowledgements the group commit answered",
+        ConstCounter::new(stats.requests),
+    );
 }
 
 fn replica_manager(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget) {

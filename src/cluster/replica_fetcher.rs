@@ -39,6 +39,9 @@ const FETCH_API_KEY: i16 = 1;
 /// How often the manager re-checks the sessions, and how long an idle task sleeps at most
 /// before polling its session again.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// Durable mode: how long a follower waits for the fsync of what it fetched before it fetches
+/// again regardless (the fsync still covers those records; only the wait ends).
+const DURABLE_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Maps a broker id to the `host:port` of the listener brokers use to reach it.
 pub type BrokerAddressResolver = Arc<dyn Fn(BrokerId) -> Option<String> + Send + Sync>;
@@ -177,8 +180,16 @@ impl FetcherTask {
             let now_ms = self.clock.now_ms();
             match outcome {
                 Ok(response) => {
-                    self.replicas
-                        .on_fetch_response(self.source, request_id, &response, now_ms);
+                    let outcome =
+                        self.replicas
+                            .on_fetch_response(self.source, request_id, &response, now_ms);
+                    if !outcome.appended.is_empty() {
+                        let deadline = tokio::time::Instant::now() + DURABLE_FETCH_TIMEOUT;
+                        tokio::select! {
+                            _ = stop.cancelled() => return,
+                            _ = self.replicas.sync_fetched(&outcome.appended, deadline) => {}
+                        }
+                    }
                 }
                 Err(e) => {
                     tracing::debug!(source = %self.source, error = ?e, "replica fetch failed");

@@ -62,6 +62,9 @@ pub struct BrokerConfig {
     pub request_read_timeout_ms: i64,
     /// `strata.log.format`: `text` (the default) or `json` (one object per line).
     pub log_format: String,
+    /// `strata.log.durable.acks`: produce acknowledgements (acks=1 and all), coordinator
+    /// writes and followers' fetch positions wait for the fsync of the records (group commit).
+    pub log_durable_acks: bool,
     /// Client quotas are measured over this many sample windows (Kafka's `quota.window.num`).
     pub quota_window_num: i32,
     /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
@@ -556,6 +559,7 @@ impl BrokerConfig {
             max_connections_per_ip_overrides,
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
             log_format: p.string("strata.log.format")?,
+            log_durable_acks: p.boolean("strata.log.durable.acks")?,
             quota_window_num: p.int("quota.window.num")?,
             quota_window_size_seconds: p.int("quota.window.size.seconds")?,
             controller_quota_window_num: p.int("controller.quota.window.num")?,

@@ -8,7 +8,8 @@
 //! keep connection order), and the response future is what waits for acknowledgement: with
 //! acks=all, until the high watermark passes each partition's batch (Kafka's DelayedProduce),
 //! or `timeout_ms` (REQUEST_TIMED_OUT). On a single node the high watermark is the log end
-//! offset, so nothing waits.
+//! offset, so nothing waits, unless `strata.log.durable.acks` makes acks=1 and acks=all wait
+//! for the group commit's fsync of the batch (`replica::durable_ack`).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
@@ -22,17 +23,22 @@ use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::*;
+use crate::replica::durable_ack::{after_durable, DurableAck};
 use crate::replica::txn_verification::TxnVerification;
 use crate::replica::wait::wait_until;
 use crate::replica::Partition;
 
-/// An acks=all partition response waiting for the high watermark.
+/// A partition response waiting for its acknowledgement: the high watermark (acks=all) and,
+/// with `strata.log.durable.acks`, the fsync of its batch.
 pub struct AckWait {
     topic: usize,
     partition: usize,
     replica: Arc<Partition>,
     required_offset: i64,
     leader_epoch: i32,
+    /// acks=all: the high watermark must pass the batch.
+    replicated: bool,
+    durable: Option<Arc<DurableAck>>,
 }
 
 fn partition_error(
@@ -147,13 +153,19 @@ pub fn handle_with_waits(
                         Ok(out) => {
                             let records = (out.last_offset - out.base_offset + 1).max(0) as u64;
                             broker.metrics.record(Some(counters), PartitionOutcome::Produced { records, bytes });
-                            if acks == -1 {
+                            let durable = match acks {
+                                0 => None,
+                                _ => DurableAck::request(broker.replicas.logs(), &partition, out.last_offset + 1),
+                            };
+                            if acks == -1 || durable.is_some() {
                                 waits.push(AckWait {
                                     topic: topic_index,
                                     partition: partition_index,
                                     replica: partition.clone(),
                                     required_offset: out.last_offset + 1,
                                     leader_epoch: out.leader_epoch,
+                                    replicated: acks == -1,
+                                    durable,
                                 });
                             }
                             PartitionProduceResponse {
@@ -202,10 +214,15 @@ pub fn handle_with_waits(
 /// Settles the waits that are complete; returns whether all are.
 fn settle(response: &mut ProduceResponse, waits: &mut Vec<AckWait>) -> bool {
     waits.retain(|w| {
-        match w
-            .replica
-            .acks_all_outcome(w.required_offset, w.leader_epoch)
-        {
+        let outcome = after_durable(w.durable.as_deref(), &w.replica, || {
+            if w.replicated {
+                w.replica
+                    .acks_all_outcome(w.required_offset, w.leader_epoch)
+            } else {
+                Some(Ok(()))
+            }
+        });
+        match outcome {
             None => true,
             Some(Ok(())) => false,
             Some(Err(e)) => {

@@ -52,6 +52,8 @@ impl Default for ReplicationConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FetchResponseOutcome {
     pub appended_bytes: usize,
+    /// The partitions that appended records (to fsync before the next fetch in durable mode).
+    pub appended: Vec<(String, i32)>,
     pub truncations: usize,
     pub errors: Vec<ErrorCode>,
 }
@@ -305,11 +307,37 @@ impl ReplicaManager {
         leader_epoch: i32,
         deadline: tokio::time::Instant,
     ) -> Option<Result<(), PartitionError>> {
+        let durable =
+            super::durable_ack::DurableAck::request(&self.logs, partition, required_offset);
         let partition = [partition.clone()];
         super::wait::wait_until(&partition, deadline, || {
-            partition[0].acks_all_outcome(required_offset, leader_epoch)
+            super::durable_ack::after_durable(durable.as_deref(), &partition[0], || {
+                partition[0].acks_all_outcome(required_offset, leader_epoch)
+            })
         })
         .await
+    }
+
+    /// Durable mode: waits until what `partitions` appended from their leaders is fsynced, so
+    /// that the next fetch reports only durable offsets. Immediate when durable
+    /// acknowledgements are off; a failed fsync has taken the log dir offline by then.
+    pub async fn sync_fetched(&self, partitions: &[(String, i32)], deadline: tokio::time::Instant) {
+        // Every request first, so that one round of the group commit covers them all.
+        let mut acks = Vec::with_capacity(partitions.len());
+        for (topic, index) in partitions {
+            let Some(partition) = self.get(topic, *index) else {
+                continue;
+            };
+            let offset = partition.log_end_offset();
+            match super::durable_ack::DurableAck::request(&self.logs, &partition, offset) {
+                Some(ack) => acks.push((partition, ack)),
+                None => return,
+            }
+        }
+        for (partition, ack) in acks {
+            let one = [partition];
+            super::wait::wait_until(&one, deadline, || ack.outcome(&one[0])).await;
+        }
     }
 
     /// Serves a Fetch from a follower (`replica_id >= 0` or ReplicaState): reads up to the log
@@ -532,7 +560,12 @@ impl ReplicaManager {
                             high_watermark,
                             now_ms,
                         )
-                        .map(|n| outcome.appended_bytes += n),
+                        .map(|n| {
+                            outcome.appended_bytes += n;
+                            if n > 0 {
+                                outcome.appended.push(key.clone());
+                            }
+                        }),
                     FetchAction::Truncate { offset, .. } => {
                         outcome.truncations += 1;
                         partition.truncate_as_follower(requested.leader_epoch, offset)

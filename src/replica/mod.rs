@@ -6,6 +6,7 @@
 //! socket: callers pass `now_ms`, and the fetcher is driven by whoever owns the transport (the
 //! simulation in `sim/`, or a network task).
 pub mod change;
+pub mod durable_ack;
 pub mod fetcher;
 pub mod follower;
 mod high_watermark_checkpoint;

@@ -167,6 +167,10 @@ pub async fn start(
     )
     .map_err(|e| StartupError::Storage(format!("{e:?}")))?;
     let logs = Arc::new(logs);
+    if config.log_durable_acks {
+        logs.enable_group_commit();
+        tracing::info!("strata.log.durable.acks: acknowledgements wait for fsync (group commit)");
+    }
 
     // TLS key material is read and checked before anything binds: a missing or unreadable
     // file stops start-up with an error naming the key and the file.

@@ -62,6 +62,10 @@ pub(super) struct Inner {
     /// Bumped by every truncation, so that work done without the lock (the fsync of rolled
     /// segments) can tell whether the data it covered is still the log's.
     pub truncations: u64,
+    /// What the group commit (`durable.rs`) has made durable: the offset below which every
+    /// record is fsynced, the active segment it covered, and whether the partition directory
+    /// entries themselves have been fsynced once.
+    pub durable: super::durable::DurableMark,
 }
 
 /// Splits `<topic>-<partition>` at the last '-' (topics may contain '-').

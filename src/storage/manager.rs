@@ -26,6 +26,7 @@ use super::checkpoint::{
 };
 use super::cleaner::{CleanStats, CleanerConfig, Throttler, CLEANER_OFFSET_CHECKPOINT};
 use super::config::LogConfig;
+use super::durable::GroupCommit;
 use super::error::{IoContext, Result, StorageError};
 use super::log::{parse_topic_partition, PartitionLog};
 use super::log_dir::LogDirState;
@@ -55,6 +56,8 @@ pub struct LogManager {
     /// Serialises checkpoint writes: the periodic task, topic deletion and shutdown may write
     /// the same file at once, and they share its temp file name.
     checkpoint_lock: Mutex<()>,
+    /// Set when produce acknowledgements wait for fsync (`strata.log.durable.acks`).
+    group_commit: std::sync::OnceLock<Arc<GroupCommit>>,
 }
 
 impl LogManager {
@@ -168,6 +171,7 @@ impl LogManager {
             high_watermarks: Mutex::new(high_watermarks),
             offline_partitions: Mutex::new(offline_partitions),
             checkpoint_lock: Mutex::new(()),
+            group_commit: std::sync::OnceLock::new(),
         };
         // A dir whose checkpoint cannot be written is offline now; the others serve.
         if let Err(e) = manager.checkpoint() {
@@ -501,6 +505,9 @@ impl LogManager {
     /// Closes every log, checkpoints, and writes the clean-shutdown marker in every online
     /// dir. An offline dir gets no marker: its logs are recovered at the next start.
     pub fn shutdown(&self) -> Result<()> {
+        if let Some(g) = self.group_commit.get() {
+            g.stop();
+        }
         for log in self.all() {
             log.close()?;
         }
@@ -510,6 +517,16 @@ impl LogManager {
             state.guard(|| write_clean_shutdown_marker(state.path()))?;
         }
         Ok(())
+    }
+
+    /// Starts the group commit (durable acknowledgements); idempotent.
+    pub fn enable_group_commit(&self) -> &Arc<GroupCommit> {
+        self.group_commit.get_or_init(GroupCommit::start)
+    }
+
+    /// The group commit, when acknowledgements wait for fsync.
+    pub fn group_commit(&self) -> Option<&Arc<GroupCommit>> {
+        self.group_commit.get()
     }
 
     fn online_log_dirs(&self) -> Vec<Arc<LogDirState>> {

@@ -4,6 +4,7 @@
 pub mod checkpoint;
 pub mod cleaner;
 pub mod config;
+pub mod durable;
 pub mod epoch;
 pub mod error;
 mod index;

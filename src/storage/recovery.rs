@@ -207,6 +207,7 @@ impl PartitionLog {
             last_flush_ms: now_ms,
             pending_deletes: Vec::new(),
             truncations: 0,
+            durable: super::durable::DurableMark::new(log_end_offset),
         };
         // Non-active segments keep trimmed indexes; the active one gets its preallocation.
         let index_bytes = inner.config.segment_index_bytes;

@@ -6,6 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::protocol::records::batch::{
     check_batch, parse_header, record_offsets_and_timestamps, BatchHeader, LOG_OVERHEAD,
@@ -31,7 +32,8 @@ pub fn segment_file(dir: &Path, base_offset: i64, suffix: &str) -> PathBuf {
 pub struct LogSegment {
     base_offset: i64,
     log_path: PathBuf,
-    log: File,
+    /// Shared so that the group commit (`durable.rs`) can fsync it without the log's lock.
+    log: Arc<File>,
     size: u64,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
@@ -81,7 +83,7 @@ impl LogSegment {
             time_index: TimeIndex::open(&name(TIME_INDEX_SUFFIX), base_offset)?,
             txn_index: TransactionIndex::open(&name(TXN_INDEX_SUFFIX))?,
             log_path,
-            log,
+            log: Arc::new(log),
             size,
             bytes_since_last_index_entry: 0,
             max_timestamp: -1,
@@ -431,6 +433,11 @@ impl LogSegment {
     pub fn preallocate_indexes(&mut self, segment_index_bytes: u32) -> Result<()> {
         self.offset_index.resize(segment_index_bytes as usize)?;
         self.time_index.resize(segment_index_bytes as usize)
+    }
+
+    /// The `.log` file, to fsync outside the log's lock.
+    pub fn log_file(&self) -> (Arc<File>, &Path) {
+        (self.log.clone(), &self.log_path)
     }
 
     pub fn flush(&self) -> Result<()> {

@@ -43,6 +43,7 @@ impl PartitionLog {
             active.preallocate_indexes(index_bytes)?;
             inner.log_end_offset = offset;
             inner.recovery_point = inner.recovery_point.min(offset);
+            inner.durable.offset = inner.durable.offset.min(offset);
             inner.truncations += 1;
             inner.epochs.truncate_from_end(offset)?;
             // Producer state after the truncation point no longer describes the log.
@@ -79,6 +80,7 @@ impl PartitionLog {
             inner.log_start_offset = offset;
             inner.log_end_offset = offset;
             inner.recovery_point = offset;
+            inner.durable.offset = offset;
             inner.truncations += 1;
             inner.epochs.clear()?;
             delete_snapshots_where(&inner.dir, |_| true)?;

@@ -1,0 +1,437 @@
+//! Durable acknowledgements by group commit (`strata.log.durable.acks`, beyond Kafka: its only
+//! equivalent is `flush.messages=1`, one fsync inside every append). A writer that must not
+//! acknowledge before its records are on disk asks [`GroupCommit::sync`] for its log and end
+//! offset; one thread runs rounds of fdatasyncs, and a round covers every request that arrived
+//! while the previous one ran, across partitions and connections. The fsyncs happen outside
+//! the log's lock, so appends continue during them.
+//!
+//! Only the `.log` files are synced: the indexes, the epoch cache and the producer state are
+//! rebuilt from the batches by recovery, which re-reads everything past the recovery point.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+
+use super::error::{IoContext, Result, StorageError};
+use super::log::PartitionLog;
+
+/// How far a log is durable, kept under the log's lock.
+#[derive(Debug, Clone, Copy)]
+pub struct DurableMark {
+    /// Every record below this offset is fsynced.
+    pub offset: i64,
+    /// Base offset of the active segment the last round synced: a later one is a new file
+    /// whose directory entry must be synced too.
+    pub active_base_offset: i64,
+    /// The partition directory's own entry (in the log dir) and its files' entries were
+    /// fsynced once.
+    pub directory_synced: bool,
+}
+
+impl DurableMark {
+    /// A log as opened: what recovery found is taken as durable (it is what a crash now would
+    /// leave), its directory not yet.
+    pub fn new(log_end_offset: i64) -> DurableMark {
+        DurableMark {
+            offset: log_end_offset,
+            active_base_offset: i64::MIN,
+            directory_synced: false,
+        }
+    }
+}
+
+/// What one round must fsync for a log, taken under its lock.
+struct SyncPlan {
+    files: Vec<(Arc<File>, PathBuf)>,
+    directories: Vec<PathBuf>,
+    end_offset: i64,
+    active_base_offset: i64,
+    truncations: u64,
+}
+
+impl PartitionLog {
+    /// The offset below which every record of this log is fsynced.
+    pub fn durable_offset(&self) -> i64 {
+        self.inner.read().durable.offset
+    }
+
+    /// fsyncs every record appended so far (the segments from the one holding the durable
+    /// offset to the active one, and the directory entries of new files) without holding the
+    /// lock, then moves the durable offset to the end offset seen before the fsyncs. Returns
+    /// that offset. A truncation meanwhile leaves the mark where it was: the data synced may
+    /// no longer be the log's.
+    pub fn sync_durable(&self) -> Result<i64> {
+        self.log_dir.guard(|| {
+            let plan = {
+                let inner = self.inner.read();
+                let mark = inner.durable;
+                let end_offset = inner.log_end_offset;
+                let active_base_offset = inner.active().base_offset();
+                if mark.offset >= end_offset
+                    && mark.directory_synced
+                    && mark.active_base_offset == active_base_offset
+                {
+                    return Ok(mark.offset);
+                }
+                let from = inner
+                    .segments
+                    .range(..=mark.offset.max(inner.log_start_offset))
+                    .next_back()
+                    .map(|(b, _)| *b)
+                    .unwrap_or(i64::MIN);
+                let files = inner
+                    .segments
+                    .range(from..)
+                    .map(|(_, s)| {
+                        let (file, path) = s.log_file();
+                        (file, path.to_path_buf())
+                    })
+                    .collect();
+                let mut directories = Vec::new();
+                if !mark.directory_synced || mark.active_base_offset != active_base_offset {
+                    directories.push(inner.dir.clone());
+                }
+                if !mark.directory_synced {
+                    if let Some(parent) = inner.dir.parent() {
+                        directories.push(parent.to_path_buf());
+                    }
+                }
+                SyncPlan {
+                    files,
+                    directories,
+                    end_offset,
+                    active_base_offset,
+                    truncations: inner.truncations,
+                }
+            };
+            for (file, path) in &plan.files {
+                file.sync_data().ctx("fsync segment", path)?;
+            }
+            for dir in &plan.directories {
+                File::open(dir)
+                    .and_then(|d| d.sync_all())
+                    .ctx("fsync directory", dir)?;
+            }
+            let mut inner = self.inner.write();
+            if inner.truncations != plan.truncations {
+                return Ok(inner.durable.offset.min(inner.log_end_offset));
+            }
+            let mark = &mut inner.durable;
+            mark.offset = mark.offset.max(plan.end_offset);
+            mark.active_base_offset = plan.active_base_offset;
+            mark.directory_synced = true;
+            Ok(mark.offset)
+        })
+    }
+}
+
+/// Why a durable acknowledgement could not be given: the fsync failed (the log dir is offline
+/// from then on) or the service stopped.
+#[derive(Debug, Clone)]
+pub struct SyncFailed(pub String);
+
+/// Called once with the outcome of a [`GroupCommit::sync`] request.
+pub type SyncDone = Box<dyn FnOnce(std::result::Result<(), SyncFailed>) + Send>;
+
+struct Waiter {
+    log: Arc<PartitionLog>,
+    offset: i64,
+    done: SyncDone,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<Waiter>,
+    stopped: bool,
+}
+
+/// Counters of the group commit, read by the metrics and the benchmarks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Rounds run.
+    pub rounds: u64,
+    /// fsync plans executed (one per log and round).
+    pub log_syncs: u64,
+    /// Requests answered.
+    pub requests: u64,
+}
+
+/// The group commit service: one background thread, started by [`GroupCommit::start`].
+pub struct GroupCommit {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    stats: Mutex<GroupCommitStats>,
+}
+
+impl GroupCommit {
+    pub fn start() -> Arc<GroupCommit> {
+        let service = Arc::new(GroupCommit {
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+            stats: Mutex::new(GroupCommitStats::default()),
+        });
+        let runner = service.clone();
+        std::thread::Builder::new()
+            .name("strata-group-commit".into())
+            .spawn(move || runner.run())
+            .expect("spawn the group commit thread");
+        service
+    }
+
+    /// Calls `done` once every record of `log` below `offset` is fsynced (at once when it
+    /// already is), or with the failure. A log truncated below `offset` meanwhile is answered
+    /// when what remains of it is durable.
+    pub fn sync(&self, log: Arc<PartitionLog>, offset: i64, done: SyncDone) {
+        if log.durable_offset() >= offset {
+            done(Ok(()));
+            return;
+        }
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if queue.stopped {
+            drop(queue);
+            done(Err(SyncFailed("the broker is shutting down".into())));
+            return;
+        }
+        queue.waiting.push(Waiter { log, offset, done });
+        self.wake.notify_one();
+    }
+
+    pub fn stats(&self) -> GroupCommitStats {
+        *self.stats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers every waiting request with a failure and ends the thread.
+    pub fn stop(&self) {
+        let waiting = {
+            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.stopped = true;
+            self.wake.notify_one();
+            std::mem::take(&mut queue.waiting)
+        };
+        for w in waiting {
+            (w.done)(Err(SyncFailed("the broker is shutting down".into())));
+        }
+    }
+
+    fn run(&self) {
+        loop {
+            let batch = {
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                while queue.waiting.is_empty() && !queue.stopped {
+                    queue = self.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
+                }
+                if queue.stopped {
+                    return;
+                }
+                std::mem::take(&mut queue.waiting)
+            };
+            let retry = self.round(batch);
+            if !retry.is_empty() {
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                queue.waiting.extend(retry);
+            }
+        }
+    }
+
+    /// One round: each distinct log synced once, its waiters answered. Returns the waiters a
+    /// concurrent truncation kept from being answered, for the next round.
+    fn round(&self, batch: Vec<Waiter>) -> Vec<Waiter> {
+        let mut by_log: HashMap<*const PartitionLog, Vec<Waiter>> = HashMap::new();
+        for w in batch {
+            by_log.entry(Arc::as_ptr(&w.log)).or_default().push(w);
+        }
+        let mut retry = Vec::new();
+        let (mut requests, logs) = (0u64, by_log.len() as u64);
+        for (_, waiters) in by_log {
+            let log = waiters[0].log.clone();
+            let outcome = log.sync_durable();
+            for w in waiters {
+                match &outcome {
+                    Err(e) => {
+                        requests += 1;
+                        (w.done)(Err(SyncFailed(describe(e))));
+                    }
+                    // A record truncated away needs no more than what remains.
+                    Ok(durable) if *durable >= w.offset.min(log.log_end_offset()) => {
+                        requests += 1;
+                        (w.done)(Ok(()));
+                    }
+                    Ok(_) => retry.push(w),
+                }
+            }
+        }
+        let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        stats.rounds += 1;
+        stats.log_syncs += logs;
+        stats.requests += requests;
+        retry
+    }
+}
+
+impl std::fmt::Debug for GroupCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCommit")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+fn describe(e: &StorageError) -> String {
+    format!("fsync failed: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use bytes::BytesMut;
+
+    use super::*;
+    use crate::protocol::records::testutil::{build_test_batch, TestBatch};
+    use crate::storage::LogConfig;
+
+    fn batch(records: usize) -> BytesMut {
+        BytesMut::from(
+            &build_test_batch(&TestBatch {
+                records,
+                base_timestamp: 1000,
+                ..TestBatch::default()
+            })[..],
+        )
+    }
+
+    fn open(dir: &tempfile::TempDir, name: &str) -> Arc<PartitionLog> {
+        let config = LogConfig {
+            segment_bytes: 400,
+            ..LogConfig::default()
+        };
+        Arc::new(PartitionLog::open(dir.path().join(name), config, 0, true, 0).expect("open"))
+    }
+
+    fn waiter(
+        log: &Arc<PartitionLog>,
+        offset: i64,
+        tx: &mpsc::Sender<(i64, std::result::Result<(), SyncFailed>)>,
+    ) -> Waiter {
+        let tx = tx.clone();
+        Waiter {
+            log: log.clone(),
+            offset,
+            done: Box::new(move |r| {
+                let _ = tx.send((offset, r));
+            }),
+        }
+    }
+
+    fn service() -> GroupCommit {
+        GroupCommit {
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+            stats: Mutex::new(GroupCommitStats::default()),
+        }
+    }
+
+    #[test]
+    fn one_round_syncs_each_log_once_and_answers_every_waiter() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (open(&dir, "t-0"), open(&dir, "t-1"));
+        assert_eq!((a.durable_offset(), b.durable_offset()), (0, 0));
+        let (tx, rx) = mpsc::channel();
+        let mut batch_of_waiters = Vec::new();
+        for _ in 0..6 {
+            let end = a
+                .append_as_leader(batch(2), 0, None, 0)
+                .expect("append")
+                .last_offset
+                + 1;
+            batch_of_waiters.push(waiter(&a, end, &tx));
+        }
+        let end_b = b
+            .append_as_leader(batch(3), 0, None, 0)
+            .expect("append")
+            .last_offset
+            + 1;
+        batch_of_waiters.push(waiter(&b, end_b, &tx));
+        // Several segments were rolled since the log opened: all of them are covered.
+        assert!(a.num_segments() > 1);
+        let g = service();
+        assert!(g.round(batch_of_waiters).is_empty());
+        let answered: Vec<_> = rx.try_iter().collect();
+        assert_eq!(answered.len(), 7);
+        assert!(answered.iter().all(|(_, r)| r.is_ok()));
+        assert_eq!((a.durable_offset(), b.durable_offset()), (12, 3));
+        assert_eq!(
+            g.stats(),
+            GroupCommitStats {
+                rounds: 1,
+                log_syncs: 2,
+                requests: 7
+            }
+        );
+    }
+
+    #[test]
+    fn truncation_takes_the_durable_mark_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = open(&dir, "t-0");
+        for _ in 0..4 {
+            log.append_as_leader(batch(2), 0, None, 0).expect("append");
+        }
+        assert_eq!(log.sync_durable().expect("sync"), 8);
+        log.truncate_to(4).expect("truncate");
+        assert_eq!(log.durable_offset(), 4);
+        // New records at the old offsets are not durable until the next round.
+        log.append_as_leader(batch(4), 1, None, 0).expect("append");
+        assert_eq!(log.durable_offset(), 4);
+        let (tx, rx) = mpsc::channel();
+        let g = service();
+        // A waiter for an offset past what the log now holds is answered once what remains
+        // is durable.
+        assert!(g
+            .round(vec![waiter(&log, 8, &tx), waiter(&log, 20, &tx)])
+            .is_empty());
+        assert_eq!(rx.try_iter().count(), 2);
+        assert_eq!(log.durable_offset(), 8);
+        log.truncate_fully_and_start_at(100)
+            .expect("truncate fully");
+        assert_eq!(log.durable_offset(), 100);
+    }
+
+    #[test]
+    fn the_thread_answers_requests_and_stop_fails_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = open(&dir, "t-0");
+        let g = GroupCommit::start();
+        let (tx, rx) = mpsc::channel();
+        let mut expected = 0;
+        for _ in 0..20 {
+            let end = log
+                .append_as_leader(batch(1), 0, None, 0)
+                .expect("append")
+                .last_offset
+                + 1;
+            let tx = tx.clone();
+            g.sync(log.clone(), end, Box::new(move |r| drop(tx.send(r))));
+            expected += 1;
+        }
+        for _ in 0..expected {
+            let r = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("answered");
+            assert!(r.is_ok());
+        }
+        assert_eq!(log.durable_offset(), 20);
+        let stats = g.stats();
+        assert_eq!(stats.requests, 20);
+        assert!(stats.rounds >= 1 && stats.rounds <= 20);
+        // Already durable: answered at once, without a round.
+        let tx2 = tx.clone();
+        g.sync(log.clone(), 20, Box::new(move |r| drop(tx2.send(r))));
+        assert!(rx.try_recv().expect("at once").is_ok());
+        g.stop();
+        log.append_as_leader(batch(1), 0, None, 0).expect("append");
+        g.sync(log.clone(), 21, Box::new(move |r| drop(tx.send(r))));
+        assert!(rx.try_recv().expect("refused at once").is_err());
+    }
+}
