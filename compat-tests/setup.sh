@@ -68,6 +68,15 @@ else
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null
 fi
 
+# ---- 2b. libfuse2 (the power-loss test's file system, compat-tests/powerloss) -------
+if ldconfig -p | grep -q 'libfuse\.so\.2'; then
+  log "libfuse2: present, skip"
+else
+  log "libfuse2: apt-get install libfuse2 fuse"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse2 fuse >/dev/null
+fi
+
 # ---- 3. Python venv -----------------------------------------------------------
 VENV="$CACHE/venv"
 PYREQ="$HERE/requirements.txt"

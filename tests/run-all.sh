@@ -8,7 +8,7 @@
 # The compat-tests are three suites that share no port: the single-broker one
 # (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT), the 3-process cluster one
 # (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19415 or
-# CLUSTER_PORT_BASE) and the security one (compat-tests/security/run.sh: secured brokers of its
+# CLUSTER_PORT_BASE, followed by the power-loss test on 19480) and the security one (compat-tests/security/run.sh: secured brokers of its
 # own from port 19500). They run side by side, each printing its output when it ends
 # (STRATA_SERIAL_SUITES=1 runs them one after the other); the exit status is non-zero if any
 # step fails. The last line totals every step.
@@ -156,6 +156,12 @@ if want --compat || [ "$mode" = --cluster ]; then
   cluster_log=$(mktemp /tmp/strata-cluster-suite.XXXXXX)
   bash compat-tests/cluster/run.sh 2>&1 | tee "$cluster_log" || status=1
   tally "$cluster_log"
+  # Durable acknowledgements under a power cut (a FUSE file system that drops unsynced data;
+  # port 19480): after the cluster suite, beside the single-broker and security ones.
+  step "compat-tests: power loss (durable acknowledgements; port 19480)"
+  powerloss_log=$(mktemp /tmp/strata-powerloss.XXXXXX)
+  compat-tests/.cache/venv/bin/python compat-tests/powerloss/run.py 2>&1 | tee "$powerloss_log" || status=1
+  tally "$powerloss_log"
 fi
 if [ -n "$security_pid" ]; then
   security_status=0

@@ -123,7 +123,16 @@ impl<S: ReplicatedState> LogStore<S> {
         std::fs::create_dir_all(dir)?;
         let vote: Option<Vote> = read_json(&dir.join(VOTE_FILE))?;
         let last_purged: Option<LogId> = read_json(&dir.join(PURGED_FILE))?;
-        let committed: Option<LogId> = read_json(&dir.join(COMMITTED_FILE))?;
+        // Written without fsync (a hint, see `save_committed`): after a power cut it may be
+        // empty or torn, which means no hint, not a broken log.
+        let committed: Option<LogId> = match read_json(&dir.join(COMMITTED_FILE)) {
+            Ok(committed) => committed,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                tracing::warn!(error = %e, "unreadable committed.json (not fsynced); ignoring the hint");
+                None
+            }
+            Err(e) => return Err(e),
+        };
         let path = dir.join(LOG_FILE);
         let mut buf = Vec::new();
         match File::open(&path) {

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Durable acknowledgements (issue 15): Strata's group commit against its page-cache default
+and against Apache Kafka acknowledging after an fsync of every append (`flush.messages=1`).
+
+    compat-tests/.cache/venv/bin/python benches/durable_compare.py
+
+Uses benches/compare.py's brokers, client tools and accounting. Four broker configurations run
+in turn, BENCH_DUR_ROUNDS times, each on a fresh data dir:
+  strata-page   Strata as shipped (acknowledged once written to the page cache)
+  strata-durable  strata.log.durable.acks=true (acknowledged once fsynced, group commit)
+  kafka-flush1  Kafka 4.1.2 with log.flush.interval.messages=1 (an fsync inside every append)
+  kafka-page    Kafka as shipped
+In each run: a warm-up produce (not measured), then librdkafka's rdkafka_performance producing
+100 B records with acks=all and acks=1 and 1 KiB records with acks=all to partition 0 of a
+new 1-partition topic (linger.ms=5, compare.py's settings), then the same 100 B acks=all on a
+6-partition topic (every partition, so that one fsync round covers several logs). For Strata
+durable, the group commit's rounds and answered requests are read from /metrics.
+
+Knobs: BENCH_DUR_ROUNDS=3, BENCH_DUR_N100=300000, BENCH_DUR_N1K=100000,
+BENCH_DUR_CONFIGS=strata-page,strata-durable,kafka-flush1,kafka-page, STRATA_BIN, BENCH_WORK,
+BENCH_OUT. Writes benches/results/durable-<time>.json and .md; prints the Markdown.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare as C  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_DUR_ROUNDS", "3"))
+N100 = int(os.environ.get("BENCH_DUR_N100", "300000"))
+N1K = int(os.environ.get("BENCH_DUR_N1K", "100000"))
+CONFIGS = os.environ.get(
+    "BENCH_DUR_CONFIGS", "strata-page,strata-durable,kafka-flush1,kafka-page").split(",")
+ADMIN_PORT = int(os.environ.get("BENCH_DUR_ADMIN_PORT", "29744"))
+
+SETTINGS = {
+    "strata-page": ("strata", {}),
+    "strata-durable": ("strata", {"strata.log.durable.acks": "true"}),
+    "kafka-flush1": ("kafka", {"log.flush.interval.messages": "1"}),
+    "kafka-page": ("kafka", {}),
+}
+SCENARIOS = [
+    # (name, size, n, acks, partitions)
+    ("p1_100B_acksall", 100, N100, "all", 1),
+    ("p1_100B_acks1", 100, N100, "1", 1),
+    ("p1_1KiB_acksall", 1024, N1K, "all", 1),
+    ("p6_100B_acksall", 100, N100, "all", 6),
+]
+
+
+def log(*a):
+    print("[durable]", *a, file=sys.stderr, flush=True)
+
+
+def group_commit_stats():
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ADMIN_PORT}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    stats = {}
+    for line in text.splitlines():
+        for name in ("rounds", "requests", "log_syncs"):
+            prefix = f"strata_group_commit_{name}_total "
+            if line.startswith(prefix):
+                stats[name] = float(line[len(prefix):])
+    return stats
+
+
+def produce(broker, topic, size, n, acks, partitions):
+    args = ["-P", "-t", topic, "-p", "0" if partitions == 1 else "-1", "-s", str(size),
+            "-c", str(n), "-a", "-1" if acks == "all" else acks, "-X", f"linger.ms={C.LINGER_MS}",
+            "-X", "compression.type=none",
+            "-X", f"enable.idempotence={'true' if acks == 'all' else 'false'}"]
+
+    def run():
+        t = C.rdk_perf(broker, args)
+        if t.get("dr", 0) < n or t.get("dr_err", 0):
+            raise RuntimeError(f"incomplete delivery: {t}")
+        return {"records_per_s": t["dr_m/s"], "mb_per_s": t["dr_m/s"] * size / 1e6}
+
+    r = C.measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
+def one_run(config, run_index):
+    kind, extra = SETTINGS[config]
+    extra = dict(extra)
+    if kind == "strata":
+        extra["strata.admin.listeners"] = f"http://127.0.0.1:{ADMIN_PORT}"
+    broker = C.Broker(kind, os.path.join(C.WORK, f"durable-{config}"), extra_props=extra)
+    log(f"run {run_index}: {config}")
+    broker.start()
+    results = {}
+    try:
+        C.create_topic(broker, "warmup", 1)
+        produce(broker, "warmup", 100, N100 // 3, "1", 1)
+        for name, size, n, acks, partitions in SCENARIOS:
+            topic = f"dur-{name}"
+            C.create_topic(broker, topic, partitions)
+            before = group_commit_stats()
+            r = produce(broker, topic, size, n, acks, partitions)
+            after = group_commit_stats()
+            if before and after:
+                r["group_commit_rounds"] = after["rounds"] - before["rounds"]
+                r["group_commit_requests"] = after["requests"] - before["requests"]
+            results[name] = r
+            log(f"  {name}: {r['records_per_s']:.0f} rec/s, "
+                f"{r['broker_cpu_s_per_gb']:.1f} CPU-s/GB", r.get("group_commit_rounds", ""))
+    finally:
+        broker.stop()
+    return results
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def markdown(runs, meta):
+    lines = [f"Generated by `benches/durable_compare.py` ({meta}). "
+             "Cells: median [min–max] records/s over the runs; broker CPU-s per GB beside it.",
+             "",
+             "| Scenario | " + " | ".join(CONFIGS) + " |",
+             "|---|" + "---:|" * len(CONFIGS)]
+    for name, *_ in SCENARIOS:
+        cells = []
+        for config in CONFIGS:
+            rs = [r[name] for r in runs.get(config, []) if name in r]
+            if not rs:
+                cells.append("–")
+                continue
+            rate = [r["records_per_s"] for r in rs]
+            cpu = [r["broker_cpu_s_per_gb"] for r in rs]
+            cells.append(f"{median(rate):,.0f} [{min(rate):,.0f}–{max(rate):,.0f}], "
+                         f"{median(cpu):.1f} s/GB")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    ratios = []
+    for name, *_ in SCENARIOS:
+        def med(config):
+            return median([r[name]["records_per_s"] for r in runs.get(config, []) if name in r])
+        row = [name]
+        for a, b in (("strata-durable", "strata-page"), ("strata-durable", "kafka-flush1"),
+                     ("strata-durable", "kafka-page")):
+            row.append(f"{med(a) / med(b):.2f}x" if a in runs and b in runs else "–")
+        rounds = [r[name].get("group_commit_rounds") for r in runs.get("strata-durable", [])]
+        reqs = [r[name].get("group_commit_requests") for r in runs.get("strata-durable", [])]
+        per_round = [q / k for q, k in zip(reqs, rounds) if q and k]
+        row.append(f"{median(per_round):.1f}" if per_round else "–")
+        ratios.append(row)
+    lines += ["| Scenario | durable / page cache | durable / Kafka flush.messages=1 | "
+              "durable / Kafka page cache | acknowledgements per fsync round |",
+              "|---|---:|---:|---:|---:|"]
+    lines += ["| " + " | ".join(r) + " |" for r in ratios]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    runs = {c: [] for c in CONFIGS}
+    for i in range(ROUNDS):
+        order = CONFIGS if i % 2 == 0 else list(reversed(CONFIGS))
+        for config in order:
+            runs[config].append(one_run(config, i))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = os.environ.get("BENCH_OUT", os.path.join(C.HERE, "results", f"durable-{stamp}.json"))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    meta = (f"{ROUNDS} rounds, configurations in alternating order, fresh data dir each; "
+            f"{N100:,} × 100 B / {N1K:,} × 1 KiB records per measured run; "
+            f"`durable-{stamp}.json`")
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "runs": runs}, f, indent=1)
+    md = markdown(runs, meta)
+    with open(out[:-5] + ".md", "w") as f:
+        f.write(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
