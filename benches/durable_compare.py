@@ -13,10 +13,14 @@ in turn, BENCH_DUR_ROUNDS times, each on a fresh data dir:
 In each run: a warm-up produce (not measured), then librdkafka's rdkafka_performance producing
 100 B records with acks=all and acks=1 and 1 KiB records with acks=all to partition 0 of a
 new 1-partition topic (linger.ms=5, compare.py's settings), then the same 100 B acks=all on a
-6-partition topic (every partition, so that one fsync round covers several logs). For Strata
+6-partition topic (every partition, so that one fsync round covers several logs), then 100 B
+acks=all in requests of 100 records sent without linger (where an fsync per append costs
+most), by one producer and by four at once (four rdkafka_performance processes, each on its own
+partition of a 4-partition topic: one fsync round can answer several connections). For Strata
 durable, the group commit's rounds and answered requests are read from /metrics.
 
-Knobs: BENCH_DUR_ROUNDS=3, BENCH_DUR_N100=300000, BENCH_DUR_N1K=100000,
+Knobs: BENCH_DUR_ROUNDS=3, BENCH_DUR_N100=300000, BENCH_DUR_N1K=100000, BENCH_DUR_NSMALL=300000,
+BENCH_DUR_SCENARIOS (comma-separated names, default all),
 BENCH_DUR_CONFIGS=strata-page,strata-durable,kafka-flush1,kafka-page, STRATA_BIN, BENCH_WORK,
 BENCH_OUT. Writes benches/results/durable-<time>.json and .md; prints the Markdown.
 """
@@ -25,6 +29,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 import urllib.request
 
@@ -34,6 +39,7 @@ import compare as C  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_DUR_ROUNDS", "3"))
 N100 = int(os.environ.get("BENCH_DUR_N100", "300000"))
 N1K = int(os.environ.get("BENCH_DUR_N1K", "100000"))
+N_SMALL = int(os.environ.get("BENCH_DUR_NSMALL", "300000"))
 CONFIGS = os.environ.get(
     "BENCH_DUR_CONFIGS", "strata-page,strata-durable,kafka-flush1,kafka-page").split(",")
 ADMIN_PORT = int(os.environ.get("BENCH_DUR_ADMIN_PORT", "29744"))
@@ -44,13 +50,21 @@ SETTINGS = {
     "kafka-flush1": ("kafka", {"log.flush.interval.messages": "1"}),
     "kafka-page": ("kafka", {}),
 }
-SCENARIOS = [
-    # (name, size, n, acks, partitions)
-    ("p1_100B_acksall", 100, N100, "all", 1),
-    ("p1_100B_acks1", 100, N100, "1", 1),
-    ("p1_1KiB_acksall", 1024, N1K, "all", 1),
-    ("p6_100B_acksall", 100, N100, "all", 6),
+SMALL = ["-X", "linger.ms=0", "-X", "batch.num.messages=100"]
+ALL_SCENARIOS = [
+    # (name, size, n, acks, partitions, more rdkafka_performance args)
+    ("p1_100B_acksall", 100, N100, "all", 1, []),
+    ("p1_100B_acks1", 100, N100, "1", 1, []),
+    ("p1_1KiB_acksall", 1024, N1K, "all", 1, []),
+    ("p6_100B_acksall", 100, N100, "all", 6, []),
+    # Requests of 100 records (10 KB) sent at once: an fsync per append costs the most.
+    ("p1_100B_acksall_small", 100, N_SMALL, "all", 1, SMALL),
+    # Four producers at once, each with requests of 100 records to its own partition: one
+    # fsync round can answer several connections.
+    ("p4x4_100B_acksall_small", 100, N_SMALL, "all", 4, SMALL),
 ]
+WANTED = os.environ.get("BENCH_DUR_SCENARIOS")
+SCENARIOS = [s for s in ALL_SCENARIOS if not WANTED or s[0] in WANTED.split(",")]
 
 
 def log(*a):
@@ -72,17 +86,46 @@ def group_commit_stats():
     return stats
 
 
-def produce(broker, topic, size, n, acks, partitions):
-    args = ["-P", "-t", topic, "-p", "0" if partitions == 1 else "-1", "-s", str(size),
-            "-c", str(n), "-a", "-1" if acks == "all" else acks, "-X", f"linger.ms={C.LINGER_MS}",
-            "-X", "compression.type=none",
-            "-X", f"enable.idempotence={'true' if acks == 'all' else 'false'}"]
+def produce(broker, topic, size, n, acks, partitions, more=(), producers=1):
+    """`producers` > 1: that many rdkafka_performance processes at once, producer i writing
+    n / producers records to partition i; the rate is all records over the wall time."""
+    def args(partition, count):
+        return ["-P", "-t", topic, "-p", str(partition), "-s", str(size),
+                "-c", str(count), "-a", "-1" if acks == "all" else acks,
+                "-X", f"linger.ms={C.LINGER_MS}", "-X", "compression.type=none",
+                "-X", f"enable.idempotence={'true' if acks == 'all' else 'false'}", *more]
+
+    def check(t, count):
+        if t.get("dr", 0) < count or t.get("dr_err", 0):
+            raise RuntimeError(f"incomplete delivery: {t}")
 
     def run():
-        t = C.rdk_perf(broker, args)
-        if t.get("dr", 0) < n or t.get("dr_err", 0):
-            raise RuntimeError(f"incomplete delivery: {t}")
-        return {"records_per_s": t["dr_m/s"], "mb_per_s": t["dr_m/s"] * size / 1e6}
+        if producers == 1:
+            t = C.rdk_perf(broker, args(0 if partitions == 1 else -1, n))
+            check(t, n)
+            return {"records_per_s": t["dr_m/s"], "mb_per_s": t["dr_m/s"] * size / 1e6}
+        each = n // producers
+        tables, errors = [None] * producers, []
+
+        def one(i):
+            try:
+                tables[i] = C.rdk_perf(broker, args(i, each))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(producers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - t0
+        if errors:
+            raise errors[0]
+        for t in tables:
+            check(t, each)
+        rate = each * producers / wall
+        return {"records_per_s": rate, "mb_per_s": rate * size / 1e6}
 
     r = C.measured(broker, run)
     r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
@@ -101,11 +144,12 @@ def one_run(config, run_index):
     try:
         C.create_topic(broker, "warmup", 1)
         produce(broker, "warmup", 100, N100 // 3, "1", 1)
-        for name, size, n, acks, partitions in SCENARIOS:
+        for name, size, n, acks, partitions, more in SCENARIOS:
             topic = f"dur-{name}"
             C.create_topic(broker, topic, partitions)
             before = group_commit_stats()
-            r = produce(broker, topic, size, n, acks, partitions)
+            producers = 4 if name.startswith("p4x4") else 1
+            r = produce(broker, topic, size, n, acks, partitions, more, producers)
             after = group_commit_stats()
             if before and after:
                 r["group_commit_rounds"] = after["rounds"] - before["rounds"]
