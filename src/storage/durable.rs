@@ -241,11 +241,12 @@ impl GroupCommit {
         for w in batch {
             by_log.entry(Arc::as_ptr(&w.log)).or_default().push(w);
         }
+        let groups: Vec<Vec<Waiter>> = by_log.into_values().collect();
+        let logs: Vec<Arc<PartitionLog>> = groups.iter().map(|g| g[0].log.clone()).collect();
+        let outcomes = sync_all(&logs);
         let mut retry = Vec::new();
-        let (mut requests, logs) = (0u64, by_log.len() as u64);
-        for (_, waiters) in by_log {
-            let log = waiters[0].log.clone();
-            let outcome = log.sync_durable();
+        let mut requests = 0u64;
+        for ((waiters, log), outcome) in groups.into_iter().zip(&logs).zip(outcomes) {
             for w in waiters {
                 match &outcome {
                     Err(e) => {
@@ -263,10 +264,45 @@ impl GroupCommit {
         }
         let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         stats.rounds += 1;
-        stats.log_syncs += logs;
+        stats.log_syncs += logs.len() as u64;
         stats.requests += requests;
         retry
     }
+}
+
+/// At most this many fsyncs of one round run at once: concurrent fdatasyncs of different
+/// files can share the file system's journal commit, where one after another each waits for
+/// its own.
+const SYNC_THREADS: usize = 4;
+
+/// [`PartitionLog::sync_durable`] of every log, the logs spread over up to [`SYNC_THREADS`]
+/// threads when there are several; outcomes in the order of `logs`.
+fn sync_all(logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
+    if logs.len() <= 1 {
+        return logs.iter().map(|l| l.sync_durable()).collect();
+    }
+    let threads = logs.len().min(SYNC_THREADS);
+    let chunk = logs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = logs
+            .chunks(chunk)
+            .map(|part| {
+                let handle =
+                    scope.spawn(move || part.iter().map(|l| l.sync_durable()).collect::<Vec<_>>());
+                (part.len(), handle)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(len, h)| {
+                h.join().unwrap_or_else(|_| {
+                    (0..len)
+                        .map(|_| Err(StorageError::InvalidArgument("fsync thread panicked")))
+                        .collect()
+                })
+            })
+            .collect()
+    })
 }
 
 impl std::fmt::Debug for GroupCommit {
