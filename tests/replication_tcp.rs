@@ -103,13 +103,21 @@ async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn follower_replicates_over_tcp_roles_swap_and_a_dead_follower_leaves_the_isr() {
-    let extra = |id: &'static str| [("node.id", id), ("replica.lag.time.max.ms", LAG_MS)];
-    let mut b1 = TestBroker::start(&extra("1")).await;
-    let mut b2 = TestBroker::start(&extra("2")).await;
-    replicas(&b1).set_broker_epoch(BrokerEpoch(101));
-    replicas(&b2).set_broker_epoch(BrokerEpoch(102));
+/// Brokers 1 and 2 with `extra` config, broker epochs `epoch_base` + 1 and + 2, and the
+/// resolver their fetchers use to reach each other.
+async fn two_brokers(
+    extra: &[(&'static str, &'static str)],
+    epoch_base: i64,
+) -> (TestBroker, TestBroker, BrokerAddressResolver) {
+    let config = |id: &'static str| {
+        let mut c = vec![("node.id", id), ("replica.lag.time.max.ms", LAG_MS)];
+        c.extend_from_slice(extra);
+        c
+    };
+    let b1 = TestBroker::start(&config("1")).await;
+    let b2 = TestBroker::start(&config("2")).await;
+    replicas(&b1).set_broker_epoch(BrokerEpoch(epoch_base + 1));
+    replicas(&b2).set_broker_epoch(BrokerEpoch(epoch_base + 2));
     let addrs: HashMap<BrokerId, String> = [
         (BrokerId(1), b1.addr.to_string()),
         (BrokerId(2), b2.addr.to_string()),
@@ -117,6 +125,12 @@ async fn follower_replicates_over_tcp_roles_swap_and_a_dead_follower_leaves_the_
     .into_iter()
     .collect();
     let resolver: BrokerAddressResolver = Arc::new(move |id| addrs.get(&id).cloned());
+    (b1, b2, resolver)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follower_replicates_over_tcp_roles_swap_and_a_dead_follower_leaves_the_isr() {
+    let (mut b1, mut b2, resolver) = two_brokers(&[], 100).await;
 
     let topic_id = Uuid::random();
     apply(&[&b1, &b2], &change(topic_id, 1, 0, &[1, 2]));
@@ -230,24 +244,7 @@ async fn follower_replicates_over_tcp_roles_swap_and_a_dead_follower_leaves_the_
 /// batch is on disk on the leader and on the follower.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durable_acks_all_is_fsynced_on_every_in_sync_replica() {
-    let extra = |id: &'static str| {
-        [
-            ("node.id", id),
-            ("replica.lag.time.max.ms", LAG_MS),
-            ("strata.log.durable.acks", "true"),
-        ]
-    };
-    let mut b1 = TestBroker::start(&extra("1")).await;
-    let mut b2 = TestBroker::start(&extra("2")).await;
-    replicas(&b1).set_broker_epoch(BrokerEpoch(201));
-    replicas(&b2).set_broker_epoch(BrokerEpoch(202));
-    let addrs: HashMap<BrokerId, String> = [
-        (BrokerId(1), b1.addr.to_string()),
-        (BrokerId(2), b2.addr.to_string()),
-    ]
-    .into_iter()
-    .collect();
-    let resolver: BrokerAddressResolver = Arc::new(move |id| addrs.get(&id).cloned());
+    let (mut b1, mut b2, resolver) = two_brokers(&[("strata.log.durable.acks", "true")], 200).await;
     apply(&[&b1, &b2], &change(Uuid::random(), 1, 0, &[1, 2]));
     for b in [&mut b1, &mut b2] {
         b.running
