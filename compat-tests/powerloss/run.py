@@ -35,6 +35,7 @@ PORT = int(os.environ.get("POWERLOSS_PORT", "19480"))
 TOPIC = "powerloss"
 # Acknowledged records to wait for before the cut.
 ACKED_BEFORE_CUT = int(os.environ.get("POWERLOSS_ACKED", "4000"))
+CUT_AFTER_S = 60
 
 
 def log(*a):
@@ -107,7 +108,11 @@ def produce_until_cut(cut):
     cut_done = threading.Event()
 
     def cutter():
-        while True:
+        # The cut comes after ACKED_BEFORE_CUT acknowledgements, or after CUT_AFTER_S seconds
+        # whatever was acknowledged: a broker that stops acknowledging fails the checks below
+        # instead of hanging the run.
+        deadline = time.monotonic() + CUT_AFTER_S
+        while time.monotonic() < deadline:
             with lock:
                 n = len(acked)
             if n >= ACKED_BEFORE_CUT:
@@ -190,20 +195,23 @@ def case(name, durable):
     in_order = values == sorted(values)
     log(f"{name}: {len(values)} records after restart (high watermark {high}), "
         f"{len(lost)} acknowledged lost, {duplicated} duplicated, in order: {in_order}")
-    return lost, duplicated, in_order, work
+    return lost, duplicated, in_order, work, len(acked)
 
 
 def main():
     passed = failed = 0
-    lost, duplicated, in_order, work = case("durable", True)
-    if not lost and duplicated == 0 and in_order:
+    lost, duplicated, in_order, work, acked = case("durable", True)
+    if acked == 0:
+        failed += 1
+        log(f"FAIL durable: nothing was acknowledged before the cut (files in {work})")
+    elif not lost and duplicated == 0 and in_order:
         passed += 1
         log("PASS durable: no acknowledged record lost")
     else:
         failed += 1
         log(f"FAIL durable: lost {lost[:10]}..., duplicated {duplicated}, in order {in_order} "
             f"(files in {work})")
-    lost, _, _, work = case("page-cache", False)
+    lost, _, _, work, _ = case("page-cache", False)
     if lost:
         passed += 1
         log(f"PASS page-cache: the cut lost {len(lost)} acknowledged records, as expected")
