@@ -19,6 +19,7 @@ What is modelled: file contents and sizes are lost unless fsynced; directory cha
 kept (see volatile_fs.py). Prints "N passed, M failed" last; exits non-zero on a failure.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -36,6 +37,7 @@ TOPIC = "powerloss"
 # Acknowledged records to wait for before the cut.
 ACKED_BEFORE_CUT = int(os.environ.get("POWERLOSS_ACKED", "4000"))
 CUT_AFTER_S = 60
+CASE_TIMEOUT_S = 300
 
 
 def log(*a):
@@ -198,27 +200,57 @@ def case(name, durable):
     return lost, duplicated, in_order, work, len(acked)
 
 
+def run_case(name):
+    """One case in its own process. Run in the process of the first case, the second case's
+    CreateTopics went unanswered until the broker closed the connection after 30 s, with the
+    broker idle (not understood; in separate processes it never happened in 6 runs under load)."""
+    try:
+        p = subprocess.run([PYTHON, os.path.abspath(__file__), "--case", name],
+                           capture_output=True, text=True, timeout=CASE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        print(e.stdout or "", end="")
+        return None
+    print("".join(l + "\n" for l in p.stdout.splitlines() if not l.startswith("RESULT ")), end="")
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(p.stderr[-3000:], end="")
+    return None
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--case":
+        name = sys.argv[2]
+        lost, duplicated, in_order, work, acked = case(name, name == "durable")
+        print("RESULT " + json.dumps({"lost": lost, "duplicated": duplicated,
+                                      "in_order": in_order, "work": work, "acked": acked}))
+        return
     passed = failed = 0
-    lost, duplicated, in_order, work, acked = case("durable", True)
-    if acked == 0:
+    r = run_case("durable")
+    if r is None:
         failed += 1
-        log(f"FAIL durable: nothing was acknowledged before the cut (files in {work})")
-    elif not lost and duplicated == 0 and in_order:
+        log("FAIL durable: the case did not finish (see above)")
+    elif r["acked"] == 0:
+        failed += 1
+        log(f"FAIL durable: nothing was acknowledged before the cut (files in {r['work']})")
+    elif not r["lost"] and r["duplicated"] == 0 and r["in_order"]:
         passed += 1
         log("PASS durable: no acknowledged record lost")
     else:
         failed += 1
-        log(f"FAIL durable: lost {lost[:10]}..., duplicated {duplicated}, in order {in_order} "
-            f"(files in {work})")
-    lost, _, _, work, _ = case("page-cache", False)
-    if lost:
+        log(f"FAIL durable: lost {r['lost'][:10]}..., duplicated {r['duplicated']}, "
+            f"in order {r['in_order']} (files in {r['work']})")
+    r = run_case("page-cache")
+    if r is None:
+        failed += 1
+        log("FAIL page-cache: the case did not finish (see above)")
+    elif r["lost"]:
         passed += 1
-        log(f"PASS page-cache: the cut lost {len(lost)} acknowledged records, as expected")
+        log(f"PASS page-cache: the cut lost {len(r['lost'])} acknowledged records, as expected")
     else:
         failed += 1
         log(f"FAIL page-cache: nothing acknowledged was lost, so the cut is not seen "
-            f"(files in {work})")
+            f"(files in {r['work']})")
     print(f"powerloss: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

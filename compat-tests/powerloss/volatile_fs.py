@@ -29,7 +29,7 @@ class VolatileFS(Operations):
         self.store = os.path.realpath(store)
         # Unsynced contents by path: the whole file as the writer sees it.
         self.dirty = {}
-        self.lock = threading.Lock()
+        self._mutex = threading.Lock()
         self.fds = {}
         self.next_fh = 1
 
@@ -53,7 +53,7 @@ class VolatileFS(Operations):
             raise FuseOSError(e.errno)
         attrs = {k: getattr(st, k) for k in (
             "st_mode", "st_nlink", "st_uid", "st_gid", "st_atime", "st_mtime", "st_ctime")}
-        with self.lock:
+        with self._mutex:
             data = self.dirty.get(path)
             attrs["st_size"] = len(data) if data is not None else st.st_size
         return attrs
@@ -68,12 +68,12 @@ class VolatileFS(Operations):
         os.rmdir(self._p(path))
 
     def unlink(self, path):
-        with self.lock:
+        with self._mutex:
             self.dirty.pop(path, None)
         os.unlink(self._p(path))
 
     def rename(self, old, new):
-        with self.lock:
+        with self._mutex:
             os.rename(self._p(old), self._p(new))
             self.dirty.pop(new, None)
             if old in self.dirty:
@@ -102,7 +102,7 @@ class VolatileFS(Operations):
     def create(self, path, mode, fi=None):
         fd = os.open(self._p(path), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, mode)
         os.close(fd)
-        with self.lock:
+        with self._mutex:
             self.dirty.pop(path, None)
             fh = self.next_fh
             self.next_fh += 1
@@ -111,13 +111,13 @@ class VolatileFS(Operations):
     def open(self, path, flags):
         if flags & os.O_TRUNC:
             self.truncate(path, 0)
-        with self.lock:
+        with self._mutex:
             fh = self.next_fh
             self.next_fh += 1
         return fh
 
     def read(self, path, size, offset, fh):
-        with self.lock:
+        with self._mutex:
             data = self.dirty.get(path)
             if data is not None:
                 return bytes(data[offset:offset + size])
@@ -126,7 +126,7 @@ class VolatileFS(Operations):
             return f.read(size)
 
     def write(self, path, buf, offset, fh):
-        with self.lock:
+        with self._mutex:
             data = self._content(path)
             end = offset + len(buf)
             if len(data) < offset:
@@ -135,7 +135,7 @@ class VolatileFS(Operations):
             return len(buf)
 
     def truncate(self, path, length, fh=None):
-        with self.lock:
+        with self._mutex:
             data = self._content(path)
             if len(data) > length:
                 del data[length:]
@@ -143,7 +143,7 @@ class VolatileFS(Operations):
                 data.extend(b"\0" * (length - len(data)))
 
     def fsync(self, path, datasync, fh):
-        with self.lock:
+        with self._mutex:
             data = self.dirty.pop(path, None)
             if data is None:
                 return 0
