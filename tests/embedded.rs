@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{batch, fetch_partition, TestBroker};
+use common::{api_call, batch, fetch_partition, TestBroker};
 
 #[tokio::test]
 async fn legacy_single_node_metadata_is_imported_once() {
@@ -61,4 +61,65 @@ async fn legacy_single_node_metadata_is_imported_once() {
         .topic("old")
         .expect("still there");
     assert_eq!(topic.id, legacy_id);
+}
+
+/// The first Metadata a client gets from a starting single node lists that node (and names it
+/// controller). Clients that connect while it starts wait in the listen backlog until it is
+/// registered and unfenced; answering earlier listed no broker at all, and librdkafka's admin
+/// client then waited 30 s before trying again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_metadata_of_a_starting_node_lists_it() {
+    use strata::protocol::messages::metadata_request::MetadataRequest;
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "--override",
+            &format!("listeners=PLAINTEXT://127.0.0.1:{port}"),
+            "--override",
+            "strata.admin.listeners=",
+            "--override",
+            &format!("log.dirs={}", dir.path().display()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn strata");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let stream = loop {
+        // Connects as soon as the port is bound.
+        if let Ok(s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "strata never listened"
+        );
+        tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+    };
+    let mut c = common::Client::from_stream(stream);
+    let r = api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        13,
+        MetadataRequest {
+            topics: Some(vec![]),
+            ..Default::default()
+        }
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        r.brokers
+            .iter()
+            .map(|b| (b.node_id, b.port))
+            .collect::<Vec<_>>(),
+        vec![(1, port as i32)]
+    );
+    assert_eq!(r.controller_id, 1);
 }

@@ -201,9 +201,10 @@ def case(name, durable):
 
 
 def run_case(name):
-    """One case in its own process. Run in the process of the first case, the second case's
-    CreateTopics went unanswered until the broker closed the connection after 30 s, with the
-    broker idle (not understood; in separate processes it never happened in 6 runs under load)."""
+    """One case in its own process, so each starts its clients afresh. (Run in the first
+    case's process, the second case's warm admin client reached the new broker within its
+    first milliseconds, when Strata still answered Metadata without listing itself; librdkafka
+    then waited 30 s. Strata now accepts client connections only once it is ready.)"""
     try:
         p = subprocess.run([PYTHON, os.path.abspath(__file__), "--case", name],
                            capture_output=True, text=True, timeout=CASE_TIMEOUT_S)

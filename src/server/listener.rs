@@ -79,6 +79,7 @@ pub async fn serve(
     network: Arc<NetworkState>,
     listeners: Vec<(TcpListener, BoundListener)>,
     shutdown: CancellationToken,
+    clients_open: tokio::sync::watch::Receiver<bool>,
 ) {
     let permits = Arc::new(Semaphore::new(broker.limits.max_connections));
     let tracker = TaskTracker::new();
@@ -99,7 +100,18 @@ pub async fn serve(
         let permits = permits.clone();
         let shutdown = shutdown.clone();
         let tracker2 = tracker.clone();
+        let mut clients_open = clients_open.clone();
         tracker.spawn(async move {
+            // A client listener accepts only once the broker can answer for itself (a single
+            // node: registered, unfenced, partitions open), as Kafka enables request processing
+            // only after its broker has caught up. Earlier, Metadata would list no broker and
+            // librdkafka would stall on it; meanwhile connections wait in the backlog.
+            if !unlimited {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    open = clients_open.wait_for(|open| *open) => if open.is_err() { return },
+                }
+            }
             loop {
                 let permit = if unlimited {
                     None

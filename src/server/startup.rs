@@ -424,11 +424,15 @@ pub async fn start(
         admin_listeners,
         shutdown.clone(),
     ));
+    // Cluster members open their client listeners at once (their quorum may still be
+    // forming, and peers fetch through them); a lone voter once it is ready, below.
+    let (clients_open, clients_open_rx) = tokio::sync::watch::channel(!embedded);
     let server = tokio::spawn(crate::server::serve(
         broker.clone(),
         network.clone(),
         listeners,
         serving,
+        clients_open_rx,
     ));
     // A lone voter has everything it needs locally: it returns once it is unfenced with its
     // partitions open, as a single Kafka node starts serving after its first unfence.
@@ -442,6 +446,7 @@ pub async fn start(
         if !producer_ids.wait_for_block(EMBEDDED_READY_MAX_MS).await {
             tracing::warn!("no producer-id block from the controller yet");
         }
+        clients_open.send_replace(true);
     }
     tracing::info!(
         node_id = broker.node_id,
