@@ -31,27 +31,33 @@ API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "Offs
              13: "LeaveGroup", 14: "SyncGroup", 15: "DescribeGroups", 16: "ListGroups",
              17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics",
              21: "DeleteRecords", 22: "InitProducerId", 23: "OffsetForLeaderEpoch",
-             24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
-             29: "DescribeAcls", 32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
+             24: "AddPartitionsToTxn", 25: "AddOffsetsToTxn", 26: "EndTxn", 27: "WriteTxnMarkers",
+             28: "TxnOffsetCommit", 29: "DescribeAcls", 32: "DescribeConfigs", 33: "AlterConfigs", 35: "DescribeLogDirs",
              36: "SaslAuthenticate", 37: "CreatePartitions", 42: "DeleteGroups",
-             34: "AlterReplicaLogDirs", 43: "ElectLeaders", 44: "IncrementalAlterConfigs",
-             45: "AlterPartitionReassignments", 46: "ListPartitionReassignments", 47: "OffsetDelete",
+             34: "AlterReplicaLogDirs", 38: "CreateDelegationToken", 39: "RenewDelegationToken",
+             40: "ExpireDelegationToken", 41: "DescribeDelegationToken", 43: "ElectLeaders",
+             44: "IncrementalAlterConfigs", 45: "AlterPartitionReassignments", 46: "ListPartitionReassignments", 47: "OffsetDelete",
              48: "DescribeClientQuotas", 49: "AlterClientQuotas", 50: "DescribeUserScramCredentials",
              51: "AlterUserScramCredentials", 55: "DescribeQuorum", 57: "UpdateFeatures", 60: "DescribeCluster",
              61: "DescribeProducers", 65: "DescribeTransactions", 66: "ListTransactions",
              68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe",
-             71: "GetTelemetrySubscriptions", 72: "PushTelemetry", 75: "DescribeTopicPartitions"}
+             71: "GetTelemetrySubscriptions", 72: "PushTelemetry", 74: "ListClientMetricsResources",
+             75: "DescribeTopicPartitions", 76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe",
+             78: "ShareFetch", 79: "ShareAcknowledge"}
 
 
-SOFTWARE_FAMILIES = [("apache-kafka-java", "java"), ("confluent-kafka-python", "confluent"),
-                     ("kafka-python", "kafka-python"), ("kgo", "franz-go"), ("franz", "franz-go"),
+# Matched as prefixes of "<name> <version>"; the first match wins. The newest Java client
+# (KAFKA_LATEST_VERSION, the `java-latest.*` cases) gets its own family so that its frames sit
+# beside the pinned client's in golden/ instead of replacing them.
+SOFTWARE_FAMILIES = [("apache-kafka-java 4.3.", "java43"), ("apache-kafka-java", "java"),
+                     ("confluent-kafka-python", "confluent"), ("kafka-python", "kafka-python"), ("kgo", "franz-go"), ("franz", "franz-go"),
                      ("kcat", "kcat"), ("librdkafka", "librdkafka"), ("kafkajs", "kafkajs")]
 
 
 def family(software):
     """Client family from ApiVersions client_software_name (beats the case label,
     e.g. a kcat case that creates its topic with confluent-kafka's admin)."""
-    name = software.split(" ")[0].lower()
+    name = software.lower()
     for prefix, fam in SOFTWARE_FAMILIES:
         if name.startswith(prefix):
             return fam

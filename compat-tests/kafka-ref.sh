@@ -6,10 +6,13 @@
 #      KAFKA_REF_DIR (.cache/kafka-ref-$KAFKA_PORT) state+logs,
 #      KAFKA_HEAP (-Xmx1g -Xms1g), KAFKA_REF_FRESH=1 wipes the log dir on start,
 #      KAFKA_ADVERTISED (127.0.0.1:$KAFKA_PORT) address given to clients (capture.sh
-#      points it at capture_proxy.py), KAFKA_EXTRA_PROPS: extra server.properties lines (newline separated).
+#      points it at capture_proxy.py), KAFKA_EXTRA_PROPS: extra server.properties lines (newline separated),
+#      KAFKA_REF_LIBS (.cache/kafka-libs) the jars to run, e.g. .cache/kafka-libs-latest for the
+#      newest Kafka (KAFKA_LATEST_VERSION); a relative path is taken from this directory.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-LIBS="$HERE/.cache/kafka-libs"
+LIBS="${KAFKA_REF_LIBS:-$HERE/.cache/kafka-libs}"
+case "$LIBS" in /*) ;; *) LIBS="$HERE/$LIBS" ;; esac
 PORT="${KAFKA_PORT:-9092}"
 CPORT="${KAFKA_CONTROLLER_PORT:-$((PORT + 1))}"
 DIR="${KAFKA_REF_DIR:-$HERE/.cache/kafka-ref-$PORT}"

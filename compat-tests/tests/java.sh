@@ -81,7 +81,7 @@ java_console_keys() {
 }
 
 java_configs() {
-  local t; t=$(topic java-configs)
+  local t; t=$(topic "java-configs${1:-}")
   kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
   kafka_configs --describe --entity-type topics --entity-name "$t" | tee "$OUT/cfg0.txt"
   grep -q "retention.ms=1000" "$OUT/cfg0.txt" && fail "retention.ms already set"
@@ -105,16 +105,21 @@ java_producer_perf() {
 }
 
 # ---- groups (need the classic group coordinator) ---------------------------
-# groups_console_share [N]: N console consumers (default 2) in one group share a 4-partition
-# topic: each gets data, none twice, nothing lost.
+# Console consumer options for client properties and formatter properties: Kafka 4.1 knows only
+# --consumer-property/--property; the newest tools deprecate them (with a notice on stdout, in
+# the consumed data) for --command-property/--formatter-property. The java-latest cases shadow these.
+CONS_PROP=--consumer-property FMT_PROP=--property
+# groups_console_share [N [PROTOCOL [NAME_SUFFIX]]]: N console consumers (default 2) in one group
+# share a 4-partition topic: each gets data, none twice, nothing lost.
 groups_console_share() {
-  local n=${1:-2} proto=${2:-classic} t g; t=$(topic "grp-share$n-$proto"); g="compat-$RUN_ID-share$n-$proto"
+  local n=${1:-2} proto=${2:-classic} sfx=${3:-} t g
+  t=$(topic "grp-share$n-$proto$sfx"); g="compat-$RUN_ID-share$n-$proto$sfx"
   local names; names=$(echo a b c d | cut -d' ' -f1-"$n")
   kafka_topics --create --topic "$t" --partitions 4 --replication-factor 1
   for c in $names; do
     kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 20000 \
-      --consumer-property group.protocol="$proto" \
-      --property print.key=true --property key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
+      "$CONS_PROP" group.protocol="$proto" \
+      "$FMT_PROP" print.key=true "$FMT_PROP" key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
     echo $! > "$OUT/cons-$c.pid"
   done
   # wait for a stable group with both members
@@ -149,11 +154,11 @@ groups_consumer_perf() {
 }
 
 groups_describe_lag() {
-  local t g; t=$(topic grp-lag); g="compat-$RUN_ID-lag"
+  local sfx=${1:-} t g; t=$(topic "grp-lag$sfx"); g="compat-$RUN_ID-lag$sfx"
   kafka_topics --create --topic "$t" --partitions 1 --replication-factor 1
   seq 1 100 | kafka_console_producer --topic "$t"
   kafka_console_consumer --topic "$t" --group "$g" --from-beginning --max-messages 40 \
-    --consumer-property max.poll.records=10 --timeout-ms 30000 > "$OUT/c.txt"
+    "$CONS_PROP" max.poll.records=10 --timeout-ms 30000 > "$OUT/c.txt"
   [ "$(wc -l < "$OUT/c.txt")" -eq 40 ] || fail "consumed $(wc -l < "$OUT/c.txt") not 40"
   kafka_consumer_groups --list | tee "$OUT/list.txt"
   grep -qx "$g" "$OUT/list.txt" || fail "group not listed"
@@ -167,8 +172,9 @@ groups_three() { groups_console_share 3; }
 # KIP-848: the same with `group.protocol=consumer`, then kafka-consumer-groups --describe
 # (ConsumerGroupDescribe) shows the consumer-type group, its members and committed offsets.
 groups_kip848_share() {
-  groups_console_share 2 consumer
-  local g="compat-$RUN_ID-share2-consumer"
+  local sfx=${1:-}
+  groups_console_share 2 consumer "$sfx"
+  local g="compat-$RUN_ID-share2-consumer$sfx"
   kafka_consumer_groups --describe --group "$g" --state | tee "$OUT/state.txt"
   grep -q "consumer" "$OUT/state.txt" || fail "describe --state does not show the consumer protocol"
   kafka_consumer_groups --describe --group "$g" | tee "$OUT/offsets.txt"
@@ -191,6 +197,23 @@ groups_reset_delete() {
   ! grep -qx "$g" "$OUT/list.txt" || fail "group still listed after --delete"
 }
 
+# The newest Java client and tools (KAFKA_LATEST_VERSION, .cache/kafka-libs-latest): the same
+# commands in a few cases, with their own topic and group names (jk reads KAFKA_LIBS, which
+# these functions shadow). capture.sh runs them against the newest Kafka for golden/.
+java_latest_topics() {
+  local KAFKA_LIBS="$KAFKA_LATEST_LIBS" T; T=$(topic java-latest-admin)
+  java_topics_create; java_topics_list; java_topics_describe; java_topics_alter; java_topics_delete
+}
+java_latest_configs() { local KAFKA_LIBS="$KAFKA_LATEST_LIBS"; java_configs -latest; }
+java_latest_describe_lag() {
+  local KAFKA_LIBS="$KAFKA_LATEST_LIBS" CONS_PROP=--command-property FMT_PROP=--formatter-property
+  groups_describe_lag -latest
+}
+java_latest_kip848() {
+  local KAFKA_LIBS="$KAFKA_LATEST_LIBS" CONS_PROP=--command-property FMT_PROP=--formatter-property
+  groups_kip848_share -latest
+}
+
 case_run core java.topics.create java_topics_create
 case_run core java.topics.list java_topics_list
 case_run core java.topics.describe java_topics_describe
@@ -207,4 +230,8 @@ case_run groups java.groups.consumer-perf groups_consumer_perf
 case_run groups java.groups.three-consumers groups_three
 case_run groups java.groups.kip848-share groups_kip848_share
 case_run groups java.groups.reset-delete groups_reset_delete
+case_run core java-latest.topics.admin java_latest_topics
+case_run core java-latest.configs.alter-describe java_latest_configs
+case_run groups java-latest.groups.describe-lag java_latest_describe_lag
+case_run groups java-latest.groups.kip848-share java_latest_kip848
 case_summary
