@@ -26,6 +26,9 @@
 # Environment:
 #   STRATA_BIN          binary (default <repo>/target/release/strata)
 #   CLUSTER_PORT_BASE   default 19400: broker N listens on base+N, controller N on base+10+N
+#   CLUSTER_BROKER_PORT_BASE  default CLUSTER_PORT_BASE: broker N listens on this base+N instead
+#                       (controllers stay on CLUSTER_PORT_BASE+10+N); restarting a stopped
+#                       cluster with another value moves every broker to new addresses
 #   CLUSTER_DIR         data, logs and pid files: DIR/nN/ (log.dirs), DIR/nN.log, DIR/nN.pid.
 #                       Default: `start` makes a fresh mktemp dir and records it in
 #                       /tmp/strata-cluster-<base>.dir, which the other commands read.
@@ -41,6 +44,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 STRATA_BIN="${STRATA_BIN:-$ROOT/target/release/strata}"
 BASE="${CLUSTER_PORT_BASE:-19400}"
+BROKER_BASE="${CLUSTER_BROKER_PORT_BASE:-$BASE}"
 STATE="/tmp/strata-cluster-$BASE.dir"
 PY="${PY:-$ROOT/compat-tests/.cache/venv/bin/python}"
 IMPL="${CLUSTER_IMPL:-strata}"
@@ -48,7 +52,7 @@ LIBS="$ROOT/compat-tests/.cache/kafka-libs"
 NODES="1 2 3"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
-broker_port() { echo $((BASE + $1)); }
+broker_port() { echo $((BROKER_BASE + $1)); }
 controller_port() { echo $((BASE + 10 + $1)); }
 bootstrap() { echo "127.0.0.1:$(broker_port 1),127.0.0.1:$(broker_port 2),127.0.0.1:$(broker_port 3)"; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

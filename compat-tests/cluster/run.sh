@@ -9,15 +9,16 @@
 #   compat-tests/cluster/run.sh --filter chaos    only cases whose name matches (grep -E)
 #
 # Cases: cluster.chaos (chaos.py), cluster.txn.* (txn.py), cluster.librdkafka.* (librdkafka's
-# own tests 0103 and 0129, rdkafka_tests.sh), cluster.tools.* (tools.sh).
-# Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..3 and base+11..13),
+# own tests 0103 and 0129, rdkafka_tests.sh), cluster.tools.* (tools.sh), last
+# cluster.rebootstrap.* (rebootstrap.sh: moves every broker to new ports and back).
+# Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..4, base+11..15, base+20..23),
 # CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s).
 set -uo pipefail
 CLDIR="$(cd "$(dirname "$0")" && pwd)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --filter) export CASE_FILTER="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -90,6 +91,9 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
   CASE_TIMEOUT=240 case_run cluster cluster.librdkafka.0129 rdk_0129
   CASE_TIMEOUT=600 case_run cluster cluster.librdkafka.0103 rdk_0103
   bash "$CLDIR/tools.sh"
+  # Last, as it stops the whole cluster twice: a Java consumer that must follow it to new
+  # broker addresses by re-bootstrapping (KIP-899/KIP-1102).
+  bash "$CLDIR/rebootstrap.sh"
 } 2>&1 | tee -a "$SUMMARY"
 
 P=$(grep -c '^PASS ' "$SUMMARY"); F=$(grep -c '^FAIL ' "$SUMMARY")
