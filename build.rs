@@ -821,6 +821,30 @@ fn module_name(file: &Path) -> String {
 
 /// Messages the `kafka-protocol` 0.15 crate (Kafka 4.0 schemas) does not define: the share-group
 /// RPCs of KIP-932 were still unstable in 4.0 and left out of its generated set.
+/// Messages `kafka-protocol` knows under another name: (ours, its module, its type). Key 74
+/// was ListClientMetricsResources (v0) before KIP-1142 renamed it.
+const KAFKA_PROTOCOL_RENAMED: &[(&str, &str, &str)] = &[
+    (
+        "list_config_resources_request",
+        "list_client_metrics_resources_request",
+        "ListClientMetricsResourcesRequest",
+    ),
+    (
+        "list_config_resources_response",
+        "list_client_metrics_resources_response",
+        "ListClientMetricsResourcesResponse",
+    ),
+];
+
+/// `kafka-protocol`'s module and type for one of our messages.
+fn kafka_protocol_name(module: &str, name: &str) -> (String, String) {
+    KAFKA_PROTOCOL_RENAMED
+        .iter()
+        .find(|(ours, _, _)| *ours == module)
+        .map(|(_, m, n)| (m.to_string(), n.to_string()))
+        .unwrap_or_else(|| (module.to_string(), name.to_string()))
+}
+
 const NOT_IN_KAFKA_PROTOCOL: &[&str] = &[
     "delete_share_group_state_request",
     "delete_share_group_state_response",
@@ -996,9 +1020,10 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
             if spec.versions.is_empty() || NOT_IN_KAFKA_PROTOCOL.contains(&m.as_str()) {
                 continue;
             }
+            let (km, kn) = kafka_protocol_name(m, &spec.name);
             let _ = writeln!(
                 out,
-                "    v.visit::<{m}::{n}, kafka_protocol::messages::{m}::{n}>({n:?}, {:?}, {}, {});",
+                "    v.visit::<{m}::{n}, kafka_protocol::messages::{km}::{kn}>({n:?}, {:?}, {}, {});",
                 spec.kind,
                 spec.versions.min,
                 spec.versions.max,
@@ -1025,10 +1050,12 @@ fn emit_index(out: &mut String, sub: &str, specs: &[(String, Spec)]) {
             if spec.versions.is_empty() || NOT_IN_KAFKA_PROTOCOL.contains(&m.as_str()) {
                 continue;
             }
+            let (km, kn) = kafka_protocol_name(m, &spec.name);
+            let (krm, krn) = kafka_protocol_name(&resp_m, &resp.name);
             let _ = writeln!(
                 out,
-                "    v.visit::<kafka_protocol::messages::{m}::{}, kafka_protocol::messages::{resp_m}::{}>({k}, {}, {});",
-                spec.name, resp.name, spec.versions.min, spec.versions.max
+                "    v.visit::<kafka_protocol::messages::{km}::{kn}, kafka_protocol::messages::{krm}::{krn}>({k}, {}, {});",
+                spec.versions.min, spec.versions.max
             );
         }
         let _ = writeln!(out, "}}\n");

@@ -205,6 +205,41 @@ java_latest_topics() {
   java_topics_create; java_topics_list; java_topics_describe; java_topics_alter; java_topics_delete
 }
 java_latest_configs() { local KAFKA_LIBS="$KAFKA_LATEST_LIBS"; java_configs -latest; }
+# Group configs (`kafka-configs --entity-type groups`, KIP-848) and client-metrics subscriptions
+# (`kafka-client-metrics`, KIP-714), which the 4.x tools find with ListConfigResources v1.
+java_latest_group_configs() {
+  local KAFKA_LIBS="$KAFKA_LATEST_LIBS" g s; g=$(topic java-latest-gcfg); s=$(topic java-latest-sub)
+  kafka_configs --alter --entity-type groups --entity-name "$g" \
+    --add-config consumer.session.timeout.ms=50000,consumer.heartbeat.interval.ms=6000
+  kafka_configs --describe --entity-type groups --entity-name "$g" | tee "$OUT/g1.txt"
+  grep -q "consumer.session.timeout.ms=50000" "$OUT/g1.txt" || fail "session timeout not shown"
+  grep -q "consumer.heartbeat.interval.ms=6000" "$OUT/g1.txt" || fail "heartbeat interval not shown"
+  # Without a name every group with configs is described (ListGroups + ListConfigResources).
+  kafka_configs --describe --entity-type groups | tee "$OUT/gall.txt"
+  grep -q "$g" "$OUT/gall.txt" || fail "group $g not found by describe-all"
+  # A session timeout below the broker's group.consumer.min.session.timeout.ms is refused.
+  if kafka_configs --alter --entity-type groups --entity-name "$g" \
+      --add-config consumer.session.timeout.ms=1000 > "$OUT/bad.txt" 2>&1; then
+    fail "a session timeout below the minimum was accepted"
+  fi
+  grep -q "must be greater than or equal to group.consumer.min.session.timeout.ms" "$OUT/bad.txt" \
+    || { cat "$OUT/bad.txt"; fail "no bounds error"; }
+  kafka_configs --alter --entity-type groups --entity-name "$g" \
+    --delete-config consumer.session.timeout.ms,consumer.heartbeat.interval.ms
+  kafka_configs --describe --entity-type groups --entity-name "$g" | tee "$OUT/g2.txt"
+  if grep -q "consumer.session.timeout.ms=50000" "$OUT/g2.txt"; then fail "override still set"; fi
+  local cm=org.apache.kafka.tools.ClientMetricsCommand
+  jk $cm --bootstrap-server "$BOOTSTRAP" --alter --name "$s" \
+    --metrics org.apache.kafka.producer. --interval 60000
+  jk $cm --bootstrap-server "$BOOTSTRAP" --list | tee "$OUT/cm-list.txt"
+  grep -qx "$s" "$OUT/cm-list.txt" || fail "subscription $s not listed"
+  jk $cm --bootstrap-server "$BOOTSTRAP" --describe --name "$s" | tee "$OUT/cm.txt"
+  grep -q "interval.ms=60000" "$OUT/cm.txt" || fail "interval not shown"
+  grep -q "metrics=org.apache.kafka.producer." "$OUT/cm.txt" || fail "metrics not shown"
+  jk $cm --bootstrap-server "$BOOTSTRAP" --delete --name "$s"
+  jk $cm --bootstrap-server "$BOOTSTRAP" --list > "$OUT/cm-list2.txt"
+  if grep -qx "$s" "$OUT/cm-list2.txt"; then fail "subscription $s still listed after delete"; fi
+}
 java_latest_describe_lag() {
   local KAFKA_LIBS="$KAFKA_LATEST_LIBS" CONS_PROP=--command-property FMT_PROP=--formatter-property
   groups_describe_lag -latest
@@ -232,6 +267,7 @@ case_run groups java.groups.kip848-share groups_kip848_share
 case_run groups java.groups.reset-delete groups_reset_delete
 case_run core java-latest.topics.admin java_latest_topics
 case_run core java-latest.configs.alter-describe java_latest_configs
+case_run core java-latest.configs.groups-client-metrics java_latest_group_configs
 case_run groups java-latest.groups.describe-lag java_latest_describe_lag
 case_run groups java-latest.groups.kip848-share java_latest_kip848
 case_summary

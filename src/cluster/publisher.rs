@@ -6,13 +6,14 @@
 //! so its clients get NOT_COORDINATOR and look the coordinator up again). Dynamic broker
 //! configs (BROKER resources, cluster default and this broker's own) go to the broker's
 //! effective config first, and when it changed every local partition's config is resolved
-//! again, so topics without an override of their own follow a new default at once.
+//! again, so topics without an override of their own follow a new default at once. Group
+//! configs (GROUP resources) go to the group coordinator.
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::BrokerParts;
 use crate::controller::image::MetadataImage;
-use crate::controller::{TopicMeta, RESOURCE_BROKER};
+use crate::controller::{TopicMeta, RESOURCE_BROKER, RESOURCE_GROUP};
 use crate::coordinator::offsets_topic::{
     plain_records, read_partition, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
@@ -31,6 +32,8 @@ pub struct Publisher {
     strays_removed: bool,
     /// The BROKER config layers of the last image, applied or refused.
     dynamic_layers: crate::config::DynamicLayers,
+    /// The GROUP configs of the last image, handed to the group coordinator.
+    group_configs: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Publisher {
@@ -46,6 +49,7 @@ impl Publisher {
             self.strays_removed = true;
             remove_stray_logs(broker, image, local);
         }
+        self.apply_group_configs(broker, image);
         if self.apply_dynamic_configs(broker, image) {
             // Every topic's partition config is resolved again below.
             self.configs.clear();
@@ -127,6 +131,32 @@ impl Publisher {
             .retain(|name, _| metas.contains_key(name.as_str()));
 
         self.publish_coordinators(broker, image, BrokerId(local));
+    }
+
+    /// Hands the groups' own configs (GROUP resources) to the group coordinator when they
+    /// changed (Kafka's `DynamicConfigPublisher` updating the `GroupConfigManager`).
+    fn apply_group_configs(&mut self, broker: &BrokerParts, image: &MetadataImage) {
+        let current: BTreeMap<String, BTreeMap<String, String>> = image
+            .configs
+            .iter()
+            .filter(|((t, _), _)| *t == RESOURCE_GROUP)
+            .map(|((_, name), configs)| (name.clone(), configs.clone()))
+            .collect();
+        if current == self.group_configs {
+            return;
+        }
+        let timings = current
+            .iter()
+            .map(|(group, configs)| {
+                (
+                    group.clone(),
+                    crate::config::group::consumer_timings(configs),
+                )
+            })
+            .filter(|(_, t)| *t != (None, None))
+            .collect();
+        broker.groups.config().overrides.replace(timings);
+        self.group_configs = current;
     }
 
     /// Applies the image's BROKER config layers to the effective config; whether it changed.

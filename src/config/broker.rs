@@ -128,6 +128,14 @@ pub struct BrokerConfig {
     pub group_consumer_session_timeout_ms: i32,
     /// `group.consumer.heartbeat.interval.ms` (KIP-848).
     pub group_consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.min.session.timeout.ms`: the lowest group override allowed.
+    pub group_consumer_min_session_timeout_ms: i32,
+    /// `group.consumer.max.session.timeout.ms`: the highest group override allowed.
+    pub group_consumer_max_session_timeout_ms: i32,
+    /// `group.consumer.min.heartbeat.interval.ms`: the lowest group override allowed.
+    pub group_consumer_min_heartbeat_interval_ms: i32,
+    /// `group.consumer.max.heartbeat.interval.ms`: the highest group override allowed.
+    pub group_consumer_max_heartbeat_interval_ms: i32,
     /// `group.consumer.max.size` (KIP-848).
     pub group_consumer_max_size: i32,
     /// `group.consumer.assignors` as short names (`uniform`, `range`); the first is the default.
@@ -504,6 +512,7 @@ impl BrokerConfig {
                         .into(),
             });
         }
+        let consumer_timings = consumer_group_timings(&p)?;
         let timestamp_type = p.string("log.message.timestamp.type")?;
         let compression = p.string("compression.type")?;
 
@@ -609,8 +618,12 @@ impl BrokerConfig {
             group_min_session_timeout_ms,
             group_max_session_timeout_ms,
             group_max_size: p.int("group.max.size")?,
-            group_consumer_session_timeout_ms: p.int("group.consumer.session.timeout.ms")?,
-            group_consumer_heartbeat_interval_ms: p.int("group.consumer.heartbeat.interval.ms")?,
+            group_consumer_session_timeout_ms: consumer_timings[0],
+            group_consumer_min_session_timeout_ms: consumer_timings[1],
+            group_consumer_max_session_timeout_ms: consumer_timings[2],
+            group_consumer_heartbeat_interval_ms: consumer_timings[3],
+            group_consumer_min_heartbeat_interval_ms: consumer_timings[4],
+            group_consumer_max_heartbeat_interval_ms: consumer_timings[5],
             group_consumer_max_size: p.int("group.consumer.max.size")?,
             group_consumer_assignors: consumer_assignors(
                 &p.opt_list("group.consumer.assignors")?.unwrap_or_default(),
@@ -716,6 +729,34 @@ fn inter_broker_listener(
 
 /// Maps `group.consumer.assignors` entries (short names or Kafka's built-in class names) to
 /// the short names the coordinator knows; anything else is refused.
+/// The KIP-848 session timeout and heartbeat interval with their bounds, checked as Kafka's
+/// `GroupCoordinatorConfig` does at start-up: [session, min, max, heartbeat, min, max].
+fn consumer_group_timings(p: &Props) -> Result<[i32; 6], ConfigError> {
+    let v = [
+        p.int("group.consumer.session.timeout.ms")?,
+        p.int("group.consumer.min.session.timeout.ms")?,
+        p.int("group.consumer.max.session.timeout.ms")?,
+        p.int("group.consumer.heartbeat.interval.ms")?,
+        p.int("group.consumer.min.heartbeat.interval.ms")?,
+        p.int("group.consumer.max.heartbeat.interval.ms")?,
+    ];
+    let rules = [
+        (v[5] >= v[4], "group.consumer.max.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms"),
+        (v[3] >= v[4], "group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms"),
+        (v[3] <= v[5], "group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms"),
+        (v[2] >= v[1], "group.consumer.max.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms"),
+        (v[0] >= v[1], "group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms"),
+        (v[0] <= v[2], "group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms"),
+        (v[3] < v[0], "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+    ];
+    match rules.iter().find(|(ok, _)| !ok) {
+        Some((_, reason)) => Err(ConfigError::Conflict {
+            reason: reason.to_string(),
+        }),
+        None => Ok(v),
+    }
+}
+
 fn consumer_assignors(items: &[String]) -> Result<Vec<String>, ConfigError> {
     let mut out = Vec::new();
     for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {

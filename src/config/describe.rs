@@ -24,6 +24,10 @@ pub enum ConfigSource {
     DefaultConfig = 5,
     /// A log level of a BROKER_LOGGER resource.
     DynamicBrokerLoggerConfig = 6,
+    /// A key set on a CLIENT_METRICS resource (KIP-714).
+    ClientMetricsConfig = 7,
+    /// A key set on a GROUP resource (KIP-848).
+    GroupConfig = 8,
 }
 
 impl ConfigSource {
@@ -134,6 +138,12 @@ fn broker_synonyms(names: &[&str], layers: &ConfigLayers, sensitive: bool) -> Ve
         }
     }
     out
+}
+
+/// The synonyms of one broker key (its set layers, then its default), as a group config
+/// that follows the key lists them.
+pub fn broker_key_synonyms(layers: &ConfigLayers, name: &str) -> Vec<ConfigSynonym> {
+    broker_synonyms(&[name], layers, false)
 }
 
 /// Every topic config of a topic with these overrides, in name order.

@@ -19,9 +19,11 @@ use crate::error::ErrorCode;
 
 pub mod admin;
 pub mod broker;
+pub mod client_metrics;
 pub mod delegation_tokens;
 pub mod describe;
 pub mod dynamic;
+pub mod group;
 pub mod listener;
 pub mod network;
 pub mod oauth;

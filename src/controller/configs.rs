@@ -1,11 +1,14 @@
 //! Config overrides (Kafka's `ConfigurationControlManager.incrementalAlterConfigs`, KIP-339):
-//! SET, DELETE, APPEND and SUBTRACT on topic and broker resources, as `Config` records. A
+//! SET, DELETE, APPEND and SUBTRACT on topic, broker, group (KIP-848) and client-metrics
+//! (KIP-714) resources, as `Config` records. A
 //! BROKER resource's resulting layer is checked with the dynamic broker config rules
 //! (`config::dynamic::validate_layer`) so that no broker ever reads a key it cannot apply.
 use super::controller_config::{MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE};
 use super::election::Batch;
 use super::image::MetadataImage;
-use super::records::{MetadataRecord, RESOURCE_BROKER, RESOURCE_TOPIC};
+use super::records::{
+    MetadataRecord, RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP, RESOURCE_TOPIC,
+};
 use crate::error::ErrorCode;
 
 /// Kafka's `AlterConfigOp.OpType`.
@@ -108,6 +111,14 @@ fn alter_one(
             Ok(_) => {}
         },
         RESOURCE_BROKER => {}
+        // Kafka's `ControllerConfigurationValidator.validateGroupName`.
+        RESOURCE_GROUP if r.resource_name.is_empty() => {
+            return Err((
+                ErrorCode::INVALID_REQUEST,
+                "Default group resources are not allowed.".into(),
+            ))
+        }
+        RESOURCE_GROUP | RESOURCE_CLIENT_METRICS => {}
         other => {
             return Err((
                 ErrorCode::INVALID_REQUEST,
@@ -163,9 +174,21 @@ fn alter_one(
             value: new_value,
         });
     }
-    if r.resource_type == RESOURCE_BROKER {
-        crate::config::dynamic::validate_layer(&resulting)
-            .map_err(|m| (ErrorCode::INVALID_REQUEST, m))?;
+    match r.resource_type {
+        RESOURCE_BROKER => crate::config::dynamic::validate_layer(&resulting)
+            .map_err(|m| (ErrorCode::INVALID_REQUEST, m))?,
+        // The bounds that depend on the group settings were checked by the broker that took
+        // the request; names and types are checked again here.
+        RESOURCE_GROUP => crate::config::group::check_names_and_values(&resulting)
+            .map_err(|m| (ErrorCode::INVALID_CONFIG, m))?,
+        RESOURCE_CLIENT_METRICS => {
+            use crate::config::client_metrics::{validate_client_metrics, ClientMetricsError};
+            validate_client_metrics(&r.resource_name, &resulting).map_err(|e| match e {
+                ClientMetricsError::InvalidRequest(m) => (ErrorCode::INVALID_REQUEST, m),
+                ClientMetricsError::InvalidConfig(m) => (ErrorCode::INVALID_CONFIG, m),
+            })?
+        }
+        _ => {}
     }
     Ok(records)
 }

@@ -54,7 +54,10 @@ pub use quorum::{
     VoterChangeError,
 };
 pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
-pub use records::{BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_TOPIC};
+pub use records::{
+    BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_CLIENT_METRICS,
+    RESOURCE_GROUP, RESOURCE_TOPIC,
+};
 pub use topics::{
     create_partitions, create_topics, delete_topics, CreatePartitionsSpec, CreateTopicResult,
     CreateTopicSpec,

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub const RESOURCE_TOPIC: i8 = 2;
 /// Kafka's `ConfigResource.Type` for a broker.
 pub const RESOURCE_BROKER: i8 = 4;
+/// Kafka's `ConfigResource.Type` for a client-metrics subscription (KIP-714).
+pub const RESOURCE_CLIENT_METRICS: i8 = 16;
+/// Kafka's `ConfigResource.Type` for a group's dynamic configs (KIP-848).
+pub const RESOURCE_GROUP: i8 = 32;
 /// The `leader` of a partition that has none.
 pub const NO_LEADER: i32 = -1;
 

@@ -80,6 +80,58 @@ pub struct GroupConfig {
     pub consumer_group_max_size: i32,
     /// `group.consumer.assignors`: server-side assignor names; the first is the default.
     pub consumer_group_assignors: Vec<String>,
+    /// The groups' own configs (GROUP resources) that change the settings above.
+    pub overrides: std::sync::Arc<GroupConfigOverrides>,
+}
+
+/// Per-group overrides of the consumer-group timings, as Kafka's `GroupConfigManager` keeps
+/// them: set from the GROUP configs of each metadata image, read at every heartbeat, so a
+/// change applies from the group's next heartbeat on.
+#[derive(Debug, Default)]
+pub struct GroupConfigOverrides {
+    /// Group id to (session timeout, heartbeat interval); `None` leaves the broker's.
+    consumer_timings:
+        parking_lot::RwLock<std::collections::HashMap<String, (Option<i32>, Option<i32>)>>,
+}
+
+impl PartialEq for GroupConfigOverrides {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other) || *self.consumer_timings.read() == *other.consumer_timings.read()
+    }
+}
+
+impl Eq for GroupConfigOverrides {}
+
+impl GroupConfigOverrides {
+    /// Replaces every group's overrides (the groups that have none are left out).
+    pub fn replace(&self, timings: std::collections::HashMap<String, (Option<i32>, Option<i32>)>) {
+        *self.consumer_timings.write() = timings;
+    }
+
+    fn timing(
+        &self,
+        group_id: &str,
+        pick: fn(&(Option<i32>, Option<i32>)) -> Option<i32>,
+    ) -> Option<i32> {
+        self.consumer_timings.read().get(group_id).and_then(pick)
+    }
+}
+
+impl GroupConfig {
+    /// A consumer group's session timeout: its `consumer.session.timeout.ms`, or the broker's.
+    pub fn consumer_session_timeout_ms(&self, group_id: &str) -> i32 {
+        self.overrides
+            .timing(group_id, |t| t.0)
+            .unwrap_or(self.consumer_group_session_timeout_ms)
+    }
+
+    /// A consumer group's heartbeat interval: its `consumer.heartbeat.interval.ms`, or the
+    /// broker's.
+    pub fn consumer_heartbeat_interval_ms(&self, group_id: &str) -> i32 {
+        self.overrides
+            .timing(group_id, |t| t.1)
+            .unwrap_or(self.consumer_group_heartbeat_interval_ms)
+    }
 }
 
 impl GroupConfig {
@@ -111,6 +163,7 @@ impl Default for GroupConfig {
                 consumer::assignor::UNIFORM_ASSIGNOR_NAME.to_string(),
                 consumer::assignor::RANGE_ASSIGNOR_NAME.to_string(),
             ],
+            overrides: Default::default(),
         }
     }
 }

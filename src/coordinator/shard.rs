@@ -271,8 +271,8 @@ impl GroupCoordinatorShard {
                 m.heartbeat_deadline_ms = Some(now_ms.saturating_add(m.session_timeout_ms as i64));
             }
         }
-        let session_ms = self.config.consumer_group_session_timeout_ms as i64;
-        for group in self.consumer_groups.values_mut() {
+        for (group_id, group) in self.consumer_groups.iter_mut() {
+            let session_ms = self.config.consumer_session_timeout_ms(group_id) as i64;
             let ids: Vec<String> = group.members.keys().cloned().collect();
             for id in ids {
                 group.timers.entry(id).or_default().session_deadline_ms =

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::Broker;
 use crate::cluster::ClusterContext;
 use crate::config::dynamic::validate_layer;
-use crate::controller::{RESOURCE_BROKER, RESOURCE_TOPIC};
+use crate::controller::{RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP, RESOURCE_TOPIC};
 use crate::error::ErrorCode;
 use crate::protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig, IncrementalAlterConfigsRequest,
@@ -80,6 +80,8 @@ pub fn alter_resource(
     let (current, next) = match resource_type {
         RESOURCE_TOPIC => topic_change(broker, resource_name, next)?,
         RESOURCE_BROKER => broker_change(broker, resource_name, next)?,
+        RESOURCE_GROUP => group_change(broker, resource_name, next)?,
+        RESOURCE_CLIENT_METRICS => client_metrics_change(broker, resource_name, next)?,
         other => {
             return Err((
                 ErrorCode::INVALID_REQUEST,
@@ -152,6 +154,59 @@ fn broker_change(
         .resolve(&layers)
         .map_err(|e| (ErrorCode::INVALID_REQUEST, e.to_string()))?;
     Ok((current, next))
+}
+
+/// The configs of a resource kept only in the metadata image (GROUP, CLIENT_METRICS).
+fn image_configs(broker: &Broker, resource_type: i8, name: &str) -> BTreeMap<String, String> {
+    broker
+        .cluster
+        .image()
+        .resource_configs(resource_type, name)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A group's current overrides and the validated new ones (Kafka's
+/// `ControllerConfigurationValidator` for GROUP: a named group, `GroupConfig.validate`
+/// against this broker's group settings).
+fn group_change(
+    broker: &Broker,
+    name: &str,
+    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
+) -> Result<ConfigSets, AlterError> {
+    if name.is_empty() {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            "Default group resources are not allowed.".into(),
+        ));
+    }
+    let current = image_configs(broker, RESOURCE_GROUP, name);
+    let next = next(&current)?;
+    let defaults = crate::config::group::GroupConfigDefaults::from_broker(&broker.config);
+    crate::config::group::validate_group_configs(&next, &defaults)
+        .map_err(|m| (ErrorCode::INVALID_CONFIG, m))?;
+    Ok((current, next))
+}
+
+/// A client-metrics subscription's current keys and the validated new ones.
+fn client_metrics_change(
+    broker: &Broker,
+    name: &str,
+    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, AlterError>,
+) -> Result<ConfigSets, AlterError> {
+    let current = image_configs(broker, RESOURCE_CLIENT_METRICS, name);
+    let next = next(&current)?;
+    crate::config::client_metrics::validate_client_metrics(name, &next)
+        .map_err(client_metrics_error)?;
+    Ok((current, next))
+}
+
+pub fn client_metrics_error(e: crate::config::client_metrics::ClientMetricsError) -> AlterError {
+    use crate::config::client_metrics::ClientMetricsError::*;
+    match e {
+        InvalidRequest(m) => (ErrorCode::INVALID_REQUEST, m),
+        InvalidConfig(m) => (ErrorCode::INVALID_CONFIG, m),
+    }
 }
 
 /// Sends changes, computed and validated on this broker, to the active controller as

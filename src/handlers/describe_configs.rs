@@ -1,4 +1,5 @@
-//! DescribeConfigs (key 32), versions 1-4: every config of a topic or of the broker with its
+//! DescribeConfigs (key 32), versions 1-4: every config of a topic, of the broker, of a group
+//! (GROUP, KIP-848) or of a client-metrics subscription (CLIENT_METRICS, KIP-714) with its
 //! value, source, read-only and sensitive flags, synonyms (v1+, in Kafka's precedence order)
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
 use super::authz::Authz;
@@ -9,6 +10,9 @@ use std::sync::Arc;
 
 use super::config_changes::is_this_broker;
 use super::{ready, Broker, ResponseFuture};
+use crate::config::client_metrics::describe_client_metrics;
+use crate::config::describe::broker_key_synonyms;
+use crate::config::group::{describe_group_configs, GroupConfigDefaults};
 use crate::config::{
     describe_broker_configs, describe_topic_configs, ConfigEntry, ConfigSource, ConfigType,
 };
@@ -23,6 +27,7 @@ use crate::protocol::messages::describe_configs_response::*;
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 pub const RESOURCE_BROKER_LOGGER: i8 = 8;
+pub use crate::controller::{RESOURCE_CLIENT_METRICS, RESOURCE_GROUP};
 
 /// The described configs of a topic with these overrides (also used by CreateTopics v5+).
 pub fn topic_entries(broker: &Broker, overrides: &BTreeMap<String, String>) -> Vec<ConfigEntry> {
@@ -75,6 +80,15 @@ fn logger_entries(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>, Strin
         .collect())
 }
 
+fn image_configs(broker: &Broker, r: &DescribeConfigsResource) -> BTreeMap<String, String> {
+    broker
+        .cluster
+        .image()
+        .resource_configs(r.resource_type, &r.resource_name)
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn describe_one(
     broker: &Broker,
     r: &DescribeConfigsResource,
@@ -110,9 +124,28 @@ fn describe_one(
                 }
             }
         }
+        RESOURCE_GROUP | RESOURCE_CLIENT_METRICS if r.resource_name.is_empty() => {
+            result.error_code = ErrorCode::INVALID_REQUEST.code();
+            result.error_message = Some(if r.resource_type == RESOURCE_GROUP {
+                "Group name must not be empty".into()
+            } else {
+                "Client metrics subscription name must not be empty".into()
+            });
+            return result;
+        }
+        // Any group id or subscription name is described, with or without configs, as Kafka.
+        RESOURCE_GROUP => {
+            let defaults = GroupConfigDefaults::from_broker(&broker.config);
+            let layers = broker.dynamic.layers();
+            let view = layers.view(&broker.config);
+            describe_group_configs(&image_configs(broker, r), &defaults, |key| {
+                broker_key_synonyms(&view, key)
+            })
+        }
+        RESOURCE_CLIENT_METRICS => describe_client_metrics(&image_configs(broker, r)),
         other => {
             result.error_code = ErrorCode::INVALID_REQUEST.code();
-            result.error_message = Some(format!("Unsupported resource type {other}"));
+            result.error_message = Some(format!("Unsupported resource type: {other}"));
             return result;
         }
     };

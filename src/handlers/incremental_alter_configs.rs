@@ -2,6 +2,8 @@
 //! on topic overrides and on dynamic broker configs (BROKER: this broker's id, or "" for the
 //! cluster-wide default), validated as a whole before anything is written and committed by
 //! the active controller ([`config_changes`](super::config_changes), [`on_controller`]);
+//! group configs (GROUP, KIP-848) and client-metrics subscriptions (CLIENT_METRICS, KIP-714),
+//! kept in the metadata image like topic overrides;
 //! and log levels (BROKER_LOGGER, Kafka's `RuntimeLoggerManager`), applied by this broker
 //! alone and not persisted, as in Kafka.
 use super::authz::Authz;
@@ -20,7 +22,8 @@ use crate::config::{apply_incremental_op, AlterConfigOp};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{
     incremental_alter_configs, AlterConfigOp as ControllerOp,
-    AlterConfigsResource as ControllerResource, RESOURCE_TOPIC,
+    AlterConfigsResource as ControllerResource, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP,
+    RESOURCE_TOPIC,
 };
 use crate::error::ErrorCode;
 use crate::logging::LoggerError;
@@ -40,7 +43,8 @@ fn alter_one(
         return alter_loggers(broker, r, validate_only);
     }
     let is_topic = r.resource_type == RESOURCE_TOPIC;
-    if !is_topic {
+    let in_image_only = matches!(r.resource_type, RESOURCE_GROUP | RESOURCE_CLIENT_METRICS);
+    if !is_topic && !in_image_only {
         // Kafka's `ConfigAdminManager.preprocess` checks for BROKER resources.
         let nulls: Vec<&str> = r
             .configs
@@ -77,12 +81,15 @@ fn alter_one(
                     format!("Unknown alter config operation {}", c.config_operation),
                 ))?;
                 let old = overrides.get(&c.name).map(|s| s.as_str());
-                let new = if is_topic {
+                let new = if in_image_only {
+                    image_resource_op(r.resource_type, &c.name, old, op, c.value.as_deref())?
+                } else if is_topic {
                     apply_incremental_op(&c.name, old, op, c.value.as_deref())
+                        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?
                 } else {
                     apply_broker_op(&c.name, old, op, c.value.as_deref())
-                }
-                .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?;
+                        .map_err(|e| (ErrorCode::INVALID_CONFIG, e.to_string()))?
+                };
                 match new {
                     Some(v) => {
                         overrides.insert(c.name.clone(), v);
@@ -95,6 +102,66 @@ fn alter_one(
             Ok(overrides)
         },
     )
+}
+
+/// One op on a GROUP or CLIENT_METRICS key, as Kafka's `ConfigurationControlManager` applies
+/// it: APPEND and SUBTRACT only on list keys (a subscription's `metrics` and `match`), and
+/// no null value for a group key.
+fn image_resource_op(
+    resource_type: i8,
+    name: &str,
+    old: Option<&str>,
+    op: AlterConfigOp,
+    value: Option<&str>,
+) -> Result<Option<String>, AlterError> {
+    let is_list = resource_type == RESOURCE_CLIENT_METRICS && matches!(name, "metrics" | "match");
+    let items = |v: Option<&str>| -> Vec<String> {
+        v.unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    match op {
+        AlterConfigOp::Delete => Ok(None),
+        AlterConfigOp::Set => match value {
+            Some(v) => Ok(Some(v.to_string())),
+            None if resource_type == RESOURCE_GROUP => Err((
+                ErrorCode::INVALID_CONFIG,
+                format!("Null value not supported for group configs: {name}"),
+            )),
+            None => Err((ErrorCode::INVALID_CONFIG, format!("Null value for {name}"))),
+        },
+        AlterConfigOp::Append | AlterConfigOp::Subtract if !is_list => Err((
+            ErrorCode::INVALID_CONFIG,
+            format!(
+                "Can't {} to key {name} because its type is not LIST.",
+                if op == AlterConfigOp::Append {
+                    "APPEND"
+                } else {
+                    "SUBTRACT"
+                }
+            ),
+        )),
+        AlterConfigOp::Append => {
+            let mut list = items(old);
+            for item in items(value) {
+                if !list.contains(&item) {
+                    list.push(item);
+                }
+            }
+            Ok(Some(list.join(",")))
+        }
+        AlterConfigOp::Subtract => {
+            let remove = items(value);
+            let list: Vec<String> = items(old)
+                .into_iter()
+                .filter(|x| !remove.contains(x))
+                .collect();
+            Ok(Some(list.join(",")))
+        }
+    }
 }
 
 /// Log level changes of this broker: all checked, then (unless `validate_only`) applied.

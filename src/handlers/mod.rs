@@ -71,6 +71,7 @@ pub mod init_producer_id;
 pub mod internal_topics;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod list_partition_reassignments;
@@ -203,6 +204,7 @@ api_table! {
     71 => get_telemetry_subscriptions, get_telemetry_subscriptions_request::GetTelemetrySubscriptionsRequest, 0..=0;
     72 => push_telemetry, push_telemetry_request::PushTelemetryRequest, 0..=0;
     73 => assign_replicas_to_dirs, assign_replicas_to_dirs_request::AssignReplicasToDirsRequest, 0..=0;
+    74 => list_config_resources, list_config_resources_request::ListConfigResourcesRequest, 0..=1;
     75 => describe_topic_partitions, describe_topic_partitions_request::DescribeTopicPartitionsRequest, 0..=0;
     80 => add_raft_voter, add_raft_voter_request::AddRaftVoterRequest, 0..=0;
     81 => remove_raft_voter, remove_raft_voter_request::RemoveRaftVoterRequest, 0..=0;

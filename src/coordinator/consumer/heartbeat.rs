@@ -384,7 +384,7 @@ impl GroupCoordinatorShard {
 
         // Timers (volatile): the session restarts; revocation is bounded by the rebalance
         // timeout.
-        let session_ms = self.config.consumer_group_session_timeout_ms as i64;
+        let session_ms = self.config.consumer_session_timeout_ms(group_id) as i64;
         if let Some(g) = self.consumer_groups.get_mut(group_id) {
             let timers = g.timers.entry(member_id.clone()).or_default();
             timers.session_deadline_ms = Some(now_ms.saturating_add(session_ms));
@@ -408,7 +408,7 @@ impl GroupCoordinatorShard {
         Ok(ConsumerGroupHeartbeatResponse {
             member_id: Some(member_id),
             member_epoch: m.member_epoch,
-            heartbeat_interval_ms: self.config.consumer_group_heartbeat_interval_ms,
+            heartbeat_interval_ms: self.config.consumer_heartbeat_interval_ms(group_id),
             assignment: send_assignment.then(|| ResponseAssignment {
                 topic_partitions: m
                     .assigned_partitions
