@@ -135,10 +135,8 @@ fn every_captured_request_decodes_and_round_trips() {
 /// (API key, version) pairs the Kafka 4.3.1 Java client and tools sent to a 4.3.1 broker that
 /// Strata's codec does not support yet (its clients negotiate down). A pair may leave this list
 /// when Strata gains the version; a 4.3.1 frame of any other version must decode.
-const JAVA43_NOT_YET_SUPPORTED: &[(i16, i16)] = &[
-    (8, 10), // OffsetCommit v10 (topic ids), from the KIP-848 consumer
-    (9, 10), // OffsetFetch v10 (topic ids), from the KIP-848 consumer
-];
+/// (Empty since OffsetCommit and OffsetFetch v10 were added.)
+const JAVA43_NOT_YET_SUPPORTED: &[(i16, i16)] = &[];
 
 /// The `java43-*` frames (Kafka 4.3.1's Java client and tools against a 4.3.1 broker, the
 /// `java-latest.*` compat cases) carry 4.3's newest versions; each decodes completely unless

@@ -145,8 +145,8 @@ api_table! {
     1 => fetch, fetch_request::FetchRequest, 4..=18;
     2 => list_offsets, list_offsets_request::ListOffsetsRequest, 1..=11;
     3 => metadata, metadata_request::MetadataRequest, 0..=13;
-    8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=9;
-    9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=9;
+    8 => offset_commit, offset_commit_request::OffsetCommitRequest, 2..=10;
+    9 => offset_fetch, offset_fetch_request::OffsetFetchRequest, 1..=10;
     10 => find_coordinator, find_coordinator_request::FindCoordinatorRequest, 0..=5;
     11 => join_group, join_group_request::JoinGroupRequest, 0..=9;
     12 => heartbeat, heartbeat_request::HeartbeatRequest, 0..=4;
