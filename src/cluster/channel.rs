@@ -95,14 +95,14 @@ impl ControllerChannel {
             .leader()
             .map(|l| l as i32)
             .ok_or(ChannelError::NoController)?;
-        // The leader may be a voter added after start: its address comes from the quorum.
-        // This process's own listener is the configured one (a lone voter's ephemeral port
-        // differs from the one its stored membership recorded at an earlier start).
-        let own = (leader == self.node_id)
-            .then(|| self.voters.get(&leader).cloned())
-            .flatten();
-        let addr = own
-            .or_else(|| self.quorum.voter_addresses().remove(&(leader as u64)))
+        // The leader may be a voter added after start: its address comes from the quorum,
+        // which names this process's own listener as bound now (a lone voter's ephemeral port
+        // differs from the one its stored membership recorded at an earlier start) and, in a
+        // static quorum, the configured listeners of the others.
+        let addr = self
+            .quorum
+            .voter_addresses()
+            .remove(&(leader as u64))
             .or_else(|| self.voters.get(&leader).cloned())
             .ok_or(ChannelError::NoController)?;
         let pooled = {

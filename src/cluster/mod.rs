@@ -149,7 +149,9 @@ impl ClusterContext {
     }
 
     /// The voters now (they change with AddRaftVoter / RemoveRaftVoter), falling back to
-    /// the configured ones before the quorum has named any.
+    /// the configured ones before the quorum has named any. A voter names its own listener
+    /// as bound now (a lone voter's port is ephemeral) and, in a static quorum, the others'
+    /// as configured.
     pub fn current_voters(&self) -> BTreeMap<i32, String> {
         let current = self.quorum.voter_addresses();
         if current.is_empty() {
@@ -157,15 +159,7 @@ impl ClusterContext {
         }
         current
             .into_iter()
-            .map(|(id, addr)| {
-                let id = id as i32;
-                // Our own listener as configured now (a lone voter's port is ephemeral).
-                let addr = match self.voters.get(&id) {
-                    Some(own) if id == self.node_id => own.clone(),
-                    _ => addr,
-                };
-                (id, addr)
-            })
+            .map(|(id, addr)| (id as i32, addr))
             .collect()
     }
 

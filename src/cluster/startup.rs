@@ -119,14 +119,16 @@ pub async fn start_cluster(
     if client_listeners.is_empty() && config.process_roles.contains(&ProcessRole::Broker) {
         return Err("a broker needs a listener that is not in controller.listener.names".into());
     }
+    let configured = super::voters(config);
     let mut quorum_config = QuorumConfig::new(
         config.node_id as u64,
-        super::voters(config)
+        configured
             .iter()
             .map(|(id, addr)| (*id as u64, addr.clone()))
             .collect::<BTreeMap<_, _>>(),
         metadata_dir(config),
     );
+    quorum_config.static_voters = is_static_quorum(config, &configured)?;
     quorum_config.cluster_id = cluster_id.to_string();
     quorum_config.bootstrap_servers = config.controller_quorum_bootstrap_servers.clone();
     quorum_config.advertised_addr = endpoints
@@ -246,6 +248,27 @@ pub async fn start_cluster(
         last_heartbeat_ok_ms: std::sync::atomic::AtomicI64::new(0),
         published: tokio::sync::watch::channel(Arc::new(MetadataImage::default())).0,
     }))
+}
+
+/// Whether `configured` (the process's `controller.quorum.voters`) is a static quorum, whose
+/// addresses are where the voters are reached, rather than the voters `strata storage
+/// format` recorded for a dynamic quorum to start with (`apply_formatted_voters` puts those
+/// in the same place), which the stored membership supersedes.
+fn is_static_quorum(
+    config: &BrokerConfig,
+    configured: &BTreeMap<i32, String>,
+) -> Result<bool, String> {
+    if configured.is_empty() {
+        return Ok(false);
+    }
+    if config.log_dirs.is_empty() {
+        return Ok(true);
+    }
+    let formatted: BTreeMap<i32, String> = super::format::formatted_voters(config)?
+        .iter()
+        .map(|v| (v.id, format!("{}:{}", v.host, v.port)))
+        .collect();
+    Ok(&formatted != configured)
 }
 
 /// How this node connects to the controller listener of the quorum's members: its TLS and

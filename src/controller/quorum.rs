@@ -42,6 +42,11 @@ pub struct QuorumConfig {
     /// keeps it in its log, as KRaft keeps VotersRecords) the stored one wins. Empty for a
     /// controller that joins through `bootstrap_servers` (KIP-853).
     pub voters: BTreeMap<NodeId, String>,
+    /// Whether `voters` is Kafka's static quorum (`controller.quorum.voters` in the config,
+    /// not the voters a formatted node starts with): then the address configured for a voter
+    /// is where it is reached, whatever the stored membership records (a cluster restarted
+    /// with its controller ports moved), as Kafka's kraft.version 0 voter set is the config.
+    pub static_voters: bool,
     /// `controller.quorum.bootstrap.servers`: where a controller outside the membership asks
     /// to follow the quorum as a learner (an observer in KRaft terms) until it is added.
     pub bootstrap_servers: Vec<String>,
@@ -67,6 +72,7 @@ impl QuorumConfig {
             node_id,
             cluster_id: String::new(),
             voters,
+            static_voters: false,
             bootstrap_servers: Vec::new(),
             advertised_addr: String::new(),
             dir,

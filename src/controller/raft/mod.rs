@@ -3,7 +3,10 @@
 //! [`Quorum`] face written here. On a pristine log every voter of `controller.quorum.voters`
 //! initializes with the full set, which openraft documents as safe when the set is the same
 //! everywhere. From then on the membership stored in the log is the voter set, and
-//! AddRaftVoter / RemoveRaftVoter change it ([`voters`], KIP-853).
+//! AddRaftVoter / RemoveRaftVoter change it ([`voters`], KIP-853); where a voter is reached
+//! is the configured address in a static quorum, and kept current by the voter itself in a
+//! dynamic one ([`addresses`]).
+mod addresses;
 pub mod log_store;
 pub mod network;
 pub mod observer;
@@ -46,6 +49,7 @@ struct Inner<S: ReplicatedState> {
     sm: StateMachineStore<S>,
     observers: observer::ObserverTracker,
     voter_contacts: Arc<network::VoterContacts>,
+    addresses: Arc<addresses::PeerAddresses>,
     metrics: watch::Receiver<RaftMetrics<NodeId, BasicNode>>,
     state: watch::Receiver<(u64, Arc<S>)>,
     /// Held by the one voter change under way.
@@ -100,6 +104,15 @@ impl<S: ReplicatedState> RaftQuorum<S> {
         let state = sm.subscribe();
         let sm_reader = sm.clone();
         let voter_contacts = Arc::new(network::VoterContacts::default());
+        let addresses = Arc::new(addresses::PeerAddresses::new(
+            config.node_id,
+            &config.advertised_addr,
+            if config.static_voters {
+                config.voters.clone()
+            } else {
+                BTreeMap::new()
+            },
+        ));
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
@@ -107,6 +120,7 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 transport: transport.clone(),
                 cluster_id: config.cluster_id.clone(),
                 contacts: voter_contacts.clone(),
+                addresses: addresses.clone(),
             },
             log,
             sm,
@@ -132,6 +146,21 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                     configured = ?config.voters,
                     "the stored controller quorum voters differ from controller.quorum.voters; \
                      using the stored ones"
+                );
+            }
+            let moved: BTreeMap<_, _> = stored
+                .iter()
+                .filter(|(id, addr)| {
+                    **id != config.node_id && config.voters.get(id).is_some_and(|c| c != *addr)
+                })
+                .collect();
+            if config.static_voters && !moved.is_empty() {
+                tracing::info!(
+                    node_id = config.node_id,
+                    ?moved,
+                    configured = ?config.voters,
+                    "controller listeners moved since the membership was stored; the voters \
+                     are reached at their controller.quorum.voters addresses"
                 );
             }
         } else if config.voters.contains_key(&config.node_id) {
@@ -178,12 +207,23 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 sm: sm_reader,
                 observers: Default::default(),
                 voter_contacts,
+                addresses,
                 metrics,
                 state,
                 voter_change: tokio::sync::Mutex::new(()),
                 stop: tokio_util::sync::CancellationToken::new(),
             }),
         };
+        if !config.static_voters {
+            // A dynamic quorum's voter keeps its stored listener current (UpdateRaftVoter).
+            tokio::spawn(addresses::keep_address_current(
+                quorum.clone(),
+                transport.clone(),
+                bootstrap.clone(),
+                config.advertised_addr.clone(),
+                quorum.inner.stop.clone(),
+            ));
+        }
         if !quorum.is_member() {
             // A controller outside the membership (KIP-853): follow the log as a learner
             // until AddRaftVoter makes it a voter.

@@ -103,11 +103,16 @@ pub(crate) struct NetFactory {
     pub transport: Arc<dyn RaftTransport>,
     pub cluster_id: String,
     pub contacts: Arc<VoterContacts>,
+    pub addresses: Arc<super::addresses::PeerAddresses>,
 }
 
 pub(crate) struct NetClient {
     target: NodeId,
-    addr: String,
+    /// The target's listener as the membership stores it.
+    stored_addr: String,
+    /// Resolved on every call: a replication stream outlives what this node learns about
+    /// where its target listens now.
+    addresses: Arc<super::addresses::PeerAddresses>,
     cluster_id: String,
     transport: Arc<dyn RaftTransport>,
     contacts: Arc<VoterContacts>,
@@ -144,7 +149,8 @@ impl<S: ReplicatedState> RaftNetworkFactory<TypeConfig<S>> for NetFactory {
     async fn new_client(&mut self, target: NodeId, node: &BasicNode) -> NetClient {
         NetClient {
             target,
-            addr: node.addr.clone(),
+            stored_addr: node.addr.clone(),
+            addresses: self.addresses.clone(),
             cluster_id: self.cluster_id.clone(),
             transport: self.transport.clone(),
             contacts: self.contacts.clone(),
@@ -168,7 +174,8 @@ impl NetClient {
         payload: Bytes,
         ttl: Duration,
     ) -> RpcResult<RaftRpcReply, E> {
-        let call = self.transport.call(self.target, &self.addr, payload);
+        let addr = self.addresses.resolve(self.target, &self.stored_addr);
+        let call = self.transport.call(self.target, &addr, payload);
         let reply = match tokio::time::timeout(ttl, call).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => return Err(RPCError::Unreachable(Unreachable::new(&e))),

@@ -4,7 +4,8 @@
 //! Kafka's counterparts: `AddVoterHandler` (the new voter must answer and be caught up
 //! before the VotersRecord is appended), `RemoveVoterHandler` (a leader that removes itself
 //! resigns once the change is committed) and the observer phase of a controller started
-//! with `controller.quorum.bootstrap.servers`. Here the new controller asks the leader,
+//! with `controller.quorum.bootstrap.servers`; `UpdateVoterHandler` (a voter's moved
+//! listener) is [`super::addresses`]. Here the new controller asks the leader,
 //! through any bootstrap server, to follow the log as an openraft learner (KRaft shows it
 //! as an observer); AddRaftVoter then waits until it holds the leader's log and promotes it
 //! with `change_membership`. openraft's joint consensus takes the place of KRaft's
@@ -34,7 +35,9 @@ const JOIN_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JoinRequest {
     pub node_id: NodeId,
-    /// The asker's controller listener when it asks to follow the log as a learner; None
+    /// The asker's controller listener: where a process outside the membership asks to be
+    /// reached as a learner, or a member's listener that the leader should store if the
+    /// membership names another (Kafka's UpdateRaftVoter, see [`super::addresses`]). None
     /// when it only wants the cluster id and the voters (a broker bootstrapping).
     pub learner_addr: Option<String>,
 }
@@ -48,6 +51,10 @@ pub struct JoinReply {
     pub voters: BTreeMap<NodeId, String>,
     /// Whether the asker is in the membership now (learner or voter).
     pub member: bool,
+    /// The member that answered (absent from the answers of earlier versions): an asker
+    /// that reached it through a bootstrap server now knows where it listens.
+    #[serde(default)]
+    pub responder_id: Option<NodeId>,
 }
 
 impl JoinReply {
@@ -126,14 +133,16 @@ pub(super) fn voters_of(m: &RaftMetrics<NodeId, BasicNode>) -> BTreeMap<NodeId, 
 
 /// A membership change that is joint or not yet applied: the next must wait (Kafka's
 /// "uncommitted VotersRecord").
-fn change_pending(m: &RaftMetrics<NodeId, BasicNode>) -> bool {
+pub(super) fn change_pending(m: &RaftMetrics<NodeId, BasicNode>) -> bool {
     let stored = &m.membership_config;
     let joint = stored.membership().get_joint_config().len() > 1;
     let uncommitted = stored.log_id().map(|l| l.index) > m.last_applied.map(|l| l.index);
     joint || uncommitted
 }
 
-fn change_error(e: RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>) -> VoterChangeError {
+pub(super) fn change_error(
+    e: RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>,
+) -> VoterChangeError {
     match e {
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => VoterChangeError::NotLeader {
             leader: f.leader_id,
@@ -159,9 +168,15 @@ fn leader_error(e: QuorumError) -> VoterChangeError {
 }
 
 impl<S: ReplicatedState> RaftQuorum<S> {
-    /// The current voters (the effective membership) and their controller listeners.
+    /// The current voters (the effective membership) and their controller listeners: where
+    /// this node reaches them, which in a static quorum is the configured address rather
+    /// than the stored one (see [`super::addresses`]).
     pub fn voter_addresses(&self) -> BTreeMap<NodeId, String> {
+        let addresses = &self.inner.addresses;
         voters_of(&self.inner.metrics.borrow())
+            .into_iter()
+            .map(|(id, stored)| (id, addresses.resolve(id, &stored)))
+            .collect()
     }
 
     /// Whether this node is in the membership, as a voter or a learner.
@@ -291,7 +306,8 @@ impl<S: ReplicatedState> RaftQuorum<S> {
     }
 
     /// A [`JoinRequest`] reaching this member: the leader takes an asker with a listener as
-    /// a learner; every member names the leader and the voters.
+    /// a learner, or stores a member's new listener; every member names the leader and the
+    /// voters.
     pub(super) async fn serve_join(&self, request: JoinRequest) -> JoinReply {
         let mut member = {
             let m = self.inner.metrics.borrow();
@@ -300,7 +316,8 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                 .get_node(&request.node_id)
                 .is_some()
         };
-        if let (false, Some(addr), true) = (member, request.learner_addr, self.is_leader_now()) {
+        let addr = request.learner_addr.filter(|_| self.is_leader_now());
+        if let (false, Some(addr)) = (member, addr.clone()) {
             // Bounded: a leader that lost its quorum still leads in openraft, and the
             // membership entry would never commit; the asker has given up by then anyway.
             let added = tokio::time::timeout(
@@ -327,23 +344,33 @@ impl<S: ReplicatedState> RaftQuorum<S> {
                     tracing::debug!(node_id = request.node_id, error = %e, "join refused")
                 }
             }
+        } else if let (true, Some(addr)) = (member, addr) {
+            // A member whose listener moved since the membership recorded it.
+            let updated = self
+                .update_address(request.node_id, addr, super::addresses::UPDATE_TIMEOUT)
+                .await;
+            if let Err(e) = updated {
+                tracing::debug!(node_id = request.node_id, error = %e, "listener not stored yet");
+            }
         }
+        let voters = self.voter_addresses();
         let m = self.inner.metrics.borrow();
         JoinReply {
             cluster_id: self.inner.cluster_id.clone(),
             leader_id: m.current_leader,
             leader_epoch: m.current_term,
-            voters: voters_of(&m),
+            voters,
             member,
+            responder_id: Some(self.inner.node_id),
         }
     }
 
-    fn is_leader_now(&self) -> bool {
+    pub(super) fn is_leader_now(&self) -> bool {
         openraft_leader(&self.inner.metrics.borrow(), self.inner.node_id)
     }
 }
 
-fn openraft_leader(m: &RaftMetrics<NodeId, BasicNode>, node_id: NodeId) -> bool {
+pub(super) fn openraft_leader(m: &RaftMetrics<NodeId, BasicNode>, node_id: NodeId) -> bool {
     m.state == openraft::ServerState::Leader && m.current_leader == Some(node_id)
 }
 

@@ -215,6 +215,7 @@ fn raft_rpc_seeds() -> Vec<(&'static str, Vec<u8>)> {
                 leader_epoch: 1,
                 voters: voters.clone(),
                 member: true,
+                responder_id: Some(2),
             }))
             .to_vec(),
         ),
