@@ -7,7 +7,7 @@
 #
 # The compat-tests are three suites that share no port: the single-broker one
 # (compat-tests/run.sh, 127.0.0.1:19092 or STRATA_TEST_PORT), the 3-process cluster one
-# (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19423 or
+# (compat-tests/cluster/run.sh: chaos and Kafka's admin tools, ports 19401-19433 or
 # CLUSTER_PORT_BASE, followed by the power-loss test on 19480) and the security one (compat-tests/security/run.sh: secured brokers of its
 # own from port 19500). They run side by side, each printing its output when it ends
 # (STRATA_SERIAL_SUITES=1 runs them one after the other); the exit status is non-zero if any

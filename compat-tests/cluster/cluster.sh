@@ -27,8 +27,11 @@
 #   STRATA_BIN          binary (default <repo>/target/release/strata)
 #   CLUSTER_PORT_BASE   default 19400: broker N listens on base+N, controller N on base+10+N
 #   CLUSTER_BROKER_PORT_BASE  default CLUSTER_PORT_BASE: broker N listens on this base+N instead
-#                       (controllers stay on CLUSTER_PORT_BASE+10+N); restarting a stopped
+#                       (controllers: see below); restarting a stopped
 #                       cluster with another value moves every broker to new addresses
+#   CLUSTER_CONTROLLER_PORT_BASE  default CLUSTER_PORT_BASE: controller N listens on this
+#                       base+10+N instead (with the voters named there); the raft log's
+#                       stored addresses then follow the configured ones
 #   CLUSTER_DIR         data, logs and pid files: DIR/nN/ (log.dirs), DIR/nN.log, DIR/nN.pid.
 #                       Default: `start` makes a fresh mktemp dir and records it in
 #                       /tmp/strata-cluster-<base>.dir, which the other commands read.
@@ -45,6 +48,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 STRATA_BIN="${STRATA_BIN:-$ROOT/target/release/strata}"
 BASE="${CLUSTER_PORT_BASE:-19400}"
 BROKER_BASE="${CLUSTER_BROKER_PORT_BASE:-$BASE}"
+CONTROLLER_BASE="${CLUSTER_CONTROLLER_PORT_BASE:-$BASE}"
 STATE="/tmp/strata-cluster-$BASE.dir"
 PY="${PY:-$ROOT/compat-tests/.cache/venv/bin/python}"
 IMPL="${CLUSTER_IMPL:-strata}"
@@ -53,7 +57,7 @@ NODES="1 2 3"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 broker_port() { echo $((BROKER_BASE + $1)); }
-controller_port() { echo $((BASE + 10 + $1)); }
+controller_port() { echo $((CONTROLLER_BASE + 10 + $1)); }
 bootstrap() { echo "127.0.0.1:$(broker_port 1),127.0.0.1:$(broker_port 2),127.0.0.1:$(broker_port 3)"; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 check_node() { case "${1:-}" in 1|2|3) ;; *) die "node must be 1, 2 or 3 (got '${1:-}')" ;; esac; }

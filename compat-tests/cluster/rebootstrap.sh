@@ -8,18 +8,20 @@
 #       bootstraps from tcpfwd.py on CLUSTER_PORT_BASE+20, which forwards each connection to
 #       the first broker port that accepts, of base+1..3 and base+21..23. 15 records in a
 #       3-partition RF-3 topic are read and committed; then all three nodes are stopped at
-#       once (SIGTERM) and started again on their data with broker ports base+21..23 (same
-#       node ids, controllers unchanged), 15 more are produced; then the same back to
+#       once (SIGTERM) and started again on their data with broker ports base+21..23 and
+#       controller ports base+31..33 (same node ids; every address new, so the quorum must
+#       form at its configured voters), 15 more are produced; then the same back to
 #       base+1..3 and 15 more. The one consumer process must print exactly the 45 records
 #       (partition, offset, value) and its log must show it went back to the bootstrap
 #       address ("Rebootstrapping with") at least twice.
 #
-# Ports: CLUSTER_PORT_BASE+20 (forwarder) and +21..23 (the brokers while moved).
+# Ports: CLUSTER_PORT_BASE+20 (forwarder), +21..23 and +31..33 (the brokers and controllers
+# while moved).
 # REBOOTSTRAP_GROUP_PROTOCOL=consumer: the consumer uses KIP-848's protocol instead of classic.
 source "$(dirname "$0")/../lib/harness.sh"
 CL="$HERE/cluster/cluster.sh"
 BASE=${CLUSTER_PORT_BASE:-19400}
-MOVED=$((BASE + 20))  # brokers at MOVED+N while moved; the forwarder on MOVED itself
+MOVED=$((BASE + 20))  # brokers at MOVED+N, controllers at MOVED+10+N while moved; the forwarder on MOVED
 FWD="127.0.0.1:$MOVED"
 PER_BATCH=15           # 5 records in each of 3 partitions
 
@@ -56,17 +58,19 @@ if errs or left: sys.exit(f"produce: errors {errs}, {left} undelivered")
 EOF
 }
 
-# move_cluster BROKER_BASE: stop every node (SIGTERM to all three at once, as a whole-cluster
+# move_cluster PORT_BASE: stop every node (SIGTERM to all three at once, as a whole-cluster
 # shutdown; one after the other took 15-20 s, the last node waiting 5 s for a controlled
-# shutdown no quorum can grant), start them all on their data with broker N on BROKER_BASE+N
-# (controllers keep their ports), wait until each lists the 3 brokers.
+# shutdown no quorum can grant), start them all on their data with broker N on PORT_BASE+N
+# and controller N on PORT_BASE+10+N (every address new), wait until each lists the 3 brokers.
 move_cluster() {
   local t0=$SECONDS n pids=()
   for n in 1 2 3; do bash "$CL" stop-node "$n" & pids+=($!); done
   wait "${pids[@]}"
-  CLUSTER_BROKER_PORT_BASE=$1 bash "$CL" start
-  CLUSTER_BROKER_PORT_BASE=$1 bash "$CL" wait-ready 60 2>&1 | grep -v '^%' | tail -1
-  echo "cluster moved to broker ports $(( $1 + 1 ))..$(( $1 + 3 )) in $(( SECONDS - t0 )) s"
+  CLUSTER_BROKER_PORT_BASE=$1 CLUSTER_CONTROLLER_PORT_BASE=$1 bash "$CL" start
+  CLUSTER_BROKER_PORT_BASE=$1 CLUSTER_CONTROLLER_PORT_BASE=$1 bash "$CL" wait-ready 60 2>&1 \
+    | grep -v '^%' | tail -1
+  echo "cluster moved to broker ports $(( $1 + 1 ))..$(( $1 + 3 )), controller ports" \
+    "$(( $1 + 11 ))..$(( $1 + 13 )) in $(( SECONDS - t0 )) s"
 }
 
 # wait_committed DIR N TIMEOUT_S: until the consumer has committed after N records

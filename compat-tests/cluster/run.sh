@@ -10,8 +10,8 @@
 #
 # Cases: cluster.chaos (chaos.py), cluster.txn.* (txn.py), cluster.librdkafka.* (librdkafka's
 # own tests 0103 and 0129, rdkafka_tests.sh), cluster.tools.* (tools.sh), last
-# cluster.rebootstrap.* (rebootstrap.sh: moves every broker to new ports and back).
-# Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..4, base+11..15, base+20..23),
+# cluster.rebootstrap.* (rebootstrap.sh: moves every broker and controller to new ports and back).
+# Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..4, base+11..15, base+20..23, base+31..33),
 # CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s).
 set -uo pipefail
 CLDIR="$(cd "$(dirname "$0")" && pwd)"
