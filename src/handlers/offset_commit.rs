@@ -50,20 +50,7 @@ pub async fn start(
                 .topics
                 .iter()
                 .chain(&unknown_ids)
-                .map(|t| OffsetCommitResponseTopic {
-                    name: t.name.clone(),
-                    topic_id: t.topic_id,
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| OffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: ErrorCode::GROUP_AUTHORIZATION_FAILED.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
+                .map(|t| refused_topic(t, ErrorCode::GROUP_AUTHORIZATION_FAILED))
                 .collect(),
             ..Default::default()
         };
@@ -134,19 +121,27 @@ fn name_topics_by_id(
             t.topic_id = *id;
         }
     }
-    response.extend(unknown_ids.into_iter().map(|t| {
-        OffsetCommitResponseTopic {
-            topic_id: t.topic_id,
-            partitions: t
-                .partitions
-                .iter()
-                .map(|p| OffsetCommitResponsePartition {
-                    partition_index: p.partition_index,
-                    error_code: ErrorCode::UNKNOWN_TOPIC_ID.code(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
-    }));
+    response.extend(
+        unknown_ids
+            .iter()
+            .map(|t| refused_topic(t, ErrorCode::UNKNOWN_TOPIC_ID)),
+    );
+}
+
+/// A requested topic answered with `code` for each of its partitions.
+fn refused_topic(t: &OffsetCommitRequestTopic, code: ErrorCode) -> OffsetCommitResponseTopic {
+    OffsetCommitResponseTopic {
+        name: t.name.clone(),
+        topic_id: t.topic_id,
+        partitions: t
+            .partitions
+            .iter()
+            .map(|p| OffsetCommitResponsePartition {
+                partition_index: p.partition_index,
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
 }

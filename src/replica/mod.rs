@@ -20,6 +20,7 @@ pub mod partition;
 mod partition_config;
 mod partition_txn;
 pub mod producer_state;
+pub mod share_partition;
 pub mod txn_verification;
 pub mod wait;
 
