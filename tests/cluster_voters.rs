@@ -209,3 +209,8 @@ async fn a_controller_is_added_and_the_leader_removed_over_the_wire() {
         cluster.stop_node(i).await;
     }
 }
+
+/// The whole quorum restarted with every controller port moved (a separate file: its own
+/// story, one test binary).
+#[path = "cluster_voters/moved_controllers.rs"]
+mod moved_controllers;

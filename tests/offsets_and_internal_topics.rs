@@ -410,3 +410,7 @@ async fn internal_topics_are_refused_on_every_node_of_a_cluster() {
         assert_eq!(m.topics[0].partitions.len(), 3, "seen from node {i}");
     }
 }
+
+/// OffsetCommit and OffsetFetch v10 (topics by id).
+#[path = "offsets/by_topic_id.rs"]
+mod by_topic_id;

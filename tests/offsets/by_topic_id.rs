@@ -3,9 +3,8 @@
 //! epoch, metadata); unknown ids answer UNKNOWN_TOPIC_ID and store nothing; a partition that
 //! does not exist answers UNKNOWN_TOPIC_OR_PARTITION under its topic's id; fetching all of a
 //! group's offsets names each topic by id and leaves out a deleted topic.
-mod common;
-use common::offsets::commit;
-use common::*;
+use crate::common::offsets::commit;
+use crate::common::*;
 
 use strata::error::ErrorCode;
 use strata::protocol::codec::Uuid;

@@ -10,13 +10,12 @@
 //!
 //! Both end with a leader, a topic created (a committed metadata write) and DescribeQuorum
 //! naming the new ports.
-mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::cluster::{describe_quorum, free_port, Cluster};
-use common::{create_topic_rf, Client};
+use crate::common::cluster::{describe_quorum, free_port, Cluster};
+use crate::common::{create_topic_rf, Client};
 use strata::protocol::messages::describe_quorum_response::DescribeQuorumResponse;
 
 /// Voter id -> controller listener port, as DescribeQuorum v2 lists them.
