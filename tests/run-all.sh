@@ -34,6 +34,29 @@ T0=$(date +%s)
 step() { printf '\n==> %s (%ss)\n' "$*" "$(( $(date +%s) - T0 ))"; }
 want() { [ "$mode" = all ] || [ "$mode" = "$1" ]; }
 
+# Build outputs and installed clients live outside the checkout, in STRATA_CACHE
+# (~/.cache/strata), so a fresh clone (as CI makes) reuses compiled dependencies, cargo's
+# incremental data and the downloaded clients instead of rebuilding them: `target`,
+# `fuzz/target` and `compat-tests/.cache` become links into it when the checkout has none of
+# its own. Everything is still checked by fingerprint (cargo) or pin (setup.sh), so nothing
+# stale is used. The cache is emptied when it outgrows STRATA_CACHE_MAX_GB (40).
+# STRATA_CACHE= (empty) keeps everything in the checkout.
+cache=${STRATA_CACHE-$HOME/.cache/strata}
+if [ -n "$cache" ] && mkdir -p "$cache" 2>/dev/null; then
+  if [ "$(du -s --block-size=1G "$cache" 2>/dev/null | cut -f1)" -gt "${STRATA_CACHE_MAX_GB:-40}" ]; then
+    echo "cache $cache is over ${STRATA_CACHE_MAX_GB:-40} GB: emptying it"
+    rm -rf "${cache:?}"/*
+  fi
+  for link in target:target fuzz/target:fuzz-target compat-tests/.cache:compat-tests; do
+    path=${link%%:*}
+    if [ ! -e "$path" ] && [ ! -L "$path" ]; then
+      mkdir -p "$cache/${link#*:}"
+      ln -s "$cache/${link#*:}" "$path"
+      echo "using the build cache: $path -> $cache/${link#*:}"
+    fi
+  done
+fi
+
 status=0
 passed=0
 failed=0
