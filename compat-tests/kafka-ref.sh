@@ -9,6 +9,10 @@
 #      points it at capture_proxy.py), KAFKA_EXTRA_PROPS: extra server.properties lines (newline separated),
 #      KAFKA_REF_LIBS (.cache/kafka-libs) the jars to run, e.g. .cache/kafka-libs-latest for the
 #      newest Kafka (KAFKA_LATEST_VERSION); a relative path is taken from this directory.
+#      KAFKA_REF_FEATURES: feature levels to finalize once the broker is up (space or comma
+#      separated name=level, e.g. share.version=1), with kafka-features upgrade; empty (the
+#      default) leaves the levels a fresh format chose. Kafka 4.2+ formats with share.version=1
+#      already (share groups, KIP-932); Kafka 4.1 had them as a preview at share.version=0.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 LIBS="${KAFKA_REF_LIBS:-$HERE/.cache/kafka-libs}"
@@ -70,11 +74,22 @@ PROPS
   for _ in $(seq 1 120); do
     if ! running; then log "broker exited; tail of logs:"; tail -30 "$DIR/logs/stdout.log" "$DIR/logs/server.log" 2>/dev/null; exit 1; fi
     if port_open "$PORT" && grep -q 'Kafka Server started' "$DIR/logs/server.log" 2>/dev/null; then
-      log "ready (pid $(cat "$PIDF"))"; return 0
+      log "ready (pid $(cat "$PIDF"))"; finalize_features; return 0
     fi
     sleep 0.5
   done
   log "timed out waiting for port $PORT"; exit 1
+}
+
+finalize_features() {
+  local f args=() feats="${KAFKA_REF_FEATURES:-}"
+  for f in ${feats//,/ }; do args+=(--feature "$f"); done
+  [ ${#args[@]} -gt 0 ] || return 0
+  local fc=(java -cp "$LIBS/*" -Dlog4j2.configurationFile="$HERE/lib/log4j2-tools.properties"
+    org.apache.kafka.tools.FeatureCommand --bootstrap-server "127.0.0.1:$PORT")
+  log "kafka-features upgrade ${args[*]}"
+  "${fc[@]}" upgrade "${args[@]}" >"$DIR/logs/features.log" 2>&1 || { cat "$DIR/logs/features.log"; exit 1; }
+  "${fc[@]}" describe 2>/dev/null | awk '{print "[kafka-ref]   " $2, "finalized", $8}'
 }
 
 stop() {

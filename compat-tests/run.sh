@@ -9,7 +9,7 @@
 # Prints one line per case and finally exactly "N passed, M failed".
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-ONLY_TAG=""; CASE_FILTER=""; CLIENTS="java kcat python kafkajs franz rdkafka strata txn franz_kgo metrics console"; REF=0
+ONLY_TAG=""; CASE_FILTER=""; CLIENTS="java kcat python kafkajs franz rdkafka strata txn franz_kgo metrics console java_share"; REF=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) ONLY_TAG="$2"; shift 2 ;;
