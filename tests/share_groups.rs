@@ -1,0 +1,459 @@
+//! KIP-932 share groups over real TCP, checking the values a share consumer reads: the
+//! assignment of ShareGroupHeartbeat v1, the offsets and delivery counts ShareFetch v2 acquires,
+//! acknowledgements (ACCEPT, RELEASE, an offset not held), share-session epochs, a session
+//! closed by ShareAcknowledge releasing its records to another member, the start offset and lag
+//! of DescribeShareGroupOffsets v1, ShareGroupDescribe v1, leaving, ListGroups and DeleteGroups;
+//! and a share group's id refused to classic and KIP-848 consumers.
+mod common;
+use common::cluster::produce_retrying;
+use common::incremental_alter as alter;
+use common::*;
+
+use std::time::Duration;
+
+use strata::protocol::codec::Uuid;
+use strata::protocol::messages::*;
+
+const GROUP_RESOURCE: i8 = 32;
+const SET: i8 = 0;
+const ACCEPT: i8 = 1;
+const RELEASE: i8 = 2;
+const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+const GROUP_ID_NOT_FOUND: i16 = 69;
+const INVALID_RECORD_STATE: i16 = 121;
+const SHARE_SESSION_NOT_FOUND: i16 = 122;
+const INVALID_SHARE_SESSION_EPOCH: i16 = 123;
+const TOPIC: &str = "orders";
+
+/// A member id as a share consumer makes one (a random UUID in Kafka's base64 form).
+fn new_member_id() -> String {
+    Uuid::random().to_string()
+}
+
+/// ShareGroupHeartbeat v1 after a FindCoordinator, retried while the group coordinator is set
+/// up (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS).
+async fn share_heartbeat(
+    c: &mut Client,
+    group: &str,
+    member_id: &str,
+    member_epoch: i32,
+) -> share_group_heartbeat_response::ShareGroupHeartbeatResponse {
+    for _ in 0..100 {
+        let _ = api_call!(
+            c,
+            find_coordinator_request::FindCoordinatorRequest,
+            find_coordinator_response::FindCoordinatorResponse,
+            4,
+            find_coordinator_request::FindCoordinatorRequest {
+                key_type: 0,
+                coordinator_keys: vec![group.into()],
+                ..Default::default()
+            }
+        );
+        let r = api_call!(
+            c,
+            share_group_heartbeat_request::ShareGroupHeartbeatRequest,
+            share_group_heartbeat_response::ShareGroupHeartbeatResponse,
+            1,
+            share_group_heartbeat_request::ShareGroupHeartbeatRequest {
+                group_id: group.into(),
+                member_id: member_id.into(),
+                member_epoch,
+                subscribed_topic_names: (member_epoch == 0).then(|| vec![TOPIC.into()]),
+                ..Default::default()
+            }
+        );
+        if !matches!(r.error_code, 14..=16) {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no group coordinator for {group}");
+}
+
+/// ShareFetch v2 of partition 0 of `topic_id` (record-limit mode, 500 ms wait) carrying
+/// `acks` as (first, last, type).
+async fn share_fetch(
+    c: &mut Client,
+    member_id: &str,
+    epoch: i32,
+    topic_id: Uuid,
+    acks: &[(i64, i64, i8)],
+    max_records: i32,
+) -> share_fetch_response::ShareFetchResponse {
+    use share_fetch_request::*;
+    api_call!(
+        c,
+        share_fetch_request::ShareFetchRequest,
+        share_fetch_response::ShareFetchResponse,
+        2,
+        ShareFetchRequest {
+            group_id: Some("g".into()),
+            member_id: Some(member_id.into()),
+            share_session_epoch: epoch,
+            max_wait_ms: 500,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            max_records,
+            batch_size: max_records,
+            share_acquire_mode: 1,
+            topics: vec![FetchTopic {
+                topic_id,
+                partitions: vec![FetchPartition {
+                    partition_index: 0,
+                    acknowledgement_batches: acks
+                        .iter()
+                        .map(|&(first_offset, last_offset, t)| AcknowledgementBatch {
+                            first_offset,
+                            last_offset,
+                            acknowledge_types: vec![t],
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    )
+}
+
+/// The one partition of a ShareFetch answer (the top-level error must be none).
+fn only_partition(
+    r: &share_fetch_response::ShareFetchResponse,
+) -> share_fetch_response::PartitionData {
+    assert_eq!((r.error_code, &r.error_message), (0, &None), "{r:?}");
+    assert_eq!(r.responses.len(), 1, "{r:?}");
+    assert_eq!(r.responses[0].partitions.len(), 1, "{r:?}");
+    r.responses[0].partitions[0].clone()
+}
+
+/// Acquired (first, last, delivery count) ranges of a partition answer.
+fn acquired(p: &share_fetch_response::PartitionData) -> Vec<(i64, i64, i16)> {
+    p.acquired_records
+        .iter()
+        .map(|a| (a.first_offset, a.last_offset, a.delivery_count))
+        .collect()
+}
+
+/// DescribeShareGroupOffsets v1 of group g, every partition (topics null): (start, lag).
+async fn share_offsets(c: &mut Client, topic_id: Uuid) -> (i64, i64) {
+    use describe_share_group_offsets_request::*;
+    let r = api_call!(
+        c,
+        describe_share_group_offsets_request::DescribeShareGroupOffsetsRequest,
+        describe_share_group_offsets_response::DescribeShareGroupOffsetsResponse,
+        1,
+        DescribeShareGroupOffsetsRequest {
+            groups: vec![DescribeShareGroupOffsetsRequestGroup {
+                group_id: "g".into(),
+                topics: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let g = &r.groups[0];
+    assert_eq!((g.group_id.as_str(), g.error_code), ("g", 0), "{r:?}");
+    assert_eq!(g.topics.len(), 1, "{r:?}");
+    let t = &g.topics[0];
+    assert_eq!(
+        (t.topic_name.as_str(), t.topic_id),
+        (TOPIC, topic_id),
+        "{r:?}"
+    );
+    assert_eq!(t.partitions.len(), 1, "{r:?}");
+    let p = &t.partitions[0];
+    assert_eq!((p.partition_index, p.error_code), (0, 0), "{r:?}");
+    assert!(p.leader_epoch >= 0, "{r:?}");
+    (p.start_offset, p.lag)
+}
+
+async fn share_describe(
+    c: &mut Client,
+    group: &str,
+) -> share_group_describe_response::DescribedGroup {
+    let r = api_call!(
+        c,
+        share_group_describe_request::ShareGroupDescribeRequest,
+        share_group_describe_response::ShareGroupDescribeResponse,
+        1,
+        share_group_describe_request::ShareGroupDescribeRequest {
+            group_ids: vec![group.into()],
+            ..Default::default()
+        }
+    );
+    r.groups.into_iter().next().expect("one group")
+}
+
+/// ListGroups v5 of share groups: (id, state, type).
+async fn list_share_groups(c: &mut Client) -> Vec<(String, String, String)> {
+    let r = api_call!(
+        c,
+        list_groups_request::ListGroupsRequest,
+        list_groups_response::ListGroupsResponse,
+        5,
+        list_groups_request::ListGroupsRequest {
+            types_filter: vec!["share".into()],
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, 0);
+    let mut out: Vec<_> = r
+        .groups
+        .into_iter()
+        .map(|g| (g.group_id, g.group_state, g.group_type))
+        .collect();
+    out.sort();
+    out
+}
+
+fn topic_id(b: &TestBroker) -> Uuid {
+    let broker = &b.running.as_ref().unwrap().broker;
+    Uuid(broker.cluster.image().topic(TOPIC).unwrap().topic_id)
+}
+
+#[tokio::test]
+async fn share_consumers_acquire_acknowledge_release_and_leave() {
+    let b = TestBroker::start(&[]).await;
+    let mut a = b.client().await;
+    a.set_client_id("share-a");
+    assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
+    let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+    // One batch of ten records, offsets 0..=9.
+    assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
+    let tid = topic_id(&b);
+
+    // 1. The group reads from the earliest offset; wait until the broker applies it.
+    let set = alter(
+        &mut a,
+        GROUP_RESOURCE,
+        "g",
+        &[("share.auto.offset.reset", SET, Some("earliest"))],
+        false,
+    )
+    .await;
+    assert_eq!(set, (0, None));
+    let broker = b.running.as_ref().unwrap().broker.clone();
+    for i in 0.. {
+        let described = describe_configs(&mut a, GROUP_RESOURCE, "g").await;
+        let value = described
+            .configs
+            .iter()
+            .find(|e| e.name == "share.auto.offset.reset")
+            .and_then(|e| e.value.clone());
+        let applied = broker
+            .groups
+            .config()
+            .share_partition_settings("g")
+            .auto_offset_reset;
+        if value.as_deref() == Some("earliest") && applied == "earliest" {
+            break;
+        }
+        assert!(
+            i < 100,
+            "share.auto.offset.reset never applied: {value:?} {applied}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let member_a = new_member_id();
+    let hb = share_heartbeat(&mut a, "g", &member_a, 0).await;
+    assert_eq!((hb.error_code, &hb.error_message), (0, &None), "{hb:?}");
+    assert_eq!(hb.member_id.as_deref(), Some(member_a.as_str()));
+    assert!(hb.member_epoch >= 1, "{hb:?}");
+    assert_eq!(hb.heartbeat_interval_ms, 5000);
+    let assignment = hb.assignment.expect("an assignment");
+    let assigned: Vec<(Uuid, Vec<i32>)> = assignment
+        .topic_partitions
+        .iter()
+        .map(|t| (t.topic_id, t.partitions.clone()))
+        .collect();
+    assert_eq!(assigned, vec![(tid, vec![0])]);
+
+    // 2. A new session: exactly four records, first delivery, locked for 30 s.
+    let r = share_fetch(&mut a, &member_a, 0, tid, &[], 4).await;
+    assert_eq!(r.acquisition_lock_timeout_ms, 30_000);
+    assert_eq!(r.responses[0].topic_id, tid);
+    let p = only_partition(&r);
+    assert_eq!(
+        (p.partition_index, p.error_code, p.acknowledge_error_code),
+        (0, 0, 0)
+    );
+    assert_eq!(acquired(&p), vec![(0, 3, 1)]);
+    assert!(p.records.as_ref().is_some_and(|r| !r.is_empty()), "{p:?}");
+    assert_eq!(p.current_leader.leader_id, 1);
+
+    // 3. 0-1 accepted, 2-3 released: the next acquisition starts at 2, delivered again.
+    let r = share_fetch(
+        &mut a,
+        &member_a,
+        1,
+        tid,
+        &[(0, 1, ACCEPT), (2, 3, RELEASE)],
+        4,
+    )
+    .await;
+    let p = only_partition(&r);
+    assert_eq!((p.error_code, p.acknowledge_error_code), (0, 0), "{p:?}");
+    assert_eq!(acquired(&p), vec![(2, 3, 2), (4, 5, 1)]);
+
+    // 4. An offset the member does not hold; the rest is still acquired.
+    let r = share_fetch(&mut a, &member_a, 2, tid, &[(9, 9, ACCEPT)], 4).await;
+    let p = only_partition(&r);
+    assert_eq!(
+        (p.error_code, p.acknowledge_error_code),
+        (0, INVALID_RECORD_STATE),
+        "{p:?}"
+    );
+    assert_eq!(acquired(&p), vec![(6, 9, 1)]);
+    // The session expects epoch 3: 7 is refused, and a member with no session has none.
+    let r = share_fetch(&mut a, &member_a, 7, tid, &[], 4).await;
+    assert_eq!(r.error_code, INVALID_SHARE_SESSION_EPOCH, "{r:?}");
+    assert!(r.responses.is_empty(), "{r:?}");
+    let r = share_fetch(&mut a, &new_member_id(), 5, tid, &[], 4).await;
+    assert_eq!(r.error_code, SHARE_SESSION_NOT_FOUND, "{r:?}");
+
+    // 5. 0-1 acknowledged: start 2; 2..=9 are all held (none settled), lag 10 - 2 = 8.
+    assert_eq!(share_offsets(&mut a, tid).await, (2, 8));
+    let d = share_describe(&mut a, "g").await;
+    assert_eq!((d.error_code, d.group_id.as_str()), (0, "g"), "{d:?}");
+    assert_eq!(d.group_state, "Stable");
+    assert_eq!(d.assignor_name, "simple");
+    assert_eq!(d.members.len(), 1, "{d:?}");
+    let m = &d.members[0];
+    assert_eq!(m.member_id, member_a);
+    assert_eq!(m.client_id, "share-a");
+    assert!(m.client_host.contains("127.0.0.1"), "{m:?}");
+    assert_eq!(m.member_epoch, hb.member_epoch);
+    assert_eq!(m.subscribed_topic_names, vec![TOPIC.to_string()]);
+    let described: Vec<(Uuid, String, Vec<i32>)> = m
+        .assignment
+        .topic_partitions
+        .iter()
+        .map(|t| (t.topic_id, t.topic_name.clone(), t.partitions.clone()))
+        .collect();
+    assert_eq!(described, vec![(tid, TOPIC.to_string(), vec![0])]);
+
+    // 6. Closing the session releases 2..=9 to another member, each delivered once more.
+    let r = api_call!(
+        a,
+        share_acknowledge_request::ShareAcknowledgeRequest,
+        share_acknowledge_response::ShareAcknowledgeResponse,
+        2,
+        share_acknowledge_request::ShareAcknowledgeRequest {
+            group_id: Some("g".into()),
+            member_id: Some(member_a.clone()),
+            share_session_epoch: -1,
+            ..Default::default()
+        }
+    );
+    assert_eq!((r.error_code, &r.error_message), (0, &None), "{r:?}");
+    let mut bc = b.client().await;
+    bc.set_client_id("share-b");
+    let member_b = new_member_id();
+    let hb_b = share_heartbeat(&mut bc, "g", &member_b, 0).await;
+    assert_eq!(hb_b.error_code, 0, "{hb_b:?}");
+    assert!(hb_b.member_epoch > hb.member_epoch, "{hb_b:?}");
+    let r = share_fetch(&mut bc, &member_b, 0, tid, &[], 10).await;
+    let p = only_partition(&r);
+    assert_eq!(p.error_code, 0, "{p:?}");
+    assert_eq!(acquired(&p), vec![(2, 3, 3), (4, 9, 2)]);
+    // B accepts them all: the share partition is done with the log up to its end.
+    let r = share_fetch(&mut bc, &member_b, 1, tid, &[(2, 9, ACCEPT)], 10).await;
+    let p = only_partition(&r);
+    assert_eq!((p.error_code, p.acknowledge_error_code), (0, 0), "{p:?}");
+    assert_eq!(acquired(&p), vec![]);
+    assert_eq!(share_offsets(&mut a, tid).await, (10, 0));
+
+    // 7. Both leave: the group is listed Empty, then deleted.
+    for (c, member) in [(&mut a, &member_a), (&mut bc, &member_b)] {
+        let r = share_heartbeat(c, "g", member, -1).await;
+        assert_eq!((r.error_code, r.member_epoch), (0, -1), "{r:?}");
+    }
+    assert_eq!(
+        list_share_groups(&mut a).await,
+        vec![("g".into(), "Empty".into(), "share".into())]
+    );
+    let d = share_describe(&mut a, "g").await;
+    assert_eq!(
+        (d.error_code, d.group_state.as_str(), d.members.len()),
+        (0, "Empty", 0)
+    );
+    let r = api_call!(
+        a,
+        delete_groups_request::DeleteGroupsRequest,
+        delete_groups_response::DeleteGroupsResponse,
+        2,
+        delete_groups_request::DeleteGroupsRequest {
+            groups_names: vec!["g".into()],
+            ..Default::default()
+        }
+    );
+    let results: Vec<(String, i16)> = r
+        .results
+        .into_iter()
+        .map(|r| (r.group_id, r.error_code))
+        .collect();
+    assert_eq!(results, vec![("g".to_string(), 0)]);
+    assert_eq!(list_share_groups(&mut a).await, vec![]);
+    assert_eq!(
+        share_describe(&mut a, "g").await.error_code,
+        GROUP_ID_NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn a_share_groups_id_is_refused_to_classic_and_consumer_protocol_members() {
+    let b = TestBroker::start(&[]).await;
+    let mut c = b.client().await;
+    assert_eq!(create_topic_with(&mut c, TOPIC, 1, &[]).await, 0);
+    let hb = share_heartbeat(&mut c, "sg", &new_member_id(), 0).await;
+    assert_eq!(hb.error_code, 0, "{hb:?}");
+
+    let r = api_call!(
+        c,
+        join_group_request::JoinGroupRequest,
+        join_group_response::JoinGroupResponse,
+        9,
+        join_group_request::JoinGroupRequest {
+            group_id: "sg".into(),
+            session_timeout_ms: 30_000,
+            rebalance_timeout_ms: 30_000,
+            member_id: String::new(),
+            protocol_type: "consumer".into(),
+            protocols: vec![join_group_request::JoinGroupRequestProtocol {
+                name: "range".into(),
+                metadata: bytes::Bytes::from_static(&[0, 0]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, INCONSISTENT_GROUP_PROTOCOL, "{r:?}");
+
+    let r = api_call!(
+        c,
+        consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest,
+        consumer_group_heartbeat_response::ConsumerGroupHeartbeatResponse,
+        0,
+        consumer_group_heartbeat_request::ConsumerGroupHeartbeatRequest {
+            group_id: "sg".into(),
+            member_id: new_member_id(),
+            member_epoch: 0,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec![TOPIC.into()]),
+            topic_partitions: Some(vec![]),
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.error_code, GROUP_ID_NOT_FOUND, "{r:?}");
+    // The share group is as it was.
+    let d = share_describe(&mut c, "sg").await;
+    assert_eq!(
+        (d.error_code, d.group_state.as_str(), d.members.len()),
+        (0, "Stable", 1)
+    );
+}
