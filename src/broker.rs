@@ -38,6 +38,8 @@ pub struct Broker {
     pub clock: SharedClock,
     pub replicas: Arc<ReplicaManager>,
     pub groups: Arc<GroupCoordinator>,
+    /// The share partitions this broker leads and its members' share sessions (KIP-932).
+    pub shares: Arc<crate::replica::share_manager::SharePartitionManager>,
     pub txns: Arc<TransactionCoordinator>,
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// This node's membership of its controller quorum (a quorum of one by default).

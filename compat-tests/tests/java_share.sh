@@ -5,9 +5,8 @@
 # Validated against Apache Kafka 4.3.1 (kafka-ref.sh with KAFKA_REF_LIBS=.cache/kafka-libs-latest;
 # a fresh 4.3.1 cluster finalizes share.version=1 at format time, nothing else to enable).
 #
-# GATE: Strata does not serve share groups yet, so these cases SKIP unless STRATA_SHARE_CASES=1.
-# Remove the gate (share_case below) once Strata serves share groups.
-#   STRATA_SHARE_CASES=1 BOOTSTRAP=127.0.0.1:9192 ./run.sh --clients java_share
+# They run against Strata and against Kafka 4.3.1 alike:
+#   BOOTSTRAP=127.0.0.1:9192 ./run.sh --clients java_share
 # Each Java client run also writes its NetworkClient DEBUG log (every request with its API
 # version and fields) to out/<run>/share-*-client.log, and the case log lists the APIs sent.
 source "$(dirname "$0")/../lib/harness.sh"
@@ -202,10 +201,7 @@ share_tools() {
   if grep -qx "$g" "$OUT/list2.txt"; then fail "$g still listed after --delete"; fi
 }
 
-share_gated() { skip "share groups (KIP-932) are not served by Strata yet; STRATA_SHARE_CASES=1 runs it"; }
-share_case() {
-  if [ "${STRATA_SHARE_CASES:-0}" = 1 ]; then case_run share "$1" "$2"; else case_run share "$1" share_gated; fi
-}
+share_case() { case_run share "$1" "$2"; }
 share_case java-latest.share.cooperative share_cooperative
 share_case java-latest.share.release-redeliver share_release_redeliver
 share_case java-latest.share.lock-timeout share_lock_timeout

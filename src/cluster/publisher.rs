@@ -156,6 +156,19 @@ impl Publisher {
             .filter(|(_, t)| *t != (None, None))
             .collect();
         broker.groups.config().overrides.replace(timings);
+        let share = current
+            .iter()
+            .map(|(group, configs)| {
+                let share: BTreeMap<String, String> = configs
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("share."))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                (group.clone(), share)
+            })
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        broker.groups.config().overrides.replace_share(share);
         self.group_configs = current;
     }
 

@@ -22,6 +22,11 @@
 //!   v5 add partitions through the broker, EndTxn v5 bumps the epoch), which the coordinator
 //!   serves (`coordinator::txn`). As in Kafka the coordinator follows each request's version,
 //!   so producers of the classic protocol (librdkafka, kafkajs) keep working at any level.
+//! - `share.version` 0..=1: KIP-932 share groups are served at 1 (`coordinator::share`, the
+//!   share partitions of `replica::share_partition`); at 0 their APIs answer
+//!   UNSUPPORTED_VERSION, as Kafka's `isShareGroupProtocolEnabled`. Kafka starts a cluster at
+//!   1 from release 4.2-IV0, a `metadata.version` above Strata's; as share groups do not
+//!   depend on it, a new Strata cluster given no release version starts at 1.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -82,7 +87,7 @@ pub const SUPPORTED: &[(&str, i16, i16)] = &[
     (GROUP_VERSION, 0, 1),
     (TRANSACTION_VERSION, 0, 2),
     (ELIGIBLE_LEADER_REPLICAS_VERSION, 0, 0),
-    (SHARE_VERSION, 0, 0),
+    (SHARE_VERSION, 0, 1),
     (STREAMS_VERSION, 0, 0),
 ];
 
@@ -226,6 +231,12 @@ impl FinalizedFeatures {
     /// has been.
     pub fn consumer_protocol_enabled(&self) -> bool {
         self.metadata_version().is_none() || self.level(GROUP_VERSION) >= 1
+    }
+
+    /// Whether KIP-932 share groups are served: `share.version` 1 or more (a log not yet
+    /// given its feature levels is served as a new cluster would be).
+    pub fn share_groups_enabled(&self) -> bool {
+        self.metadata_version().is_none() || self.level(SHARE_VERSION) >= 1
     }
 }
 
@@ -494,6 +505,7 @@ pub fn bootstrap_levels(
                 }
                 *level
             }
+            None if *name == SHARE_VERSION && release_version.is_none() => max,
             None => bootstrap
                 .iter()
                 .filter(|(_, mv)| *mv <= metadata_version)

@@ -19,7 +19,9 @@ impl GroupCoordinatorShard {
                 .iter()
                 .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
         if !type_ok {
-            return self.list_consumer_groups(states, types);
+            let mut out = self.list_consumer_groups(states, types);
+            out.extend(self.list_share_groups(states, types));
+            return out;
         }
         let mut out: Vec<ListedGroup> = self
             .groups
@@ -40,6 +42,7 @@ impl GroupCoordinatorShard {
             })
             .collect();
         out.extend(self.list_consumer_groups(states, types));
+        out.extend(self.list_share_groups(states, types));
         out
     }
 
@@ -49,7 +52,9 @@ impl GroupCoordinatorShard {
     pub fn describe_group(&self, group_id: &str, version: i16) -> DescribedGroup {
         let Some(g) = self.groups.get(group_id) else {
             let (error_code, error_message) = if version >= 6 {
-                let message = if self.consumer_groups.contains_key(group_id) {
+                let message = if self.consumer_groups.contains_key(group_id)
+                    || self.share_groups.contains_key(group_id)
+                {
                     format!("Group {group_id} is not a classic group.")
                 } else {
                     format!("Group {group_id} not found.")
@@ -111,6 +116,9 @@ impl GroupCoordinatorShard {
         }
         if self.consumer_groups.contains_key(group_id) {
             return self.delete_consumer_group(group_id);
+        }
+        if self.share_groups.contains_key(group_id) {
+            return self.delete_share_group(group_id);
         }
         let Some(g) = self.groups.get(group_id) else {
             return Err(CoordinatorError::GroupIdNotFound);

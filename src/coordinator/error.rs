@@ -17,6 +17,8 @@ pub enum CoordinatorError {
     CoordinatorNotAvailable,
     NotCoordinator,
     GroupIdNotFound,
+    /// GROUP_ID_NOT_FOUND with Kafka's message (e.g. "Group g is not a share group.").
+    GroupNotFound(String),
     NonEmptyGroup,
     GroupSubscribedToTopic,
     OffsetMetadataTooLarge,
@@ -48,7 +50,9 @@ impl CoordinatorError {
     /// The error message Kafka sends with the code, where it sends one.
     pub fn message(&self) -> Option<String> {
         match self {
-            CoordinatorError::InvalidRequest(m) => Some(m.clone()),
+            CoordinatorError::InvalidRequest(m) | CoordinatorError::GroupNotFound(m) => {
+                Some(m.clone())
+            }
             _ => None,
         }
     }

@@ -15,6 +15,8 @@
 //! - [`admin`]: ListGroups, DescribeGroups, DeleteGroups.
 //! - [`consumer`]: KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe,
 //!   server-side assignors, records types 3-8).
+//! - [`share`]: KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, the `simple`
+//!   assignor, records types 10-15).
 //! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
 //!   handlers call.
 //! - [`client_metrics`]: KIP-714 client telemetry subscriptions per client instance (Kafka's
@@ -32,6 +34,7 @@ pub mod records;
 pub mod runtime;
 pub mod service;
 pub mod shard;
+pub mod share;
 pub mod txn;
 pub mod txn_offsets;
 
@@ -80,8 +83,33 @@ pub struct GroupConfig {
     pub consumer_group_max_size: i32,
     /// `group.consumer.assignors`: server-side assignor names; the first is the default.
     pub consumer_group_assignors: Vec<String>,
+    /// `group.share.max.size` (KIP-932).
+    pub share_group_max_size: i32,
+    /// `group.share.session.timeout.ms`.
+    pub share_group_session_timeout_ms: i32,
+    /// `group.share.heartbeat.interval.ms`.
+    pub share_group_heartbeat_interval_ms: i32,
+    /// `group.share.record.lock.duration.ms`.
+    pub share_group_record_lock_duration_ms: i32,
+    /// `group.share.delivery.count.limit`.
+    pub share_group_delivery_count_limit: i32,
+    /// `group.share.partition.max.record.locks`.
+    pub share_group_partition_max_record_locks: i32,
     /// The groups' own configs (GROUP resources) that change the settings above.
     pub overrides: std::sync::Arc<GroupConfigOverrides>,
+}
+
+/// What a share partition of a group runs with: the group's `share.*` configs over the
+/// broker's `group.share.*` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharePartitionSettings {
+    pub record_lock_duration_ms: i32,
+    pub delivery_count_limit: i32,
+    pub partition_max_record_locks: i32,
+    /// `share.auto.offset.reset`: `latest` (the default), `earliest` or `by_duration:<ISO-8601>`.
+    pub auto_offset_reset: String,
+    /// `share.isolation.level`: `read_uncommitted` (the default) or `read_committed`.
+    pub isolation_level: String,
 }
 
 /// Per-group overrides of the consumer-group timings, as Kafka's `GroupConfigManager` keeps
@@ -92,11 +120,17 @@ pub struct GroupConfigOverrides {
     /// Group id to (session timeout, heartbeat interval); `None` leaves the broker's.
     consumer_timings:
         parking_lot::RwLock<std::collections::HashMap<String, (Option<i32>, Option<i32>)>>,
+    /// Group id to its `share.*` configs as set.
+    share: parking_lot::RwLock<
+        std::collections::HashMap<String, std::collections::BTreeMap<String, String>>,
+    >,
 }
 
 impl PartialEq for GroupConfigOverrides {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self, other) || *self.consumer_timings.read() == *other.consumer_timings.read()
+        std::ptr::eq(self, other)
+            || (*self.consumer_timings.read() == *other.consumer_timings.read()
+                && *self.share.read() == *other.share.read())
     }
 }
 
@@ -106,6 +140,27 @@ impl GroupConfigOverrides {
     /// Replaces every group's overrides (the groups that have none are left out).
     pub fn replace(&self, timings: std::collections::HashMap<String, (Option<i32>, Option<i32>)>) {
         *self.consumer_timings.write() = timings;
+    }
+
+    /// Replaces every group's `share.*` configs.
+    pub fn replace_share(
+        &self,
+        configs: std::collections::HashMap<String, std::collections::BTreeMap<String, String>>,
+    ) {
+        *self.share.write() = configs;
+    }
+
+    fn share_value(&self, group_id: &str, key: &str) -> Option<String> {
+        self.share
+            .read()
+            .get(group_id)
+            .and_then(|c| c.get(key))
+            .cloned()
+    }
+
+    fn share_int(&self, group_id: &str, key: &str) -> Option<i32> {
+        self.share_value(group_id, key)
+            .and_then(|v| v.trim().parse().ok())
     }
 
     fn timing(
@@ -135,6 +190,42 @@ impl GroupConfig {
 }
 
 impl GroupConfig {
+    /// A share group's session timeout: its `share.session.timeout.ms`, or the broker's.
+    pub fn share_session_timeout_ms(&self, group_id: &str) -> i32 {
+        self.overrides
+            .share_int(group_id, "share.session.timeout.ms")
+            .unwrap_or(self.share_group_session_timeout_ms)
+    }
+
+    /// A share group's heartbeat interval: its `share.heartbeat.interval.ms`, or the broker's.
+    pub fn share_heartbeat_interval_ms(&self, group_id: &str) -> i32 {
+        self.overrides
+            .share_int(group_id, "share.heartbeat.interval.ms")
+            .unwrap_or(self.share_group_heartbeat_interval_ms)
+    }
+
+    /// The settings a share partition of `group_id` runs with.
+    pub fn share_partition_settings(&self, group_id: &str) -> SharePartitionSettings {
+        let o = &self.overrides;
+        SharePartitionSettings {
+            record_lock_duration_ms: o
+                .share_int(group_id, "share.record.lock.duration.ms")
+                .unwrap_or(self.share_group_record_lock_duration_ms),
+            delivery_count_limit: o
+                .share_int(group_id, "share.delivery.count.limit")
+                .unwrap_or(self.share_group_delivery_count_limit),
+            partition_max_record_locks: o
+                .share_int(group_id, "share.partition.max.record.locks")
+                .unwrap_or(self.share_group_partition_max_record_locks),
+            auto_offset_reset: o
+                .share_value(group_id, "share.auto.offset.reset")
+                .unwrap_or_else(|| "latest".to_string()),
+            isolation_level: o
+                .share_value(group_id, "share.isolation.level")
+                .unwrap_or_else(|| "read_uncommitted".to_string()),
+        }
+    }
+
     /// The assignor a consumer group uses when no member asks for one.
     pub fn default_assignor(&self) -> &str {
         self.consumer_group_assignors
@@ -163,6 +254,12 @@ impl Default for GroupConfig {
                 consumer::assignor::UNIFORM_ASSIGNOR_NAME.to_string(),
                 consumer::assignor::RANGE_ASSIGNOR_NAME.to_string(),
             ],
+            share_group_max_size: 200,
+            share_group_session_timeout_ms: 45_000,
+            share_group_heartbeat_interval_ms: 5_000,
+            share_group_record_lock_duration_ms: 30_000,
+            share_group_delivery_count_limit: 5,
+            share_group_partition_max_record_locks: 2_000,
             overrides: Default::default(),
         }
     }

@@ -95,6 +95,12 @@ impl GroupCoordinatorShard {
             -1
         };
         let checked = match self.consumer_groups.get(group_id) {
+            // Share groups keep no committed offsets (their progress is share state).
+            None if self.share_groups.contains_key(group_id) => {
+                Err(CoordinatorError::GroupNotFound(format!(
+                    "Group {group_id} is not a consumer group."
+                )))
+            }
             // KIP-848 groups check the member epoch (OffsetCommit v9 carries it).
             Some(g) => g.validate_offset_commit(&request.member_id, generation, ctx.api_version),
             // OffsetCommit v9+ names the missing group (KIP-848: both protocols' members

@@ -47,7 +47,9 @@ pub enum GroupRecord {
     },
     /// A KIP-848 consumer group record (key types 3-8).
     Consumer(crate::coordinator::consumer::records::ConsumerGroupRecord),
-    /// A record type this coordinator does not handle (share or streams groups).
+    /// A KIP-932 share group record (key types 10-15).
+    Share(crate::coordinator::share::records::ShareGroupRecord),
+    /// A record type this coordinator does not handle (streams groups).
     Other { key_type: i16 },
 }
 
@@ -161,12 +163,19 @@ pub fn decode(record: &CoordinatorRecord) -> Result<GroupRecord, DecodeError> {
             key: GroupMetadataKey::decode(&mut key, key_type)?,
             value: decode_value(&record.value, GroupMetadataValue::MAX_VERSION)?,
         }),
-        other => Ok(
-            match crate::coordinator::consumer::records::decode(other, &mut key, &record.value)? {
-                Some(r) => GroupRecord::Consumer(r),
-                None => GroupRecord::Other { key_type: other },
-            },
-        ),
+        other => {
+            if let Some(r) =
+                crate::coordinator::consumer::records::decode(other, &mut key, &record.value)?
+            {
+                return Ok(GroupRecord::Consumer(r));
+            }
+            Ok(
+                match crate::coordinator::share::records::decode(other, &mut key, &record.value)? {
+                    Some(r) => GroupRecord::Share(r),
+                    None => GroupRecord::Other { key_type: other },
+                },
+            )
+        }
     }
 }
 

@@ -146,7 +146,13 @@ pub struct GroupCoordinator {
     slots: Vec<Mutex<Slot>>,
     next_id: AtomicU64,
     metrics: crate::metrics::GroupCoordinatorMetrics,
+    /// Told of every share-group member that leaves or is fenced, so the share partitions
+    /// release the records it holds (Kafka's `ShareGroupListener.onMemberLeave`).
+    share_member_left: std::sync::OnceLock<ShareMemberLeft>,
 }
+
+/// A share-group member left: (group id, member id).
+pub type ShareMemberLeft = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 impl GroupCoordinator {
     pub fn new(config: GroupConfig, clock: SharedClock, log: Arc<dyn CoordinatorLog>) -> Self {
@@ -158,6 +164,7 @@ impl GroupCoordinator {
             slots: (0..n).map(|_| Mutex::new(Slot::default())).collect(),
             next_id: AtomicU64::new(1),
             metrics: Default::default(),
+            share_member_left: std::sync::OnceLock::new(),
         }
     }
 
@@ -165,6 +172,20 @@ impl GroupCoordinator {
     pub fn with_metrics(mut self, metrics: crate::metrics::GroupCoordinatorMetrics) -> Self {
         self.metrics = metrics;
         self
+    }
+
+    /// Sets who hears of share-group members leaving (once, at start-up).
+    pub fn on_share_member_left(&self, listener: ShareMemberLeft) {
+        let _ = self.share_member_left.set(listener);
+    }
+
+    /// Tells the listener of the members `left`, outside every shard lock.
+    fn notify_share_members_left(&self, left: Vec<(String, String)>) {
+        if let Some(listener) = self.share_member_left.get() {
+            for (group, member) in left {
+                listener(&group, &member);
+            }
+        }
     }
 
     pub fn config(&self) -> &GroupConfig {
@@ -220,8 +241,12 @@ impl GroupCoordinator {
         let slot = self.slots.get(self.partition_for(group_id) as usize)?;
         let mut slot = slot.lock();
         let now = self.clock.now_ms();
-        let r = f(slot.shard.as_mut()?, now);
+        let shard = slot.shard.as_mut()?;
+        let r = f(shard, now);
+        let left = shard.take_share_members_left();
         slot.deliver();
+        drop(slot);
+        self.notify_share_members_left(left);
         Some(r)
     }
 
@@ -650,7 +675,10 @@ impl GroupCoordinator {
             let mut slot = slot.lock();
             if let Some(shard) = slot.shard.as_mut() {
                 shard.tick(now);
+                let left = shard.take_share_members_left();
                 slot.deliver();
+                drop(slot);
+                self.notify_share_members_left(left);
             }
         }
     }

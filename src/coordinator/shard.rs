@@ -16,6 +16,8 @@ use crate::coordinator::error::CoordinatorError;
 use crate::coordinator::group::{ClassicGroup, ClassicGroupState, Waiter};
 use crate::coordinator::records::{self, GroupRecord, OffsetAndMetadata};
 use crate::coordinator::runtime::{Completion, CoordinatorLog, CoordinatorRecord};
+use crate::coordinator::share::records::ShareGroupRecord;
+use crate::coordinator::share::ShareGroup;
 use crate::coordinator::GroupConfig;
 use crate::protocol::codec::DecodeError;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
@@ -39,8 +41,14 @@ pub struct GroupCoordinatorShard {
     pub(crate) config: Arc<GroupConfig>,
     log: Arc<dyn CoordinatorLog>,
     pub(crate) groups: BTreeMap<String, ClassicGroup>,
-    /// KIP-848 consumer groups; a group id is in at most one of the two maps.
+    /// KIP-848 consumer groups; a group id is in at most one of the three maps.
     pub(crate) consumer_groups: BTreeMap<String, ConsumerGroup>,
+    /// KIP-932 share groups.
+    pub(crate) share_groups: BTreeMap<String, ShareGroup>,
+    /// Share-group members removed since the last call of
+    /// [`GroupCoordinatorShard::take_share_members_left`]: the share partitions release the
+    /// records they hold.
+    pub(crate) share_members_left: Vec<(String, String)>,
     pub(crate) offsets: BTreeMap<String, GroupOffsets>,
     pub(crate) completions: Vec<Completion>,
     pub(crate) next_offsets_cleanup_ms: Option<i64>,
@@ -66,6 +74,7 @@ impl std::fmt::Debug for GroupCoordinatorShard {
 pub struct ShardSnapshot {
     pub groups: BTreeMap<String, GroupSnapshot>,
     pub consumer_groups: BTreeMap<String, ConsumerGroupSnapshot>,
+    pub share_groups: BTreeMap<String, ShareGroup>,
     pub offsets: BTreeMap<String, GroupOffsets>,
 }
 
@@ -92,6 +101,8 @@ impl GroupCoordinatorShard {
             log,
             groups: BTreeMap::new(),
             consumer_groups: BTreeMap::new(),
+            share_groups: BTreeMap::new(),
+            share_members_left: Vec::new(),
             offsets: BTreeMap::new(),
             completions: Vec::new(),
             next_offsets_cleanup_ms: None,
@@ -114,6 +125,11 @@ impl GroupCoordinatorShard {
 
     pub fn offsets(&self, group_id: &str) -> Option<&GroupOffsets> {
         self.offsets.get(group_id)
+    }
+
+    /// The share-group members removed since the last call, as (group id, member id).
+    pub fn take_share_members_left(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.share_members_left)
     }
 
     /// The JoinGroup and SyncGroup responses completed since the last call.
@@ -216,6 +232,7 @@ impl GroupCoordinatorShard {
                 }
             },
             GroupRecord::Consumer(r) => self.replay_consumer_group(&r),
+            GroupRecord::Share(r) => self.replay_share_group(&r),
             GroupRecord::Other { key_type } => {
                 tracing::debug!(key_type, "skipping record of a group type not served here");
                 return Err(DecodeError::UnknownApiKey(key_type));
@@ -252,6 +269,25 @@ impl GroupCoordinatorShard {
         }
     }
 
+    /// Applies a share-group record: creates the group on its first record and deletes it on
+    /// the group epoch tombstone.
+    fn replay_share_group(&mut self, r: &ShareGroupRecord) {
+        let group_id = r.group_id();
+        if !self.share_groups.contains_key(group_id) {
+            if !r.creates_group() {
+                return;
+            }
+            self.share_groups
+                .insert(group_id.to_string(), ShareGroup::new(group_id));
+        }
+        if let Some(g) = self.share_groups.get_mut(group_id) {
+            g.replay(r);
+        }
+        if let ShareGroupRecord::GroupEpoch { value: None, .. } = r {
+            self.share_groups.remove(group_id);
+        }
+    }
+
     /// Loads the partition from its records (start-up or failover), then starts the session
     /// timers of the loaded members (Kafka's `onLoaded`).
     pub fn load(
@@ -277,6 +313,15 @@ impl GroupCoordinatorShard {
             for id in ids {
                 group.timers.entry(id).or_default().session_deadline_ms =
                     Some(now_ms.saturating_add(session_ms));
+            }
+        }
+        for (group_id, group) in self.share_groups.iter_mut() {
+            let session_ms = self.config.share_session_timeout_ms(group_id) as i64;
+            let ids: Vec<String> = group.members.keys().cloned().collect();
+            for id in ids {
+                group
+                    .session_deadlines_ms
+                    .insert(id, now_ms.saturating_add(session_ms));
             }
         }
         summary
@@ -326,6 +371,11 @@ impl GroupCoordinatorShard {
                 .iter()
                 .map(|(id, g)| (id.clone(), g.snapshot()))
                 .collect(),
+            share_groups: self
+                .share_groups
+                .iter()
+                .map(|(id, g)| (id.clone(), g.snapshot()))
+                .collect(),
             offsets: self.offsets.clone(),
         }
     }
@@ -338,6 +388,7 @@ impl GroupCoordinatorShard {
             self.fire_group_timers(&id, now_ms);
         }
         self.fire_consumer_group_timers(now_ms);
+        self.fire_share_group_timers(now_ms);
         let due = self
             .next_offsets_cleanup_ms
             .map(|t| t <= now_ms)

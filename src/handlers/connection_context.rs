@@ -32,6 +32,9 @@ pub struct ConnectionContext {
     /// A request a broker forwarded in an Envelope (KIP-590): `peer` and the principal are
     /// the client's, and this controller charges the client's mutation quota.
     pub forwarded: bool,
+    /// Unique among this process's connections: share sessions remember the connection that
+    /// uses them, and end with it (KIP-932).
+    pub id: u64,
     principal: RwLock<Arc<KafkaPrincipal>>,
     /// Whether the principal authenticated with a delegation token (Kafka's
     /// `KafkaPrincipal.tokenAuthenticated`): such a connection may not manage tokens.
@@ -39,6 +42,8 @@ pub struct ConnectionContext {
     /// Until when the connection reads no further request: a quota throttle (KIP-219).
     muted_until: parking_lot::Mutex<Option<tokio::time::Instant>>,
 }
+
+static NEXT_CONNECTION_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl ConnectionContext {
     /// A connection accepted on a listener, not yet authenticated (`User:ANONYMOUS`).
@@ -54,6 +59,7 @@ impl ConnectionContext {
             scope,
             peer,
             forwarded: false,
+            id: NEXT_CONNECTION_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             principal: RwLock::new(Arc::new(KafkaPrincipal::anonymous())),
             token_authenticated: std::sync::atomic::AtomicBool::new(false),
             muted_until: parking_lot::Mutex::new(None),

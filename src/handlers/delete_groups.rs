@@ -34,6 +34,10 @@ pub async fn start(
     });
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.delete_groups(&ctx, &request);
+    for r in response.results.iter().filter(|r| r.error_code == 0) {
+        // A deleted share group's share partitions go with it (no-op for other groups).
+        broker.shares.delete_group(&r.group_id);
+    }
     response.results.extend(refused);
     later(header, async move {
         // One deadline for all, and one wait per partition however many groups it holds.

@@ -1,7 +1,9 @@
-//! FindCoordinator (key 10), versions 0-4 (batched keys from v4): the group coordinator is the
+//! FindCoordinator (key 10), versions 0-6 (batched keys from v4): the group coordinator is the
 //! leader of the group's `__consumer_offsets` partition, which on a single node is this broker.
 //! The offsets topic (key type 0) and the transaction log (key type 1) are created on first
-//! use, as Kafka does.
+//! use, as Kafka does. v6 (KIP-932) is what share consumers send, with key type 0 for their
+//! group; key type 2, the share-state coordinator Kafka's brokers look for, is INVALID_REQUEST
+//! here: Strata keeps share state with each partition's leader.
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;

@@ -20,7 +20,9 @@ pub mod partition;
 mod partition_config;
 mod partition_txn;
 pub mod producer_state;
+pub mod share_manager;
 pub mod share_partition;
+pub mod share_sessions;
 pub mod txn_verification;
 pub mod wait;
 

@@ -172,6 +172,12 @@ impl SharePartition {
                 if over_limit {
                     break 'batches;
                 }
+                if offset > self.end_offset && self.in_flight.is_empty() {
+                    // Nothing in flight: a gap before this batch (compaction, markers) is
+                    // passed over whole, without an entry per offset.
+                    self.start_offset = offset;
+                    self.end_offset = offset;
+                }
                 if offset >= self.end_offset {
                     if offset - self.start_offset >= self.config.max_in_flight {
                         break 'batches;
@@ -200,6 +206,61 @@ impl SharePartition {
         }
         self.advance_start();
         ranges(&taken)
+    }
+
+    /// Where the next fetch reads from: the first AVAILABLE in-flight record, else the end
+    /// offset; `None` when the in-flight window is full and nothing in it is available.
+    pub fn next_fetch_offset(&self) -> Option<i64> {
+        if let Some((offset, _)) = self
+            .in_flight
+            .iter()
+            .find(|(_, r)| r.state == RecordState::Available)
+        {
+            return Some(*offset);
+        }
+        (self.end_offset - self.start_offset < self.config.max_in_flight).then_some(self.end_offset)
+    }
+
+    /// Offsets `first..=last` hold nothing a member may get (a transaction marker, records of
+    /// an aborted transaction): the end offset passes over them as archived gaps.
+    pub fn skip(&mut self, first: i64, last: i64) {
+        if last < self.end_offset || first > self.end_offset {
+            return;
+        }
+        if self.in_flight.is_empty() {
+            self.start_offset = last + 1;
+            self.end_offset = last + 1;
+            return;
+        }
+        if last - self.start_offset >= self.config.max_in_flight {
+            return;
+        }
+        for offset in self.end_offset..=last {
+            self.in_flight.insert(offset, archived(0));
+        }
+        self.end_offset = last + 1;
+        self.advance_start();
+    }
+
+    /// How many records `member_id` holds.
+    pub fn acquired_by(&self, member_id: &str) -> usize {
+        self.in_flight
+            .values()
+            .filter(|r| {
+                r.state == RecordState::Acquired && r.member_id.as_deref() == Some(member_id)
+            })
+            .count()
+    }
+
+    /// Records between the start offset and `upto` (exclusive) a member may still get or
+    /// holds: KIP-932's share-partition lag at `upto` (the high watermark).
+    pub fn lag(&self, upto: i64) -> i64 {
+        let settled = self
+            .in_flight
+            .range(..upto)
+            .filter(|(_, r)| matches!(r.state, RecordState::Acknowledged | RecordState::Archived))
+            .count() as i64;
+        (upto - self.start_offset - settled).max(0)
     }
 
     /// Applies one acknowledgement batch of `member_id` over `first..=last`: `types` holds one

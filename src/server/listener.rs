@@ -154,9 +154,10 @@ pub async fn serve(
                                 Some(tls) => tls_handshake(&tls, stream, &context).await,
                             };
                             if let Some(stream) = stream {
-                                Connection::new(broker, network, stream, context, shutdown)
+                                Connection::new(broker.clone(), network, stream, context.clone(), shutdown)
                                     .run()
                                     .await;
+                                broker.shares.connection_closed(context.id);
                             }
                             drop(ip_slot);
                             drop(permit);

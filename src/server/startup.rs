@@ -310,6 +310,16 @@ pub async fn start(
         )
         .with_metrics(metrics.group_coordinator.clone()),
     );
+    // Kafka's `group.share.max.share.sessions` default.
+    let shares = Arc::new(crate::replica::share_manager::SharePartitionManager::new(
+        2000,
+    ));
+    {
+        let shares = shares.clone();
+        groups.on_share_member_left(Arc::new(move |group, member| {
+            shares.member_left(group, member)
+        }));
+    }
     let local_markers = LocalMarkerWriter {
         replicas: replicas.clone(),
         groups: groups.clone(),
@@ -342,6 +352,7 @@ pub async fn start(
         },
         replicas: replicas.clone(),
         groups,
+        shares,
         txns,
         endpoints,
         clock,

@@ -75,12 +75,14 @@ fn a_new_cluster_starts_at_the_levels_strata_implements() {
             ("group.version", 1),
             ("kraft.version", 1),
             ("metadata.version", 26),
+            ("share.version", 1),
             ("transaction.version", 2)
         ]
     );
-    // The epoch is the offset of the last feature record (four bootstrap records at 1..=4).
-    assert_eq!(image.features.epoch, 4);
+    // The epoch is the offset of the last feature record (five bootstrap records at 1..=5).
+    assert_eq!(image.features.epoch, 5);
     assert!(image.features.consumer_protocol_enabled());
+    assert!(image.features.share_groups_enabled());
 }
 
 #[test]
@@ -169,8 +171,8 @@ fn refusals_carry_kafkas_messages() {
          the given upgrade type."
     );
     assert_eq!(
-        refusal(SHARE_VERSION, 1, UPGRADE),
-        "Invalid update version 1 for feature share.version. Local controller 1 does not \
+        refusal(STREAMS_VERSION, 1, UPGRADE),
+        "Invalid update version 1 for feature streams.version. Local controller 1 does not \
          support this feature."
     );
     assert_eq!(
@@ -293,29 +295,29 @@ fn format_levels_follow_the_release_version_within_what_strata_supports() {
         let f: Vec<String> = f.iter().map(|s| s.to_string()).collect();
         bootstrap_levels(r, &f).map(|m| m.into_iter().collect::<Vec<_>>())
     };
-    let at = |mv: i16, group: i16, transaction: i16| {
+    let at = |mv: i16, group: i16, transaction: i16, share: i16| {
         let mut v = vec![
             (ELIGIBLE_LEADER_REPLICAS_VERSION.to_string(), 0),
             (GROUP_VERSION.to_string(), group),
             (KRAFT_VERSION.to_string(), 1),
             (METADATA_VERSION.to_string(), mv),
-            (SHARE_VERSION.to_string(), 0),
+            (SHARE_VERSION.to_string(), share),
             (STREAMS_VERSION.to_string(), 0),
             (TRANSACTION_VERSION.to_string(), transaction),
         ];
         v.sort();
         Ok(v)
     };
-    assert_eq!(levels(None, &[]), at(26, 1, 2));
+    assert_eq!(levels(None, &[]), at(26, 1, 2, 1));
     // `3.9` is 3.9-IV0; group.version starts at 1 from 4.0-IV0 on, transaction.version at 2
     // from 4.0-IV2.
-    assert_eq!(levels(Some("3.9"), &[]), at(21, 0, 0));
-    assert_eq!(levels(Some("3.7"), &[]), at(19, 0, 0));
-    assert_eq!(levels(Some("4.0-IV3"), &[]), at(25, 1, 2));
-    assert_eq!(levels(Some("4.0.1"), &[]), at(25, 1, 2));
-    assert_eq!(levels(None, &["group.version=0"]), at(26, 0, 2));
-    assert_eq!(levels(None, &["metadata.version=20"]), at(20, 0, 0));
-    assert_eq!(levels(None, &["transaction.version=1"]), at(26, 1, 1));
+    assert_eq!(levels(Some("3.9"), &[]), at(21, 0, 0, 0));
+    assert_eq!(levels(Some("3.7"), &[]), at(19, 0, 0, 0));
+    assert_eq!(levels(Some("4.0-IV3"), &[]), at(25, 1, 2, 0));
+    assert_eq!(levels(Some("4.0.1"), &[]), at(25, 1, 2, 0));
+    assert_eq!(levels(None, &["group.version=0"]), at(26, 0, 2, 1));
+    assert_eq!(levels(None, &["metadata.version=20"]), at(20, 0, 0, 1));
+    assert_eq!(levels(None, &["transaction.version=1"]), at(26, 1, 1, 1));
     assert!(levels(Some("4.1"), &[])
         .unwrap_err()
         .starts_with("metadata.version 4.1-IV1 is not supported by Strata"));

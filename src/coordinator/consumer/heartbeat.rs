@@ -172,6 +172,11 @@ impl GroupCoordinatorShard {
         let create = req.member_epoch == 0;
         let mut records = Vec::new();
 
+        if self.share_groups.contains_key(group_id) {
+            return Err(CoordinatorError::GroupNotFound(format!(
+                "Group {group_id} is not a consumer group."
+            )));
+        }
         // The group: a classic group with members cannot be used; an empty one is replaced.
         if let Some(classic) = self.groups.get(group_id) {
             if !classic.members.is_empty() {

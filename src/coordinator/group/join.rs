@@ -97,6 +97,13 @@ impl GroupCoordinatorShard {
         let group_id = request.group_id.as_str();
         let member_id = request.member_id.as_str();
         let unknown = member_id.is_empty();
+        if self.share_groups.contains_key(group_id) {
+            // A share group's id: classic members can never join it (Kafka answers the same).
+            return fail(
+                &mut self.completions,
+                CoordinatorError::InconsistentGroupProtocol,
+            );
+        }
         if let Some(consumer) = self.consumer_groups.get(group_id) {
             // A KIP-848 group: classic members cannot join it while it has members (no
             // online migration here); an empty one is deleted and replaced by a classic group.

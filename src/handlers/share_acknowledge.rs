@@ -1,0 +1,135 @@
+//! ShareAcknowledge (API 79) v1-2, KIP-932: acknowledgements without a fetch (explicit
+//! `commitSync`, and the epoch -1 request a share consumer sends as it closes, which ends its
+//! share session and releases every record it still holds). v2 adds RENEW (KIP-1222) and
+//! answers the lock duration.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::authz::Authz;
+use super::share_fetch::{acknowledgements, led_partition, share_settings};
+use super::{ready, Broker, ConnectionContext, ResponseFuture};
+use crate::controller::acls::operation;
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+use crate::protocol::header::RequestHeader;
+use crate::protocol::messages::share_acknowledge_request::ShareAcknowledgeRequest;
+use crate::protocol::messages::share_acknowledge_response::{
+    PartitionData, ShareAcknowledgeResponse, ShareAcknowledgeTopicResponse,
+};
+use crate::replica::share_sessions::FINAL_EPOCH;
+
+fn top_level(code: ErrorCode) -> ShareAcknowledgeResponse {
+    ShareAcknowledgeResponse {
+        error_code: code.code(),
+        error_message: Some(code.message()),
+        ..Default::default()
+    }
+}
+
+pub async fn start(
+    broker: Arc<Broker>,
+    header: RequestHeader,
+    request: ShareAcknowledgeRequest,
+    conn: Arc<ConnectionContext>,
+) -> ResponseFuture {
+    if !broker.cluster.image().features.share_groups_enabled() {
+        return ready(header, Some(top_level(ErrorCode::UNSUPPORTED_VERSION)));
+    }
+    let group_id = request.group_id.clone().unwrap_or_default();
+    let member_id = request.member_id.clone().unwrap_or_default();
+    if group_id.is_empty() || member_id.is_empty() {
+        return ready(header, Some(top_level(ErrorCode::INVALID_REQUEST)));
+    }
+    let authz = Authz::new(&broker, &conn);
+    if !authz.group(operation::READ, &group_id) {
+        return ready(
+            header,
+            Some(top_level(ErrorCode::GROUP_AUTHORIZATION_FAILED)),
+        );
+    }
+    let epoch = request.share_session_epoch;
+    let closed = match broker
+        .shares
+        .sessions()
+        .acknowledge(&group_id, &member_id, epoch)
+    {
+        Ok(closed) => closed,
+        Err(code) => return ready(header, Some(top_level(code))),
+    };
+    let now = broker.now_ms();
+    let renew_allowed = header.api_version >= 2 && request.is_renew_ack;
+    let mut by_topic: BTreeMap<Uuid, Vec<PartitionData>> = BTreeMap::new();
+    for t in &request.topics {
+        let name = broker.cluster.topic_name_by_id(&t.topic_id);
+        for p in &t.partitions {
+            let mut data = PartitionData {
+                partition_index: p.partition_index,
+                ..Default::default()
+            };
+            data.current_leader.leader_id = -1;
+            data.current_leader.leader_epoch = -1;
+            let code = if name
+                .as_deref()
+                .is_some_and(|n| !authz.topic(operation::READ, n))
+            {
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED
+            } else {
+                let batches = p.acknowledgement_batches.iter().map(|b| {
+                    (
+                        b.first_offset,
+                        b.last_offset,
+                        b.acknowledge_types.as_slice(),
+                    )
+                });
+                match acknowledgements(batches, renew_allowed) {
+                    None => ErrorCode::INVALID_REQUEST,
+                    Some(batches) => match led_partition(&broker, t.topic_id, p.partition_index) {
+                        Err((code, leader, leader_epoch)) => {
+                            data.current_leader.leader_id = leader;
+                            data.current_leader.leader_epoch = leader_epoch;
+                            code
+                        }
+                        Ok(partition) => {
+                            data.current_leader.leader_id = broker.node_id;
+                            data.current_leader.leader_epoch = partition.leader_epoch();
+                            broker
+                                .shares
+                                .acknowledge(
+                                    &group_id,
+                                    &member_id,
+                                    t.topic_id,
+                                    p.partition_index,
+                                    &batches,
+                                    now,
+                                )
+                                .err()
+                                .unwrap_or(ErrorCode::NONE)
+                        }
+                    },
+                }
+            };
+            data.error_code = code.code();
+            by_topic.entry(t.topic_id).or_default().push(data);
+        }
+    }
+    if epoch == FINAL_EPOCH && closed.is_some() {
+        // Closing the session gives back what the member still holds.
+        broker.shares.release_member(&group_id, &member_id);
+    } else if epoch == FINAL_EPOCH {
+        return ready(header, Some(top_level(ErrorCode::SHARE_SESSION_NOT_FOUND)));
+    }
+    let lock_ms = share_settings(&broker, &group_id).record_lock_duration_ms;
+    let response = ShareAcknowledgeResponse {
+        acquisition_lock_timeout_ms: lock_ms.min(i32::MAX as i64) as i32,
+        responses: by_topic
+            .into_iter()
+            .map(|(topic_id, partitions)| ShareAcknowledgeTopicResponse {
+                topic_id,
+                partitions,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    ready(header, Some(response))
+}

@@ -1,0 +1,426 @@
+//! The share partitions this broker leads (Kafka's `SharePartitionManager`): one
+//! [`SharePartition`] per (share group, topic, partition), created at a group's first fetch
+//! from the partition, and the share sessions of the members reading them.
+//!
+//! Acquisition reads the partition's log from the share partition's next fetch offset (the
+//! first available in-flight record, else its end offset) up to the high watermark, or the
+//! last stable offset for `share.isolation.level=read_committed`; transaction markers, and for
+//! read_committed the records of aborted transactions, are passed over as gaps and never
+//! handed out. The records returned are the whole batches that hold the acquired offsets; the
+//! client keeps only the acquired ones.
+//!
+//! A share partition is kept for the leader epoch it was created in: when leadership moves
+//! away and back, it starts again. Its state lives in memory only (no `__share_group_state`
+//! yet), so a restart or failover starts each share partition afresh from
+//! `share.auto.offset.reset`.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes};
+use parking_lot::Mutex;
+
+use super::partition::{Isolation, Partition};
+use super::share_partition::{
+    AcknowledgeType, AcquireMode, AcquiredRange, SharePartition, SharePartitionConfig,
+};
+use super::share_sessions::ShareSessionCache;
+use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
+
+/// Where a new share partition starts (`share.auto.offset.reset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareStartAt {
+    Earliest,
+    Latest,
+    /// The first record at or after this timestamp (`by_duration`).
+    Timestamp(i64),
+}
+
+/// A share group's settings for its share partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareSettings {
+    pub record_lock_duration_ms: i64,
+    pub delivery_count_limit: u16,
+    pub max_record_locks: i64,
+    pub start_at: ShareStartAt,
+    pub read_committed: bool,
+}
+
+/// What one fetch acquired from one partition.
+#[derive(Debug, Clone, Default)]
+pub struct Acquired {
+    pub records: Bytes,
+    pub ranges: Vec<AcquiredRange>,
+}
+
+type Key = (String, Uuid, i32);
+
+struct Entry {
+    partition: Arc<Partition>,
+    leader_epoch: i32,
+    share: SharePartition,
+}
+
+/// The share partitions and share sessions of this broker.
+pub struct SharePartitionManager {
+    partitions: Mutex<HashMap<Key, Arc<Mutex<Entry>>>>,
+    sessions: Mutex<ShareSessionCache>,
+}
+
+impl std::fmt::Debug for SharePartitionManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharePartitionManager")
+            .field("partitions", &self.partitions.lock().len())
+            .finish()
+    }
+}
+
+/// One batch of a record set: (first offset, last offset, its bytes' range, whether it is a
+/// control batch, whether it is transactional, producer id).
+struct BatchSpan {
+    first: i64,
+    last: i64,
+    bytes: std::ops::Range<usize>,
+    control: bool,
+    transactional: bool,
+    producer_id: i64,
+}
+
+/// The batches of a record set as the log returned it (whole batches, v2 format).
+fn batches(records: &Bytes) -> Vec<BatchSpan> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while records.len() - at >= 61 {
+        let mut h = &records[at..];
+        let first = h.get_i64();
+        let length = h.get_i32();
+        let end = at + 12 + length.max(0) as usize;
+        if length < 49 || end > records.len() {
+            break;
+        }
+        let head = &records[at..];
+        let attributes = i16::from_be_bytes([head[21], head[22]]);
+        let last_delta = i32::from_be_bytes([head[23], head[24], head[25], head[26]]);
+        let producer_id = i64::from_be_bytes(head[43..51].try_into().unwrap_or([0xff; 8]));
+        out.push(BatchSpan {
+            first,
+            last: first + last_delta as i64,
+            bytes: at..end,
+            control: attributes & 0x20 != 0,
+            transactional: attributes & 0x10 != 0,
+            producer_id,
+        });
+        at = end;
+    }
+    out
+}
+
+impl SharePartitionManager {
+    pub fn new(max_sessions: usize) -> Self {
+        SharePartitionManager {
+            partitions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(ShareSessionCache::new(max_sessions)),
+        }
+    }
+
+    /// The share sessions (ShareFetch and ShareAcknowledge epochs).
+    pub fn sessions(&self) -> parking_lot::MutexGuard<'_, ShareSessionCache> {
+        self.sessions.lock()
+    }
+
+    /// The share partition of `group_id` on `partition`, created (or started again after a
+    /// leadership change) from the group's settings.
+    fn entry(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: &Arc<Partition>,
+        settings: &ShareSettings,
+    ) -> Arc<Mutex<Entry>> {
+        let key = (group_id.to_string(), topic_id, partition.index);
+        let epoch = partition.leader_epoch();
+        let mut map = self.partitions.lock();
+        if let Some(e) = map.get(&key) {
+            let stale = {
+                let e = e.lock();
+                e.leader_epoch != epoch || !Arc::ptr_eq(&e.partition, partition)
+            };
+            if !stale {
+                return e.clone();
+            }
+        }
+        let start = match settings.start_at {
+            ShareStartAt::Earliest => partition.log_start_offset(),
+            ShareStartAt::Latest => {
+                if settings.read_committed {
+                    partition.last_stable_offset()
+                } else {
+                    partition.high_watermark()
+                }
+            }
+            ShareStartAt::Timestamp(ts) => match partition.log.offset_for_timestamp(ts) {
+                Ok(Some((offset, _))) => offset,
+                _ => partition.high_watermark(),
+            },
+        };
+        let entry = Arc::new(Mutex::new(Entry {
+            partition: partition.clone(),
+            leader_epoch: epoch,
+            share: SharePartition::new(config_of(settings), start),
+        }));
+        map.insert(key, entry.clone());
+        entry
+    }
+
+    /// Acquires records of `partition` for `member_id`: at most about `max_records` (exactly,
+    /// in `RecordLimit` mode) and `max_bytes` (the first batch whole, as Fetch does).
+    #[allow(clippy::too_many_arguments)]
+    pub fn acquire(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        topic_id: Uuid,
+        partition: &Arc<Partition>,
+        settings: &ShareSettings,
+        max_records: i64,
+        mode: AcquireMode,
+        max_bytes: usize,
+        now_ms: i64,
+    ) -> Result<Acquired, ErrorCode> {
+        let entry = self.entry(group_id, topic_id, partition, settings);
+        let mut e = entry.lock();
+        e.share.set_config(config_of(settings));
+        e.share
+            .update_log_start_offset(partition.log_start_offset());
+        e.share.expire_locks(now_ms);
+        let Some(from) = e.share.next_fetch_offset() else {
+            return Ok(Acquired::default());
+        };
+        let isolation = if settings.read_committed {
+            Isolation::ReadCommitted
+        } else {
+            Isolation::ReadUncommitted
+        };
+        let data = match partition.read(from, max_bytes, isolation, true) {
+            Ok(d) => d,
+            Err(super::PartitionError::OffsetOutOfRange { .. }) => return Ok(Acquired::default()),
+            Err(e) => return Err(ErrorCode::from(&e)),
+        };
+        let spans = batches(&data.records);
+        let aborted = if settings.read_committed && spans.iter().any(|b| b.transactional) {
+            let upper = spans.last().map_or(from, |b| b.last + 1);
+            partition.aborted_transactions(from, upper)
+        } else {
+            Vec::new()
+        };
+        let mut ranges: Vec<AcquiredRange> = Vec::new();
+        let mut kept: Option<std::ops::Range<usize>> = None;
+        let mut taken: i64 = 0;
+        for b in &spans {
+            let is_aborted = b.transactional
+                && aborted.iter().any(|a| {
+                    a.producer_id == b.producer_id
+                        && a.first_offset <= b.first
+                        && b.last < a.last_offset
+                });
+            if b.control || is_aborted {
+                e.share.skip(b.first, b.last);
+                continue;
+            }
+            if taken >= max_records {
+                break;
+            }
+            let got = e.share.acquire(
+                member_id,
+                &[(b.first, b.last)],
+                max_records - taken,
+                mode,
+                now_ms,
+            );
+            if got.is_empty() {
+                continue;
+            }
+            taken += got
+                .iter()
+                .map(|r| r.last_offset - r.first_offset + 1)
+                .sum::<i64>();
+            kept = Some(match kept {
+                None => b.bytes.clone(),
+                Some(k) => k.start..b.bytes.end,
+            });
+            merge_ranges(&mut ranges, got);
+        }
+        Ok(Acquired {
+            records: kept.map_or_else(Bytes::new, |k| data.records.slice(k)),
+            ranges,
+        })
+    }
+
+    /// Applies `member_id`'s acknowledgements to its records of one partition: each batch
+    /// (first offset, last offset, types) all or nothing, the first failure answered.
+    pub fn acknowledge(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        topic_id: Uuid,
+        partition_index: i32,
+        batches: &[(i64, i64, Vec<AcknowledgeType>)],
+        now_ms: i64,
+    ) -> Result<(), ErrorCode> {
+        let key = (group_id.to_string(), topic_id, partition_index);
+        let Some(entry) = self.partitions.lock().get(&key).cloned() else {
+            // Nothing was ever acquired here: no record can be held by the member.
+            return Err(ErrorCode::INVALID_RECORD_STATE);
+        };
+        let mut e = entry.lock();
+        let mut result = Ok(());
+        let mut released = false;
+        for (first, last, types) in batches {
+            if let Err(code) = e.share.acknowledge(member_id, *first, *last, types, now_ms) {
+                if result.is_ok() {
+                    result = Err(code);
+                }
+                continue;
+            }
+            released |= types.contains(&AcknowledgeType::Release);
+        }
+        if released {
+            // Members parked on this partition may now get the released records.
+            e.partition.wake_waiters();
+        }
+        result
+    }
+
+    /// Releases what `member_id` of `group_id` holds on every partition (the member left, or
+    /// closed its session).
+    pub fn release_member(&self, group_id: &str, member_id: &str) {
+        let entries: Vec<Arc<Mutex<Entry>>> = self
+            .partitions
+            .lock()
+            .iter()
+            .filter(|((g, _, _), _)| g == group_id)
+            .map(|(_, e)| e.clone())
+            .collect();
+        for entry in entries {
+            let mut e = entry.lock();
+            if e.share.acquired_by(member_id) > 0 {
+                e.share.release_member(member_id);
+                e.partition.wake_waiters();
+            }
+        }
+    }
+
+    /// A connection closed: the sessions it carried end and their members' records are
+    /// released (Kafka's share-session disconnect listener), so a killed consumer's records
+    /// go to the others at once rather than at their lock timeout.
+    pub fn connection_closed(&self, connection_id: u64) {
+        let gone = self.sessions.lock().remove_connection(connection_id);
+        for (group_id, member_id) in gone {
+            self.release_member(&group_id, &member_id);
+        }
+    }
+
+    /// The member left its group: its session goes and its records are released.
+    pub fn member_left(&self, group_id: &str, member_id: &str) {
+        self.sessions.lock().remove(group_id, member_id);
+        self.release_member(group_id, member_id);
+    }
+
+    /// The earliest acquisition-lock deadline among `group_id`'s share partitions of
+    /// `partitions`, so a waiting fetch wakes when records come back.
+    pub fn next_lock_deadline_ms(&self, group_id: &str, partitions: &[(Uuid, i32)]) -> Option<i64> {
+        let map = self.partitions.lock();
+        partitions
+            .iter()
+            .filter_map(|(t, p)| map.get(&(group_id.to_string(), *t, *p)))
+            .filter_map(|e| e.lock().share.next_lock_deadline_ms())
+            .min()
+    }
+
+    /// (start offset, lag at the high watermark) of a group's share partition, if it exists.
+    pub fn describe(&self, group_id: &str, topic_id: Uuid, partition: i32) -> Option<(i64, i64)> {
+        let entry = self
+            .partitions
+            .lock()
+            .get(&(group_id.to_string(), topic_id, partition))
+            .cloned()?;
+        let e = entry.lock();
+        let hw = e.partition.high_watermark();
+        Some((e.share.start_offset(), e.share.lag(hw)))
+    }
+
+    /// The (topic id, partition) of every share partition `group_id` has here.
+    pub fn group_partitions(&self, group_id: &str) -> Vec<(Uuid, i32)> {
+        let mut out: Vec<(Uuid, i32)> = self
+            .partitions
+            .lock()
+            .keys()
+            .filter(|(g, _, _)| g == group_id)
+            .map(|(_, t, p)| (*t, *p))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Starts `group_id`'s share partition of `partition` again at `start_offset`, nothing in
+    /// flight (AlterShareGroupOffsets on an empty group).
+    pub fn alter_start_offset(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: &Arc<Partition>,
+        settings: &ShareSettings,
+        start_offset: i64,
+    ) {
+        let entry = Arc::new(Mutex::new(Entry {
+            partition: partition.clone(),
+            leader_epoch: partition.leader_epoch(),
+            share: SharePartition::new(config_of(settings), start_offset),
+        }));
+        self.partitions
+            .lock()
+            .insert((group_id.to_string(), topic_id, partition.index), entry);
+    }
+
+    /// Forgets `group_id`'s share partitions of one topic (DeleteShareGroupOffsets): the next
+    /// fetch starts them from `share.auto.offset.reset`.
+    pub fn delete_topic(&self, group_id: &str, topic_id: Uuid) {
+        self.partitions
+            .lock()
+            .retain(|(g, t, _), _| !(g == group_id && *t == topic_id));
+    }
+
+    /// Forgets one share partition of `group_id`.
+    pub fn delete_topic_partition(&self, group_id: &str, topic_id: Uuid, partition: i32) {
+        self.partitions
+            .lock()
+            .remove(&(group_id.to_string(), topic_id, partition));
+    }
+
+    /// Forgets every share partition of `group_id` (the group was deleted).
+    pub fn delete_group(&self, group_id: &str) {
+        self.partitions.lock().retain(|(g, _, _), _| g != group_id);
+    }
+}
+
+fn config_of(s: &ShareSettings) -> SharePartitionConfig {
+    SharePartitionConfig {
+        record_lock_duration_ms: s.record_lock_duration_ms,
+        delivery_count_limit: s.delivery_count_limit,
+        max_in_flight: s.max_record_locks,
+    }
+}
+
+/// Appends `got` to `ranges`, joining a range that continues the last one.
+fn merge_ranges(ranges: &mut Vec<AcquiredRange>, got: Vec<AcquiredRange>) {
+    for r in got {
+        match ranges.last_mut() {
+            Some(l)
+                if l.last_offset + 1 == r.first_offset && l.delivery_count == r.delivery_count =>
+            {
+                l.last_offset = r.last_offset;
+            }
+            _ => ranges.push(r),
+        }
+    }
+}
