@@ -113,6 +113,7 @@ async fn features_are_upgraded_downgraded_and_read_back() {
             ("group.version".to_string(), 0, 1),
             ("kraft.version".to_string(), 1, 1),
             ("metadata.version".to_string(), 17, 26),
+            ("share.version".to_string(), 0, 1),
             ("transaction.version".to_string(), 0, 2),
         ]
     );
@@ -122,6 +123,7 @@ async fn features_are_upgraded_downgraded_and_read_back() {
             ("group.version", 1),
             ("kraft.version", 1),
             ("metadata.version", 26),
+            ("share.version", 1),
             ("transaction.version", 2)
         ])
     );
@@ -158,6 +160,7 @@ async fn features_are_upgraded_downgraded_and_read_back() {
         owned(&[
             ("kraft.version", 1),
             ("metadata.version", 26),
+            ("share.version", 1),
             ("transaction.version", 2)
         ])
     );
@@ -198,6 +201,7 @@ async fn features_are_upgraded_downgraded_and_read_back() {
         owned(&[
             ("kraft.version", 1),
             ("metadata.version", 26),
+            ("share.version", 1),
             ("transaction.version", 2)
         ])
     );

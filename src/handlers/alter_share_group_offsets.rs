@@ -4,11 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::share_fetch::empty_group_request;
 use super::share_fetch::{led_partition, share_settings};
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
-use crate::coordinator::CoordinatorError;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
@@ -29,30 +28,11 @@ pub async fn start(
     request: AlterShareGroupOffsetsRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
-        return ready(header, Some(refused(ErrorCode::UNSUPPORTED_VERSION, None)));
-    }
     let group_id = request.group_id.as_str();
-    let authz = Authz::new(&broker, &conn);
-    if !authz.group(operation::READ, group_id) {
-        return ready(
-            header,
-            Some(refused(ErrorCode::GROUP_AUTHORIZATION_FAILED, None)),
-        );
-    }
-    match broker.groups.share_group_summary(group_id) {
-        Ok(g) if g.members > 0 => {
-            let message = format!("Share group {group_id} is not empty.");
-            return ready(
-                header,
-                Some(refused(ErrorCode::NON_EMPTY_GROUP, Some(message))),
-            );
-        }
-        Ok(_) => {}
-        // A share group not known yet is given its offsets, as Kafka creates it.
-        Err(CoordinatorError::GroupNotFound(m)) if m.ends_with("not found.") => {}
-        Err(e) => return ready(header, Some(refused(e.code(), e.message()))),
-    }
+    let authz = match empty_group_request(&broker, &conn, group_id, operation::READ, true) {
+        Ok(authz) => authz,
+        Err((code, message)) => return ready(header, Some(refused(code, message))),
+    };
     let settings = share_settings(&broker, group_id);
     let mut responses: BTreeMap<String, AlterShareGroupOffsetsResponseTopic> = BTreeMap::new();
     for t in &request.topics {

@@ -4,7 +4,7 @@
 //! READ on each topic.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::share_fetch::empty_group_request;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
@@ -26,28 +26,11 @@ pub async fn start(
     request: DeleteShareGroupOffsetsRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
-        return ready(header, Some(refused(ErrorCode::UNSUPPORTED_VERSION, None)));
-    }
     let group_id = request.group_id.as_str();
-    let authz = Authz::new(&broker, &conn);
-    if !authz.group(operation::DELETE, group_id) {
-        return ready(
-            header,
-            Some(refused(ErrorCode::GROUP_AUTHORIZATION_FAILED, None)),
-        );
-    }
-    match broker.groups.share_group_summary(group_id) {
-        Ok(g) if g.members > 0 => {
-            let message = format!("Share group {group_id} is not empty.");
-            return ready(
-                header,
-                Some(refused(ErrorCode::NON_EMPTY_GROUP, Some(message))),
-            );
-        }
-        Ok(_) => {}
-        Err(e) => return ready(header, Some(refused(e.code(), e.message()))),
-    }
+    let authz = match empty_group_request(&broker, &conn, group_id, operation::DELETE, false) {
+        Ok(authz) => authz,
+        Err((code, message)) => return ready(header, Some(refused(code, message))),
+    };
     let responses = request
         .topics
         .iter()

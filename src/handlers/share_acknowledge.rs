@@ -5,8 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
-use super::share_fetch::{acknowledgements, led_partition, share_settings};
+use super::share_fetch::{acknowledgements, led_partition, member_request, share_settings};
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
@@ -32,21 +31,11 @@ pub async fn start(
     request: ShareAcknowledgeRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
-        return ready(header, Some(top_level(ErrorCode::UNSUPPORTED_VERSION)));
-    }
-    let group_id = request.group_id.clone().unwrap_or_default();
-    let member_id = request.member_id.clone().unwrap_or_default();
-    if group_id.is_empty() || member_id.is_empty() {
-        return ready(header, Some(top_level(ErrorCode::INVALID_REQUEST)));
-    }
-    let authz = Authz::new(&broker, &conn);
-    if !authz.group(operation::READ, &group_id) {
-        return ready(
-            header,
-            Some(top_level(ErrorCode::GROUP_AUTHORIZATION_FAILED)),
-        );
-    }
+    let (group_id, member_id, authz) =
+        match member_request(&broker, &conn, &request.group_id, &request.member_id) {
+            Ok(checked) => checked,
+            Err(code) => return ready(header, Some(top_level(code))),
+        };
     let epoch = request.share_session_epoch;
     let closed = match broker
         .shares

@@ -102,6 +102,61 @@ pub fn led_partition(
     Ok(partition)
 }
 
+/// The checks every share-group member request starts with, as Kafka's: share groups on,
+/// a group and member id, READ on the group. Answers (group id, member id, authorizer).
+pub fn member_request(
+    broker: &Broker,
+    conn: &ConnectionContext,
+    group_id: &Option<String>,
+    member_id: &Option<String>,
+) -> Result<(String, String, Authz), ErrorCode> {
+    if !broker.cluster.image().features.share_groups_enabled() {
+        return Err(ErrorCode::UNSUPPORTED_VERSION);
+    }
+    let group_id = group_id.clone().unwrap_or_default();
+    let member_id = member_id.clone().unwrap_or_default();
+    if group_id.is_empty() || member_id.is_empty() {
+        return Err(ErrorCode::INVALID_REQUEST);
+    }
+    let authz = Authz::new(broker, conn);
+    if !authz.group(operation::READ, &group_id) {
+        return Err(ErrorCode::GROUP_AUTHORIZATION_FAILED);
+    }
+    Ok((group_id, member_id, authz))
+}
+
+/// The checks AlterShareGroupOffsets and DeleteShareGroupOffsets start with: share groups
+/// on, `op` on the group, and a group with no members (a group not known yet passes when
+/// `missing_ok`). A refusal is a code and Kafka's message.
+pub fn empty_group_request(
+    broker: &Broker,
+    conn: &ConnectionContext,
+    group_id: &str,
+    op: i8,
+    missing_ok: bool,
+) -> Result<Authz, (ErrorCode, Option<String>)> {
+    if !broker.cluster.image().features.share_groups_enabled() {
+        return Err((ErrorCode::UNSUPPORTED_VERSION, None));
+    }
+    let authz = Authz::new(broker, conn);
+    if !authz.group(op, group_id) {
+        return Err((ErrorCode::GROUP_AUTHORIZATION_FAILED, None));
+    }
+    match broker.groups.share_group_summary(group_id) {
+        Ok(g) if g.members > 0 => Err((
+            ErrorCode::NON_EMPTY_GROUP,
+            Some(format!("Share group {group_id} is not empty.")),
+        )),
+        Ok(_) => Ok(authz),
+        Err(crate::coordinator::CoordinatorError::GroupNotFound(m))
+            if missing_ok && m.ends_with("not found.") =>
+        {
+            Ok(authz)
+        }
+        Err(e) => Err((e.code(), e.message())),
+    }
+}
+
 fn top_level(code: ErrorCode) -> ShareFetchResponse {
     ShareFetchResponse {
         error_code: code.code(),
@@ -123,21 +178,11 @@ pub async fn start(
     request: ShareFetchRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
-        return ready(header, Some(top_level(ErrorCode::UNSUPPORTED_VERSION)));
-    }
-    let group_id = request.group_id.clone().unwrap_or_default();
-    let member_id = request.member_id.clone().unwrap_or_default();
-    if group_id.is_empty() || member_id.is_empty() {
-        return ready(header, Some(top_level(ErrorCode::INVALID_REQUEST)));
-    }
-    let authz = Authz::new(&broker, &conn);
-    if !authz.group(operation::READ, &group_id) {
-        return ready(
-            header,
-            Some(top_level(ErrorCode::GROUP_AUTHORIZATION_FAILED)),
-        );
-    }
+    let (group_id, member_id, authz) =
+        match member_request(&broker, &conn, &request.group_id, &request.member_id) {
+            Ok(checked) => checked,
+            Err(code) => return ready(header, Some(top_level(code))),
+        };
     let version = header.api_version;
     let epoch = request.share_session_epoch;
     let settings = share_settings(&broker, &group_id);

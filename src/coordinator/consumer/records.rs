@@ -92,14 +92,15 @@ impl ConsumerGroupRecord {
     }
 }
 
-fn prefixed(version: i16, body: &dyn Encode) -> Bytes {
+/// A version-prefixed key or value body (shared with the share-group records).
+pub(crate) fn prefixed(version: i16, body: &dyn Encode) -> Bytes {
     let mut b = BytesMut::with_capacity(64);
     b.put_i16(version);
     body.encode(&mut b, version);
     b.freeze()
 }
 
-fn value_bytes(body: &dyn Encode) -> Option<Bytes> {
+pub(crate) fn value_bytes(body: &dyn Encode) -> Option<Bytes> {
     Some(prefixed(0, body))
 }
 
@@ -336,7 +337,7 @@ pub fn current_assignment_tombstone(group_id: &str, member_id: &str) -> Coordina
 }
 
 /// Decodes a value: an `int16` version (only 0 is known) and the struct.
-fn decode_value<T: Decode>(value: &Option<Bytes>) -> Result<Option<T>, DecodeError> {
+pub(crate) fn decode_value<T: Decode>(value: &Option<Bytes>) -> Result<Option<T>, DecodeError> {
     let Some(v) = value else { return Ok(None) };
     let mut buf = v.clone();
     if buf.remaining() < 2 {

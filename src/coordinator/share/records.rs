@@ -3,12 +3,13 @@
 //! 11 (group epoch and metadata hash), 12 (target assignment epoch), 13 (member target
 //! assignment), 14 (member current assignment) and 15 (the share partitions whose state is
 //! initialized, read and kept so Kafka's log loads here unchanged); every value is version 0.
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 
 use super::{ShareGroup, ShareGroupMember};
+use crate::coordinator::consumer::records::{decode_value, prefixed, value_bytes};
 use crate::coordinator::consumer::{assignment_from, Assignment};
 use crate::coordinator::runtime::CoordinatorRecord;
-use crate::protocol::codec::{Decode, DecodeError, Encode};
+use crate::protocol::codec::{Decode, DecodeError};
 use crate::protocol::internal_records::share_group_current_member_assignment_key::ShareGroupCurrentMemberAssignmentKey as CurrentKey;
 use crate::protocol::internal_records::share_group_current_member_assignment_value::{
     ShareGroupCurrentMemberAssignmentValue as CurrentValue, TopicPartitions as CurrentTp,
@@ -86,17 +87,6 @@ impl ShareGroupRecord {
             ShareGroupRecord::StatePartitionMetadata { .. } => false,
         }
     }
-}
-
-fn prefixed(version: i16, body: &dyn Encode) -> Bytes {
-    let mut b = BytesMut::with_capacity(64);
-    b.put_i16(version);
-    body.encode(&mut b, version);
-    b.freeze()
-}
-
-fn value_bytes(body: &dyn Encode) -> Option<Bytes> {
-    Some(prefixed(0, body))
 }
 
 fn group_key(key_type: i16, group_id: &str) -> Bytes {
@@ -276,23 +266,6 @@ pub fn current_assignment_tombstone(group_id: &str, member_id: &str) -> Coordina
     }
 }
 
-/// Decodes a value: an `int16` version (only 0 is known) and the struct.
-fn decode_value<T: Decode>(value: &Option<Bytes>) -> Result<Option<T>, DecodeError> {
-    let Some(v) = value else { return Ok(None) };
-    let mut buf = v.clone();
-    if buf.remaining() < 2 {
-        return Err(DecodeError::UnexpectedEof);
-    }
-    let version = buf.get_i16();
-    if version != 0 {
-        return Err(DecodeError::UnsupportedVersion {
-            api_key: -1,
-            version,
-        });
-    }
-    T::decode(&mut buf, 0).map(Some)
-}
-
 /// Decodes a share-group record whose key type (already read off `key`) is 10-15;
 /// `Ok(None)` for any other type.
 pub fn decode(
@@ -451,6 +424,7 @@ impl ShareGroup {
 mod tests {
     use super::*;
     use crate::protocol::codec::Uuid;
+    use bytes::Buf;
 
     fn decode_record(r: &CoordinatorRecord) -> ShareGroupRecord {
         let mut key = r.key.clone();
