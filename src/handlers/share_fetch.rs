@@ -165,13 +165,6 @@ fn top_level(code: ErrorCode) -> ShareFetchResponse {
     }
 }
 
-/// One partition's answer as it is built.
-#[derive(Default)]
-struct Answer {
-    data: PartitionData,
-    acquired: bool,
-}
-
 pub async fn start(
     broker: Arc<Broker>,
     header: RequestHeader,
@@ -227,7 +220,7 @@ pub async fn start(
     };
 
     // 2. Acknowledgements, per partition named in the request.
-    let mut answers: BTreeMap<(Uuid, i32), Answer> = BTreeMap::new();
+    let mut answers: BTreeMap<(Uuid, i32), PartitionData> = BTreeMap::new();
     let renew_allowed = version >= 2 && request.is_renew_ack;
     for t in &request.topics {
         let readable = broker
@@ -236,11 +229,11 @@ pub async fn start(
             .is_some_and(|n| authz.topic(operation::READ, &n));
         for p in &t.partitions {
             let a = answers.entry((t.topic_id, p.partition_index)).or_default();
-            a.data.partition_index = p.partition_index;
-            a.data.current_leader.leader_id = -1;
-            a.data.current_leader.leader_epoch = -1;
+            a.partition_index = p.partition_index;
+            a.current_leader.leader_id = -1;
+            a.current_leader.leader_epoch = -1;
             if broker.cluster.topic_name_by_id(&t.topic_id).is_some() && !readable {
-                a.data.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+                a.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
                 continue;
             }
             if p.acknowledgement_batches.is_empty() {
@@ -271,13 +264,13 @@ pub async fn start(
                         .unwrap_or(ErrorCode::NONE),
                 },
             };
-            a.data.acknowledge_error_code = code.code();
+            a.acknowledge_error_code = code.code();
         }
     }
     if epoch == FINAL_EPOCH {
         // The session is closed: what the member still holds goes back to the others.
         broker.shares.release_member(&group_id, &member_id);
-        return ready(header, Some(respond(answers, &settings, version)));
+        return ready(header, Some(respond(answers, &settings)));
     }
 
     // 3. Acquisition, with a long poll when nothing is available yet.
@@ -286,7 +279,7 @@ pub async fn start(
         .filter(|k| {
             answers
                 .get(k)
-                .is_none_or(|a| a.data.error_code == ErrorCode::NONE.code())
+                .is_none_or(|a| a.error_code == ErrorCode::NONE.code())
         })
         .filter(|(t, _)| {
             broker
@@ -308,14 +301,14 @@ pub async fn start(
         i64::MAX
     };
     let max_bytes = request.max_bytes.max(0) as usize;
-    let acked = answers.values().any(|a| a.data.acknowledge_error_code != 0)
+    let acked = answers.values().any(|a| a.acknowledge_error_code != 0)
         || request.topics.iter().any(|t| {
             t.partitions
                 .iter()
                 .any(|p| !p.acknowledgement_batches.is_empty())
         });
     later(header, async move {
-        let gather = |answers: &mut BTreeMap<(Uuid, i32), Answer>| {
+        let gather = |answers: &mut BTreeMap<(Uuid, i32), PartitionData>| {
             acquire_all(
                 &broker,
                 &group_id,
@@ -357,7 +350,7 @@ pub async fn start(
                 found = gather(&mut answers);
             }
         }
-        Some(respond(answers, &settings, version))
+        Some(respond(answers, &settings))
     })
 }
 
@@ -373,7 +366,7 @@ fn acquire_all(
     max_records: i64,
     mode: AcquireMode,
     max_bytes: usize,
-    answers: &mut BTreeMap<(Uuid, i32), Answer>,
+    answers: &mut BTreeMap<(Uuid, i32), PartitionData>,
 ) -> bool {
     let now = broker.now_ms();
     let mut records_left = max_records;
@@ -384,19 +377,19 @@ fn acquire_all(
             break;
         }
         let a = answers.entry((topic_id, index)).or_default();
-        a.data.partition_index = index;
+        a.partition_index = index;
         let partition = match led_partition(broker, topic_id, index) {
             Ok(p) => p,
             Err((code, leader, epoch)) => {
-                a.data.error_code = code.code();
-                a.data.current_leader.leader_id = leader;
-                a.data.current_leader.leader_epoch = epoch;
+                a.error_code = code.code();
+                a.current_leader.leader_id = leader;
+                a.current_leader.leader_epoch = epoch;
                 any = true;
                 continue;
             }
         };
-        a.data.current_leader.leader_id = broker.node_id;
-        a.data.current_leader.leader_epoch = partition.leader_epoch();
+        a.current_leader.leader_id = broker.node_id;
+        a.current_leader.leader_epoch = partition.leader_epoch();
         let budget = if bytes_left == 0 { 1 } else { bytes_left };
         match broker.shares.acquire(
             group_id,
@@ -416,8 +409,8 @@ fn acquire_all(
                     .map(|r| r.last_offset - r.first_offset + 1)
                     .sum::<i64>();
                 bytes_left = bytes_left.saturating_sub(got.records.len());
-                a.data.records = Some(got.records);
-                a.data.acquired_records = got
+                a.records = Some(got.records);
+                a.acquired_records = got
                     .ranges
                     .iter()
                     .map(|r| AcquiredRecords {
@@ -427,12 +420,11 @@ fn acquire_all(
                         ..Default::default()
                     })
                     .collect();
-                a.acquired = true;
                 any = true;
             }
             Ok(_) => {}
             Err(code) => {
-                a.data.error_code = code.code();
+                a.error_code = code.code();
                 any = true;
             }
         }
@@ -441,17 +433,15 @@ fn acquire_all(
 }
 
 fn respond(
-    answers: BTreeMap<(Uuid, i32), Answer>,
+    answers: BTreeMap<(Uuid, i32), PartitionData>,
     settings: &ShareSettings,
-    _version: i16,
 ) -> ShareFetchResponse {
     let mut by_topic: BTreeMap<Uuid, Vec<PartitionData>> = BTreeMap::new();
     for ((topic_id, _), mut a) in answers {
-        if a.data.records.is_none() {
-            a.data.records = Some(Default::default());
+        if a.records.is_none() {
+            a.records = Some(Default::default());
         }
-        let _ = a.acquired;
-        by_topic.entry(topic_id).or_default().push(a.data);
+        by_topic.entry(topic_id).or_default().push(a);
     }
     ShareFetchResponse {
         acquisition_lock_timeout_ms: settings.record_lock_duration_ms.min(i32::MAX as i64) as i32,

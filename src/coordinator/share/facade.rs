@@ -71,8 +71,6 @@ impl GroupCoordinator {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareGroupSummary {
     pub members: usize,
-    /// Every topic a member subscribes to.
-    pub subscribed_topics: std::collections::BTreeSet<String>,
 }
 
 impl GroupCoordinator {
@@ -85,11 +83,6 @@ impl GroupCoordinator {
         self.with_shard(group_id, |s, _| match s.share_groups.get(group_id) {
             Some(g) => Ok(ShareGroupSummary {
                 members: g.members.len(),
-                subscribed_topics: g
-                    .members
-                    .values()
-                    .flat_map(|m| m.subscribed_topic_names.iter().cloned())
-                    .collect(),
             }),
             None if s.groups.contains_key(group_id) || s.consumer_groups.contains_key(group_id) => {
                 Err(CoordinatorError::GroupNotFound(format!(

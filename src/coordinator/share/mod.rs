@@ -17,7 +17,7 @@ pub mod facade;
 pub mod heartbeat;
 pub mod records;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::consumer::Assignment;
 
@@ -75,13 +75,6 @@ impl ShareGroupMember {
             || self.client_id != other.client_id
             || self.client_host != other.client_host
             || self.subscribed_topic_names != other.subscribed_topic_names
-    }
-
-    pub fn subscribed_topics(&self) -> BTreeSet<&str> {
-        self.subscribed_topic_names
-            .iter()
-            .map(String::as_str)
-            .collect()
     }
 }
 
