@@ -39,6 +39,10 @@
 #   CLUSTER_IMPL        strata (default) or kafka: the same cluster of reference Apache Kafka
 #                       brokers from the cached jars (.cache/kafka-libs), to check that a test
 #                       holds against Kafka itself; heap KAFKA_HEAP (default -Xmx512m)
+#   CLUSTER_KAFKA_LIBS  with CLUSTER_IMPL=kafka, the jars to run (default .cache/kafka-libs),
+#                       e.g. .cache/kafka-libs-latest for the newest Kafka (share groups need
+#                       4.2+); a relative path is taken from compat-tests/ unless it exists
+#                       from the current directory. Recorded at start for later restarts.
 #
 # Only processes whose pid is in a pid file of CLUSTER_DIR, and whose command line is the
 # node's own, are ever signalled.
@@ -52,7 +56,8 @@ CONTROLLER_BASE="${CLUSTER_CONTROLLER_PORT_BASE:-$BASE}"
 STATE="/tmp/strata-cluster-$BASE.dir"
 PY="${PY:-$ROOT/compat-tests/.cache/venv/bin/python}"
 IMPL="${CLUSTER_IMPL:-strata}"
-LIBS="$ROOT/compat-tests/.cache/kafka-libs"
+LIBS="${CLUSTER_KAFKA_LIBS:-$ROOT/compat-tests/.cache/kafka-libs}"
+case "$LIBS" in /*) ;; *) if [ -d "$LIBS" ]; then LIBS="$(cd "$LIBS" && pwd)"; else LIBS="$ROOT/compat-tests/$LIBS"; fi ;; esac
 NODES="1 2 3"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -70,6 +75,7 @@ resolve_dir() {
   [ -d "$CLUSTER_DIR" ] || die "CLUSTER_DIR $CLUSTER_DIR does not exist"
   # The implementation a cluster was started with wins over the environment.
   [ -f "$CLUSTER_DIR/impl" ] && IMPL=$(cat "$CLUSTER_DIR/impl")
+  [ -f "$CLUSTER_DIR/kafka-libs" ] && LIBS=$(cat "$CLUSTER_DIR/kafka-libs")
 }
 
 # The pid of node N if that process is alive and really is node N of this cluster
@@ -113,6 +119,7 @@ launch() {
     --override "log.dirs=$CLUSTER_DIR/n$n" --override default.replication.factor=3 \
     --override min.insync.replicas=2 --override offsets.topic.replication.factor=3 \
     --override transaction.state.log.replication.factor=3 \
+    --override share.coordinator.state.topic.replication.factor=3 \
     --override broker.heartbeat.interval.ms=500 --override broker.session.timeout.ms=4000 \
     --override replica.lag.time.max.ms=4000 "${extra[@]}" \
     </dev/null >>"$CLUSTER_DIR/n$n.log" 2>&1 &
@@ -229,6 +236,11 @@ case "$cmd" in
     for n in $NODES; do [ -z "$(live_pid "$n")" ] || die "node $n already running"; done
     echo "$CLUSTER_DIR" >"$STATE"
     echo "$IMPL" >"$CLUSTER_DIR/impl"
+    if [ "$IMPL" = kafka ]; then
+      [ -d "$LIBS" ] || die "CLUSTER_KAFKA_LIBS: no directory $LIBS"
+      # a restarted cluster keeps the jars it was first started with
+      if [ -f "$CLUSTER_DIR/kafka-libs" ]; then LIBS=$(cat "$CLUSTER_DIR/kafka-libs"); else echo "$LIBS" >"$CLUSTER_DIR/kafka-libs"; fi
+    fi
     for n in $NODES; do launch "$n"; done
     for n in $NODES; do wait_port "$n"; done
     echo "cluster started: bootstrap $(bootstrap), dir $CLUSTER_DIR"

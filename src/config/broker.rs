@@ -140,6 +140,16 @@ pub struct BrokerConfig {
     pub group_consumer_max_size: i32,
     /// `group.consumer.assignors` as short names (`uniform`, `range`); the first is the default.
     pub group_consumer_assignors: Vec<String>,
+    /// `share.coordinator.state.topic.*` and `share.coordinator.snapshot.update.records.per.snapshot`:
+    /// how `__share_group_state` is created and written (KIP-932).
+    pub share_coordinator_state_topic_num_partitions: i32,
+    pub share_coordinator_state_topic_replication_factor: i16,
+    /// The topic's `min.insync.replicas`, capped at its replication factor as the
+    /// transaction log's is.
+    pub share_coordinator_state_topic_min_isr: i16,
+    pub share_coordinator_state_topic_segment_bytes: i32,
+    pub share_coordinator_snapshot_update_records_per_snapshot: i32,
+    pub share_coordinator_state_topic_prune_interval_ms: i32,
     pub transaction_state_log_num_partitions: i32,
     pub transaction_state_log_replication_factor: i16,
     /// `transaction.state.log.min.isr`: the `min.insync.replicas` the transaction log is
@@ -628,6 +638,18 @@ impl BrokerConfig {
             group_consumer_assignors: consumer_assignors(
                 &p.opt_list("group.consumer.assignors")?.unwrap_or_default(),
             )?,
+            share_coordinator_state_topic_num_partitions: p
+                .int("share.coordinator.state.topic.num.partitions")?,
+            share_coordinator_state_topic_replication_factor: p
+                .short("share.coordinator.state.topic.replication.factor")?,
+            share_coordinator_state_topic_min_isr: p
+                .short("share.coordinator.state.topic.min.isr")?,
+            share_coordinator_state_topic_segment_bytes: p
+                .int("share.coordinator.state.topic.segment.bytes")?,
+            share_coordinator_snapshot_update_records_per_snapshot: p
+                .int("share.coordinator.snapshot.update.records.per.snapshot")?,
+            share_coordinator_state_topic_prune_interval_ms: p
+                .int("share.coordinator.state.topic.prune.interval.ms")?,
             transaction_state_log_num_partitions: p.int("transaction.state.log.num.partitions")?,
             transaction_state_log_replication_factor: p
                 .short("transaction.state.log.replication.factor")?,

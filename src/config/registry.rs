@@ -366,6 +366,14 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("group.consumer.max.heartbeat.interval.ms", I, Some("15000"), AtLeast(1), false),
     def("group.consumer.max.size", I, Some(INT_MAX), AtLeast(1), false),
     def("group.consumer.assignors", L, Some("uniform,range"), Any, false),
+    // The share coordinator's `__share_group_state` (KIP-932; Kafka's `ShareCoordinatorConfig`;
+    // the replication factor defaults to 1 like the other internal topics on a single node).
+    def("share.coordinator.state.topic.num.partitions", I, Some("50"), AtLeast(1), false),
+    def("share.coordinator.state.topic.replication.factor", S, Some("1"), AtLeast(1), false),
+    def("share.coordinator.state.topic.min.isr", S, Some("2"), AtLeast(1), false),
+    def("share.coordinator.state.topic.segment.bytes", I, Some("104857600"), AtLeast(1), false),
+    def("share.coordinator.snapshot.update.records.per.snapshot", I, Some("500"), AtLeast(0), false),
+    def("share.coordinator.state.topic.prune.interval.ms", I, Some("300000"), AtLeast(1), false),
     def("transaction.state.log.num.partitions", I, Some("50"), AtLeast(1), false),
     def("transaction.state.log.replication.factor", S, Some("1"), AtLeast(1), false),
     def("transaction.state.log.min.isr", I, Some("2"), AtLeast(1), false),

@@ -17,6 +17,8 @@
 //!   server-side assignors, records types 3-8).
 //! - [`share`]: KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, the `simple`
 //!   assignor, records types 10-15).
+//! - [`share_state`]: the share coordinator, KIP-932's durable share-partition state on
+//!   `__share_group_state`.
 //! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
 //!   handlers call.
 //! - [`client_metrics`]: KIP-714 client telemetry subscriptions per client instance (Kafka's
@@ -35,6 +37,7 @@ pub mod runtime;
 pub mod service;
 pub mod shard;
 pub mod share;
+pub mod share_state;
 pub mod txn;
 pub mod txn_offsets;
 

@@ -117,6 +117,13 @@ impl CoordinatorLog for InMemoryCoordinatorLog {
             .extend(records);
         Ok(())
     }
+
+    fn end_offset(&self, partition: i32) -> i64 {
+        self.partitions
+            .lock()
+            .get(&partition)
+            .map_or(0, |r| r.len() as i64)
+    }
 }
 
 /// Names one delayed JoinGroup or SyncGroup response. Allocated by the caller, unique per

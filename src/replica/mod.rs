@@ -22,6 +22,7 @@ mod partition_txn;
 pub mod producer_state;
 pub mod share_manager;
 pub mod share_partition;
+pub mod share_persister;
 pub mod share_sessions;
 pub mod txn_verification;
 pub mod wait;

@@ -19,8 +19,11 @@
 //!
 //! It is sans-io and clock-free: the caller passes the time, so locks expire under a manual
 //! clock in tests and in the deterministic simulation.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use super::share_persister::{
+    StateBatch, DELIVERY_STATE_ACKNOWLEDGED, DELIVERY_STATE_ARCHIVED, DELIVERY_STATE_AVAILABLE,
+};
 use crate::error::ErrorCode;
 
 /// Kafka's `RecordState` ids (as `__share_group_state` stores them).
@@ -115,6 +118,19 @@ pub struct SharePartition {
     /// The first offset never acquired (SPEO).
     end_offset: i64,
     in_flight: BTreeMap<i64, InFlight>,
+    /// Offsets whose state changed since the last [`Self::take_changes`].
+    dirty: BTreeSet<i64>,
+    /// Whether the start offset moved since the last [`Self::take_changes`].
+    start_moved: bool,
+}
+
+/// What changed in a share partition since its last write: the start offset and the runs of
+/// offsets at or past it whose state changed, as `__share_group_state` keeps them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateChanges {
+    pub start_offset: i64,
+    pub state_batches: Vec<StateBatch>,
+    pub dirty: Vec<i64>,
 }
 
 impl SharePartition {
@@ -126,6 +142,118 @@ impl SharePartition {
             start_offset,
             end_offset: start_offset,
             in_flight: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            start_moved: false,
+        }
+    }
+
+    /// A share partition as its durable state left it: records in the persisted batches keep
+    /// their state and delivery count; offsets between the start offset and the last batch
+    /// that no batch names were never settled, so they are AVAILABLE again (acquired records
+    /// are not persisted as such: a new leader hands them out again, as Kafka's does).
+    pub fn from_state(
+        config: SharePartitionConfig,
+        start_offset: i64,
+        batches: &[StateBatch],
+    ) -> Self {
+        let mut share = SharePartition::new(config, start_offset);
+        let end = batches
+            .iter()
+            .map(|b| b.last_offset + 1)
+            .max()
+            .unwrap_or(start_offset)
+            .max(start_offset);
+        for offset in start_offset..end {
+            share.in_flight.insert(offset, available(0));
+        }
+        for b in batches {
+            for offset in b.first_offset.max(start_offset)..=b.last_offset {
+                let count = b.delivery_count.max(0) as u16;
+                let r = match b.delivery_state {
+                    DELIVERY_STATE_ACKNOWLEDGED => InFlight {
+                        state: RecordState::Acknowledged,
+                        ..available(count)
+                    },
+                    DELIVERY_STATE_ARCHIVED => archived(count),
+                    _ => available(count),
+                };
+                share.in_flight.insert(offset, r);
+            }
+        }
+        share.end_offset = end;
+        share.advance_start();
+        share.start_moved = false;
+        share
+    }
+
+    /// Whether anything changed since the last [`Self::take_changes`].
+    pub fn has_changes(&self) -> bool {
+        self.start_moved || !self.dirty.is_empty()
+    }
+
+    /// The changes to persist, and forgets them (give them back with
+    /// [`Self::restore_changes`] when the write fails). An acquired record is written as
+    /// AVAILABLE with its delivery count: it comes back after a failover.
+    pub fn take_changes(&mut self) -> StateChanges {
+        let dirty: Vec<i64> = std::mem::take(&mut self.dirty).into_iter().collect();
+        self.start_moved = false;
+        let mut state_batches: Vec<StateBatch> = Vec::new();
+        for &offset in dirty.iter().filter(|o| **o >= self.start_offset) {
+            let Some(r) = self.in_flight.get(&offset) else {
+                continue;
+            };
+            let delivery_state = match r.state {
+                RecordState::Acknowledged => DELIVERY_STATE_ACKNOWLEDGED,
+                RecordState::Archived => DELIVERY_STATE_ARCHIVED,
+                RecordState::Available | RecordState::Acquired => DELIVERY_STATE_AVAILABLE,
+            };
+            let delivery_count = r.delivery_count.min(i16::MAX as u16) as i16;
+            match state_batches.last_mut() {
+                Some(l)
+                    if l.last_offset + 1 == offset
+                        && l.delivery_state == delivery_state
+                        && l.delivery_count == delivery_count =>
+                {
+                    l.last_offset = offset
+                }
+                _ => state_batches.push(StateBatch {
+                    first_offset: offset,
+                    last_offset: offset,
+                    delivery_state,
+                    delivery_count,
+                }),
+            }
+        }
+        StateChanges {
+            start_offset: self.start_offset,
+            state_batches,
+            dirty,
+        }
+    }
+
+    /// A write of `changes` failed: they are written again with the next changes.
+    pub fn restore_changes(&mut self, changes: StateChanges) {
+        self.dirty.extend(changes.dirty);
+        self.start_moved = true;
+    }
+
+    /// Offsets in the in-flight window at or past `first`, up to `last`, that a log read
+    /// showed hold no record (compacted away): archived, never delivered.
+    pub fn gap(&mut self, first: i64, last: i64) {
+        let last = last.min(self.end_offset - 1);
+        if first > last {
+            return;
+        }
+        let mut changed = false;
+        for (offset, r) in self.in_flight.range_mut(first..=last) {
+            if r.state == RecordState::Available {
+                settle(r, RecordState::Archived);
+                self.dirty.insert(*offset);
+                changed = true;
+            }
+        }
+        if changed {
+            self.advance_start();
         }
     }
 
@@ -177,6 +305,7 @@ impl SharePartition {
                     // passed over whole, without an entry per offset.
                     self.start_offset = offset;
                     self.end_offset = offset;
+                    self.start_moved = true;
                 }
                 if offset >= self.end_offset {
                     if offset - self.start_offset >= self.config.max_in_flight {
@@ -186,6 +315,7 @@ impl SharePartition {
                     // record for this fetch (they are gaps): archived, never delivered.
                     for gap in self.end_offset..offset {
                         self.in_flight.insert(gap, archived(0));
+                        self.dirty.insert(gap);
                     }
                     self.in_flight.insert(offset, available(0));
                     self.end_offset = offset + 1;
@@ -202,6 +332,7 @@ impl SharePartition {
                 r.lock_deadline_ms =
                     Some(now_ms.saturating_add(self.config.record_lock_duration_ms));
                 taken.push((offset, r.delivery_count));
+                self.dirty.insert(offset);
             }
         }
         self.advance_start();
@@ -224,12 +355,15 @@ impl SharePartition {
     /// Offsets `first..=last` hold nothing a member may get (a transaction marker, records of
     /// an aborted transaction): the end offset passes over them as archived gaps.
     pub fn skip(&mut self, first: i64, last: i64) {
+        // Inside the window (a state read back after a failover): never delivered either.
+        self.gap(first, last);
         if last < self.end_offset || first > self.end_offset {
             return;
         }
         if self.in_flight.is_empty() {
             self.start_offset = last + 1;
             self.end_offset = last + 1;
+            self.start_moved = true;
             return;
         }
         if last - self.start_offset >= self.config.max_in_flight {
@@ -237,6 +371,7 @@ impl SharePartition {
         }
         for offset in self.end_offset..=last {
             self.in_flight.insert(offset, archived(0));
+            self.dirty.insert(offset);
         }
         self.end_offset = last + 1;
         self.advance_start();
@@ -300,6 +435,7 @@ impl SharePartition {
             let Some(r) = self.in_flight.get_mut(&offset) else {
                 continue;
             };
+            self.dirty.insert(offset);
             match type_of(offset) {
                 AcknowledgeType::Accept => settle(r, RecordState::Acknowledged),
                 AcknowledgeType::Reject | AcknowledgeType::Gap => settle(r, RecordState::Archived),
@@ -315,9 +451,10 @@ impl SharePartition {
     /// closed), as Kafka's `releaseAcquiredRecords`.
     pub fn release_member(&mut self, member_id: &str) {
         let limit = self.config.delivery_count_limit;
-        for r in self.in_flight.values_mut() {
+        for (offset, r) in self.in_flight.iter_mut() {
             if r.state == RecordState::Acquired && r.member_id.as_deref() == Some(member_id) {
                 release(r, limit);
+                self.dirty.insert(*offset);
             }
         }
         self.advance_start();
@@ -328,9 +465,10 @@ impl SharePartition {
     pub fn expire_locks(&mut self, now_ms: i64) -> usize {
         let limit = self.config.delivery_count_limit;
         let mut expired = 0;
-        for r in self.in_flight.values_mut() {
+        for (offset, r) in self.in_flight.iter_mut() {
             if r.state == RecordState::Acquired && r.lock_deadline_ms.is_some_and(|d| d <= now_ms) {
                 release(r, limit);
+                self.dirty.insert(*offset);
                 expired += 1;
             }
         }
@@ -357,12 +495,14 @@ impl SharePartition {
         }
         self.in_flight = self.in_flight.split_off(&log_start_offset);
         self.start_offset = log_start_offset;
+        self.start_moved = true;
         self.end_offset = self.end_offset.max(log_start_offset);
         self.advance_start();
     }
 
     /// Moves the start offset past the leading records no one will get again.
     fn advance_start(&mut self) {
+        let before = self.start_offset;
         while let Some(entry) = self.in_flight.first_entry() {
             if !matches!(
                 entry.get().state,
@@ -377,6 +517,7 @@ impl SharePartition {
         if self.in_flight.is_empty() {
             self.start_offset = self.start_offset.max(self.end_offset);
         }
+        self.start_moved |= self.start_offset != before;
     }
 }
 

@@ -108,6 +108,8 @@ impl Cluster {
             "offsets.topic.num.partitions=3".into(),
             "transaction.state.log.replication.factor=3".into(),
             "transaction.state.log.num.partitions=3".into(),
+            "share.coordinator.state.topic.replication.factor=3".into(),
+            "share.coordinator.state.topic.num.partitions=3".into(),
             // Coordinator writes need two replicas, so one node alone cannot acknowledge them.
             "min.insync.replicas=2".into(),
         ];
