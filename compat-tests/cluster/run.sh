@@ -9,16 +9,19 @@
 #   compat-tests/cluster/run.sh --filter chaos    only cases whose name matches (grep -E)
 #
 # Cases: cluster.chaos (chaos.py), cluster.txn.* (txn.py), cluster.librdkafka.* (librdkafka's
-# own tests 0103 and 0129, rdkafka_tests.sh), cluster.tools.* (tools.sh), last
-# cluster.rebootstrap.* (rebootstrap.sh: moves every broker and controller to new ports and back).
+# own tests 0103 and 0129, rdkafka_tests.sh), cluster.share.failover* (share_failover.sh: a
+# KafkaShareConsumer while the partition leader, or the share coordinator, is killed),
+# cluster.tools.* (tools.sh), last cluster.rebootstrap.* (rebootstrap.sh: moves every broker
+# and controller to new ports and back).
 # Env: STRATA_BIN, CLUSTER_PORT_BASE (default 19400; uses base+1..4, base+11..15, base+20..23, base+31..33),
-# CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s).
+# CLUSTER_DIR (default out/<run>/cluster), CHAOS_DURATION (default 30 s), CLUSTER_KAFKA_LIBS (with
+# CLUSTER_IMPL=kafka: .cache/kafka-libs-latest runs the newest Kafka, which the share case needs).
 set -uo pipefail
 CLDIR="$(cd "$(dirname "$0")" && pwd)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --filter) export CASE_FILTER="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -61,11 +64,16 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
   chaos() { "$PY" -u "$CLDIR/chaos.py" --topic "$(topic chaos)" --duration "${CHAOS_DURATION:-30}"; }
   CASE_TIMEOUT=360 case_run cluster cluster.chaos chaos
   # chaos.py must leave every node up; bring back any it left down so the tools still run.
-  for n in 1 2 3; do
-    st=$(bash "$CL" status | sed -n "s/^node $n: \([a-z]*\).*/\1/p")
-    [ "$st" = down ] && bash "$CL" restart "$n" >/dev/null
-    [ "$st" = paused ] && bash "$CL" resume "$n" >/dev/null
-  done
+  revive_nodes() {
+    local n st
+    for n in 1 2 3; do
+      st=$(bash "$CL" status | sed -n "s/^node $n: \([a-z]*\).*/\1/p")
+      [ "$st" = down ] && bash "$CL" restart "$n" >/dev/null
+      [ "$st" = paused ] && bash "$CL" resume "$n" >/dev/null
+    done
+    true
+  }
+  revive_nodes
   # Transactions over RF-1 and RF-3 topics led apart from the coordinator (issue 12, item 9),
   # and the scenarios of librdkafka's transaction tests 0103 and 0129 (txn.py says why they
   # are written with confluent-kafka).
@@ -85,6 +93,10 @@ echo "PASS [cluster] cluster.start ($(( $(date +%s) - T0 ))s)" | tee -a "$SUMMAR
     java -cp "$OUT/java-latest-txn-v2:$KAFKA_LATEST_LIBS/*" TxnV2Check "$BOOTSTRAP" "$(topic txn-v2)" 3
   }
   CASE_TIMEOUT=240 case_run cluster cluster.txn.java-latest-v2 txn_java_v2
+  # Share groups (KIP-932, issue 17): a Kafka 4.3.1 share consumer keeps going when the
+  # partition leader is killed, and nothing it accepted before comes back (share_failover.sh).
+  CASE_TIMEOUT=300 bash "$CLDIR/share_failover.sh"
+  revive_nodes
   # librdkafka's own transaction tests, built from Debian's source package by setup.sh.
   rdk_0129() { bash "$CLDIR/rdkafka_tests.sh" 0129; }
   rdk_0103() { bash "$CLDIR/rdkafka_tests.sh" 0103; }
