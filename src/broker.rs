@@ -40,6 +40,9 @@ pub struct Broker {
     pub groups: Arc<GroupCoordinator>,
     /// The share partitions this broker leads and its members' share sessions (KIP-932).
     pub shares: Arc<crate::replica::share_manager::SharePartitionManager>,
+    /// The share coordinator: the share-partition state on the `__share_group_state`
+    /// partitions this broker leads.
+    pub share_states: Arc<crate::coordinator::share_state::ShareStateCoordinator>,
     pub txns: Arc<TransactionCoordinator>,
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// This node's membership of its controller quorum (a quorum of one by default).
@@ -194,6 +197,7 @@ impl Broker {
             replicas: self.replicas.clone(),
             groups: self.groups.clone(),
             txns: self.txns.clone(),
+            share_states: self.share_states.clone(),
             endpoints: self.endpoints.clone(),
             metrics: self.metrics.clone(),
         }

@@ -18,6 +18,7 @@ const GROUP_RESOURCE: i8 = 32;
 const SET: i8 = 0;
 const ACCEPT: i8 = 1;
 const RELEASE: i8 = 2;
+const REJECT: i8 = 3;
 const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
 const GROUP_ID_NOT_FOUND: i16 = 69;
 const INVALID_RECORD_STATE: i16 = 121;
@@ -214,21 +215,10 @@ fn topic_id(b: &TestBroker) -> Uuid {
     Uuid(broker.cluster.image().topic(TOPIC).unwrap().topic_id)
 }
 
-#[tokio::test]
-async fn share_consumers_acquire_acknowledge_release_and_leave() {
-    let b = TestBroker::start(&[]).await;
-    let mut a = b.client().await;
-    a.set_client_id("share-a");
-    assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
-    let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
-    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
-    // One batch of ten records, offsets 0..=9.
-    assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
-    let tid = topic_id(&b);
-
-    // 1. The group reads from the earliest offset; wait until the broker applies it.
+/// Sets group g's `share.auto.offset.reset` to earliest and waits until the broker applies it.
+async fn read_from_earliest(b: &TestBroker, a: &mut Client) {
     let set = alter(
-        &mut a,
+        a,
         GROUP_RESOURCE,
         "g",
         &[("share.auto.offset.reset", SET, Some("earliest"))],
@@ -238,7 +228,7 @@ async fn share_consumers_acquire_acknowledge_release_and_leave() {
     assert_eq!(set, (0, None));
     let broker = b.running.as_ref().unwrap().broker.clone();
     for i in 0.. {
-        let described = describe_configs(&mut a, GROUP_RESOURCE, "g").await;
+        let described = describe_configs(a, GROUP_RESOURCE, "g").await;
         let value = described
             .configs
             .iter()
@@ -258,6 +248,108 @@ async fn share_consumers_acquire_acknowledge_release_and_leave() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Offsets of acquired ranges, each with its delivery count.
+fn acquired_offsets(p: &share_fetch_response::PartitionData) -> Vec<(i64, i16)> {
+    acquired(p)
+        .into_iter()
+        .flat_map(|(first, last, count)| (first..=last).map(move |o| (o, count)))
+        .collect()
+}
+
+#[tokio::test]
+async fn share_state_survives_a_restart_and_goes_with_its_group() {
+    let b = TestBroker::start(&[]).await;
+    let mut a = b.client().await;
+    assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
+    let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+    assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
+    let tid = topic_id(&b);
+    read_from_earliest(&b, &mut a).await;
+
+    // 0-3 accepted, 4-5 released, 6 rejected, 7-9 still held when the broker stops; offset 4
+    // is acquired again (max 1 record) after the write.
+    let member_a = new_member_id();
+    assert_eq!(
+        share_heartbeat(&mut a, "g", &member_a, 0).await.error_code,
+        0
+    );
+    let p = only_partition(&share_fetch(&mut a, &member_a, 0, tid, &[], 10).await);
+    assert_eq!(acquired(&p), vec![(0, 9, 1)]);
+    let acks = [(0, 3, ACCEPT), (4, 5, RELEASE), (6, 6, REJECT)];
+    let p = only_partition(&share_fetch(&mut a, &member_a, 1, tid, &acks, 1).await);
+    assert_eq!((p.error_code, p.acknowledge_error_code), (0, 0), "{p:?}");
+    assert_eq!(acquired(&p), vec![(4, 4, 2)]);
+    // Start 4; of 4..10 only 6 is settled: lag 5.
+    assert_eq!(share_offsets(&mut a, tid).await, (4, 5));
+    drop(a);
+
+    let b = b.restart(&[]).await;
+    let mut c = b.client().await;
+    // Before any fetch, from the durable state alone.
+    assert_eq!(share_offsets(&mut c, tid).await, (4, 5));
+    let member_b = new_member_id();
+    assert_eq!(
+        share_heartbeat(&mut c, "g", &member_b, 0).await.error_code,
+        0
+    );
+    let p = only_partition(&share_fetch(&mut c, &member_b, 0, tid, &[], 10).await);
+    assert_eq!(p.error_code, 0, "{p:?}");
+    let got = acquired_offsets(&p);
+    // Never the accepted 0-3 or the rejected 6; every other record again, a later delivery.
+    let offsets: Vec<i64> = got.iter().map(|(o, _)| *o).collect();
+    assert_eq!(offsets, vec![4, 5, 7, 8, 9], "{got:?}");
+    assert!(got.iter().all(|(_, count)| *count >= 2), "{got:?}");
+    let p = only_partition(&share_fetch(&mut c, &member_b, 1, tid, &[(4, 9, ACCEPT)], 10).await);
+    assert_eq!(
+        p.acknowledge_error_code, INVALID_RECORD_STATE,
+        "6 is not held: {p:?}"
+    );
+    let acks = [(4, 5, ACCEPT), (7, 9, ACCEPT)];
+    let p = only_partition(&share_fetch(&mut c, &member_b, 2, tid, &acks, 10).await);
+    assert_eq!((p.error_code, p.acknowledge_error_code), (0, 0), "{p:?}");
+    assert_eq!(share_offsets(&mut c, tid).await, (10, 0));
+
+    // Deleting the group deletes its state: the group made again reads from the earliest.
+    for member in [&member_a, &member_b] {
+        assert_eq!(share_heartbeat(&mut c, "g", member, -1).await.error_code, 0);
+    }
+    let r = api_call!(
+        c,
+        delete_groups_request::DeleteGroupsRequest,
+        delete_groups_response::DeleteGroupsResponse,
+        2,
+        delete_groups_request::DeleteGroupsRequest {
+            groups_names: vec!["g".into()],
+            ..Default::default()
+        }
+    );
+    assert_eq!(r.results[0].error_code, 0, "{r:?}");
+    let member_c = new_member_id();
+    assert_eq!(
+        share_heartbeat(&mut c, "g", &member_c, 0).await.error_code,
+        0
+    );
+    let p = only_partition(&share_fetch(&mut c, &member_c, 0, tid, &[], 10).await);
+    assert_eq!(acquired(&p), vec![(0, 9, 1)]);
+}
+
+#[tokio::test]
+async fn share_consumers_acquire_acknowledge_release_and_leave() {
+    let b = TestBroker::start(&[]).await;
+    let mut a = b.client().await;
+    a.set_client_id("share-a");
+    assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
+    let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+    // One batch of ten records, offsets 0..=9.
+    assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
+    let tid = topic_id(&b);
+
+    // 1. The group reads from the earliest offset.
+    read_from_earliest(&b, &mut a).await;
 
     let member_a = new_member_id();
     let hb = share_heartbeat(&mut a, "g", &member_a, 0).await;

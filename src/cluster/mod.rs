@@ -22,6 +22,7 @@ pub mod member_quorum;
 pub mod producer_ids;
 pub mod publisher;
 pub mod replica_fetcher;
+pub mod share_persister;
 pub mod startup;
 pub mod txn_verifier;
 
@@ -57,6 +58,7 @@ pub struct BrokerParts {
     pub replicas: Arc<crate::replica::ReplicaManager>,
     pub groups: Arc<crate::coordinator::GroupCoordinator>,
     pub txns: Arc<crate::coordinator::txn::TransactionCoordinator>,
+    pub share_states: Arc<crate::coordinator::share_state::ShareStateCoordinator>,
     pub endpoints: Vec<AdvertisedEndpoint>,
     /// Counters of the events the cluster tasks see (ISR changes, elections, coordinator
     /// loads, topic deletions).

@@ -15,8 +15,9 @@ use super::BrokerParts;
 use crate::controller::image::MetadataImage;
 use crate::controller::{TopicMeta, RESOURCE_BROKER, RESOURCE_GROUP};
 use crate::coordinator::offsets_topic::{
-    plain_records, read_partition, OFFSETS_TOPIC, TRANSACTION_TOPIC,
+    plain_records, read_partition, read_partition_at, OFFSETS_TOPIC, TRANSACTION_TOPIC,
 };
+use crate::coordinator::share_state::SHARE_STATE_TOPIC_NAME;
 use crate::protocol::codec::Uuid;
 use crate::replica::{BrokerEpoch, BrokerId};
 
@@ -28,6 +29,7 @@ pub struct Publisher {
     configs: BTreeMap<String, BTreeMap<String, String>>,
     leading_offsets: BTreeSet<i32>,
     leading_txn: BTreeSet<i32>,
+    leading_share_state: BTreeSet<i32>,
     broker_epoch: i64,
     strays_removed: bool,
     /// The BROKER config layers of the last image, applied or refused.
@@ -269,6 +271,21 @@ impl Publisher {
             tracing::info!(partition = p, "transaction coordinator loaded a partition");
         }
         self.leading_txn = txn_now;
+
+        let share_now = led(SHARE_STATE_TOPIC_NAME);
+        for p in self.leading_share_state.difference(&share_now) {
+            broker.share_states.unload(*p);
+        }
+        for p in share_now.difference(&self.leading_share_state) {
+            let records = read_partition_at(&broker.replicas, SHARE_STATE_TOPIC_NAME, *p)
+                .into_iter()
+                .filter_map(|(offset, item)| match item {
+                    crate::coordinator::txn_offsets::LoadItem::Record(r) => Some((offset, r)),
+                    _ => None,
+                });
+            broker.share_states.load(*p, records);
+        }
+        self.leading_share_state = share_now;
     }
 }
 

@@ -107,6 +107,19 @@ impl CoordinatorLog for InternalTopicLog {
 
 /// Everything in one partition of an internal topic, oldest first.
 pub fn read_partition(replicas: &ReplicaManager, topic: &str, partition: i32) -> Vec<LoadItem> {
+    read_partition_at(replicas, topic, partition)
+        .into_iter()
+        .map(|(_, item)| item)
+        .collect()
+}
+
+/// Everything in one partition of an internal topic with the offset of each item (a
+/// marker's is its batch's), oldest first.
+pub fn read_partition_at(
+    replicas: &ReplicaManager,
+    topic: &str,
+    partition: i32,
+) -> Vec<(i64, LoadItem)> {
     let Some(p) = replicas.get(topic, partition) else {
         return Vec::new();
     };
@@ -142,20 +155,24 @@ pub fn read_partition(replicas: &ReplicaManager, topic: &str, partition: i32) ->
     out
 }
 
-fn push_items(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<LoadItem>) {
+fn push_items(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<(i64, LoadItem)>) {
     if h.is_control() {
         if let Ok(marker) = parse_end_txn_marker_batch(batch) {
-            out.push(LoadItem::Marker {
-                producer_id: h.producer_id,
-                commit: marker.commit,
-            });
+            out.push((
+                h.base_offset,
+                LoadItem::Marker {
+                    producer_id: h.producer_id,
+                    commit: marker.commit,
+                },
+            ));
         }
         return;
     }
     match decode_records(batch, MAX_LOAD_BATCH_BYTES) {
         Ok(records) => {
             for r in records {
-                if h.base_offset + (r.offset_delta as i64) < from_offset {
+                let offset = h.base_offset + (r.offset_delta as i64);
+                if offset < from_offset {
                     continue;
                 }
                 let Some(key) = r.key else { continue };
@@ -163,14 +180,17 @@ fn push_items(batch: &[u8], h: &BatchHeader, from_offset: i64, out: &mut Vec<Loa
                     key,
                     value: r.value,
                 };
-                out.push(if h.is_transactional() {
-                    LoadItem::TxnRecord {
-                        producer_id: h.producer_id,
-                        record,
-                    }
-                } else {
-                    LoadItem::Record(record)
-                });
+                out.push((
+                    offset,
+                    if h.is_transactional() {
+                        LoadItem::TxnRecord {
+                            producer_id: h.producer_id,
+                            record,
+                        }
+                    } else {
+                        LoadItem::Record(record)
+                    },
+                ));
             }
         }
         Err(e) => {

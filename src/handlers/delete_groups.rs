@@ -1,5 +1,7 @@
 //! DeleteGroups (key 42): empty groups are removed by tombstones; each group's answer waits
-//! until its tombstones reached the ISR of its `__consumer_offsets` partition.
+//! until its tombstones reached the ISR of its `__consumer_offsets` partition. A deleted share
+//! group's durable share-partition state goes with it (DeleteShareGroupState on every
+//! partition of every topic: a share partition without state is skipped).
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
@@ -32,14 +34,43 @@ pub async fn start(
         }
         allowed
     });
+    let share_groups: Vec<String> = request
+        .groups_names
+        .iter()
+        .filter(|g| broker.groups.share_group_summary(g).is_ok())
+        .cloned()
+        .collect();
     let ctx = group_context(&header, &conn);
     let mut response = broker.groups.delete_groups(&ctx, &request);
-    for r in response.results.iter().filter(|r| r.error_code == 0) {
-        // A deleted share group's share partitions go with it (no-op for other groups).
-        broker.shares.delete_group(&r.group_id);
-    }
     response.results.extend(refused);
     later(header, async move {
+        let deleted_shares: Vec<&String> = share_groups
+            .iter()
+            .filter(|g| {
+                response
+                    .results
+                    .iter()
+                    .any(|r| r.group_id == **g && r.error_code == 0)
+            })
+            .collect();
+        if !deleted_shares.is_empty() {
+            let image = broker.cluster.image();
+            let all: Vec<(crate::protocol::codec::Uuid, i32)> = image
+                .topics
+                .values()
+                .filter(|t| !crate::controller::image::is_internal_topic(&t.name))
+                .flat_map(|t| {
+                    t.partitions
+                        .keys()
+                        .map(move |p| (crate::protocol::codec::Uuid(t.topic_id), *p))
+                })
+                .collect();
+            for g in deleted_shares {
+                if let Err(code) = broker.shares.delete_state(g, &all).await {
+                    tracing::warn!(group_id = %g, ?code, "share group state not deleted");
+                }
+            }
+        }
         // One deadline for all, and one wait per partition however many groups it holds.
         let deadline = Broker::coordinator_append_deadline();
         let mut outcomes: Vec<(i32, Result<(), ErrorCode>)> = Vec::new();

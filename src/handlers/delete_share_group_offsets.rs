@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use super::share_fetch::empty_group_request;
-use super::{ready, Broker, ConnectionContext, ResponseFuture};
+use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequest;
 use crate::protocol::messages::delete_share_group_offsets_response::*;
@@ -31,33 +32,47 @@ pub async fn start(
         Ok(authz) => authz,
         Err((code, message)) => return ready(header, Some(refused(code, message))),
     };
-    let responses = request
+    // (topic, its id and partition count when it exists, whether the caller may READ it).
+    let topics: Vec<(String, Option<(Uuid, i32)>, bool)> = request
         .topics
         .iter()
         .map(|t| {
-            let id = broker.cluster.topic(&t.topic_name).map(|m| m.id);
-            let code = if !authz.topic(operation::READ, &t.topic_name) {
-                ErrorCode::TOPIC_AUTHORIZATION_FAILED
-            } else if let Some(id) = id {
-                broker.shares.delete_topic(group_id, id);
-                ErrorCode::NONE
-            } else {
-                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+            (
+                t.topic_name.clone(),
+                broker
+                    .cluster
+                    .topic(&t.topic_name)
+                    .map(|m| (m.id, m.partitions)),
+                authz.topic(operation::READ, &t.topic_name),
+            )
+        })
+        .collect();
+    let group_id = group_id.to_string();
+    later(header, async move {
+        let mut responses = Vec::new();
+        for (topic_name, meta, allowed) in topics {
+            let code = match meta {
+                _ if !allowed => ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+                None => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                Some((id, partitions)) => {
+                    let all: Vec<(Uuid, i32)> = (0..partitions).map(|p| (id, p)).collect();
+                    match broker.shares.delete_state(&group_id, &all).await {
+                        Ok(()) => ErrorCode::NONE,
+                        Err(code) => code,
+                    }
+                }
             };
-            DeleteShareGroupOffsetsResponseTopic {
-                topic_name: t.topic_name.clone(),
-                topic_id: id.unwrap_or_default(),
+            responses.push(DeleteShareGroupOffsetsResponseTopic {
+                topic_name,
+                topic_id: meta.map_or(Uuid::ZERO, |(id, _)| id),
                 error_code: code.code(),
                 error_message: (!code.is_ok()).then(|| code.message()),
                 ..Default::default()
-            }
-        })
-        .collect();
-    ready(
-        header,
+            });
+        }
         Some(DeleteShareGroupOffsetsResponse {
             responses,
             ..Default::default()
-        }),
-    )
+        })
+    })
 }

@@ -3,11 +3,13 @@
 //! on each topic (partitions of a topic the caller may not describe are left out, as Kafka
 //! does). No topics (null) means every share partition the group has.
 //!
-//! The share partitions answered are those this broker leads: on a single node, all of them.
+//! The start offset comes from the share partition's leader when it is this broker, else from
+//! the durable state (ReadShareGroupStateSummary on its share coordinator); the lag needs the
+//! partition's high watermark, known where a replica of it is.
 use std::sync::Arc;
 
 use super::authz::Authz;
-use super::{ready, Broker, ConnectionContext, ResponseFuture};
+use super::{later, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -23,33 +25,36 @@ pub async fn start(
 ) -> ResponseFuture {
     let authz = Authz::new(&broker, &conn);
     let enabled = broker.cluster.image().features.share_groups_enabled();
-    let groups = request
-        .groups
-        .iter()
-        .map(|g| {
-            let mut out = DescribeShareGroupOffsetsResponseGroup {
-                group_id: g.group_id.clone(),
-                ..Default::default()
-            };
-            let refused = if !enabled {
-                Some((ErrorCode::UNSUPPORTED_VERSION, None))
-            } else if !authz.group(operation::DESCRIBE, &g.group_id) {
-                Some((ErrorCode::GROUP_AUTHORIZATION_FAILED, None))
-            } else {
-                match broker.groups.share_group_summary(&g.group_id) {
-                    Ok(_) => None,
-                    Err(e) => Some((e.code(), e.message())),
-                }
-            };
-            if let Some((code, message)) = refused {
-                out.error_code = code.code();
-                out.error_message = message.or_else(|| Some(code.message()));
-                return out;
+    // Each group's answer so far, and (for the groups allowed) what to look up.
+    let mut described: Vec<(DescribeShareGroupOffsetsResponseGroup, Option<Wanted>)> = Vec::new();
+    for g in &request.groups {
+        let out = DescribeShareGroupOffsetsResponseGroup {
+            group_id: g.group_id.clone(),
+            ..Default::default()
+        };
+        let refused = if !enabled {
+            Some((ErrorCode::UNSUPPORTED_VERSION, None))
+        } else if !authz.group(operation::DESCRIBE, &g.group_id) {
+            Some((ErrorCode::GROUP_AUTHORIZATION_FAILED, None))
+        } else {
+            match broker.groups.share_group_summary(&g.group_id) {
+                Ok(_) => None,
+                Err(e) => Some((e.code(), e.message())),
             }
-            // The partitions asked for, or every one the group has state for.
-            let wanted: Vec<(String, Uuid, Vec<i32>)> = match &g.topics {
-                Some(topics) => topics
+        };
+        if let Some((code, message)) = refused {
+            let mut out = out;
+            out.error_code = code.code();
+            out.error_message = message.or_else(|| Some(code.message()));
+            described.push((out, None));
+            continue;
+        }
+        let wanted = match &g.topics {
+            Some(topics) => Wanted {
+                all: false,
+                topics: topics
                     .iter()
+                    .filter(|t| authz.topic(operation::DESCRIBE, &t.topic_name))
                     .map(|t| {
                         let id = broker
                             .cluster
@@ -58,66 +63,107 @@ pub async fn start(
                         (t.topic_name.clone(), id, t.partitions.clone())
                     })
                     .collect(),
-                None => {
-                    let mut by_topic: Vec<(String, Uuid, Vec<i32>)> = Vec::new();
-                    for (id, p) in broker.shares.group_partitions(&g.group_id) {
-                        let Some(name) = broker.cluster.topic_name_by_id(&id) else {
-                            continue;
-                        };
-                        match by_topic.iter_mut().find(|(_, t, _)| *t == id) {
-                            Some((_, _, ps)) => ps.push(p),
-                            None => by_topic.push((name, id, vec![p])),
-                        }
-                    }
-                    by_topic
+            },
+            None => {
+                let image = broker.cluster.image();
+                Wanted {
+                    all: true,
+                    topics: image
+                        .topics
+                        .values()
+                        .filter(|t| !crate::controller::image::is_internal_topic(&t.name))
+                        .filter(|t| authz.topic(operation::DESCRIBE, &t.name))
+                        .map(|t| {
+                            (
+                                t.name.clone(),
+                                Uuid(t.topic_id),
+                                t.partitions.keys().copied().collect(),
+                            )
+                        })
+                        .collect(),
                 }
-            };
-            for (name, id, partitions) in wanted {
-                if !authz.topic(operation::DESCRIBE, &name) {
-                    continue;
-                }
-                let known = id != Uuid::ZERO;
-                let partitions = partitions
-                    .into_iter()
-                    .map(|p| {
-                        let mut r = DescribeShareGroupOffsetsResponsePartition {
-                            partition_index: p,
-                            start_offset: -1,
-                            leader_epoch: -1,
-                            lag: -1,
-                            ..Default::default()
-                        };
-                        if !known {
-                            r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
-                            r.error_message = Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.message());
-                        } else if let Some((start, lag)) =
-                            broker.shares.describe(&g.group_id, id, p)
-                        {
-                            r.start_offset = start;
-                            r.lag = lag;
-                            r.leader_epoch = broker
-                                .replicas
-                                .get(&name, p)
-                                .map_or(-1, |x| x.leader_epoch());
-                        }
-                        r
-                    })
-                    .collect();
-                out.topics.push(DescribeShareGroupOffsetsResponseTopic {
-                    topic_name: name,
-                    topic_id: id,
-                    partitions,
-                    ..Default::default()
-                });
             }
-            out
-        })
-        .collect();
-    ready(
-        header,
+        };
+        described.push((out, Some(wanted)));
+    }
+    later(header, async move {
+        let mut groups = Vec::with_capacity(described.len());
+        for (mut out, wanted) in described {
+            if let Some(wanted) = wanted {
+                out.topics = describe_group(&broker, &out.group_id, wanted).await;
+            }
+            groups.push(out);
+        }
         Some(DescribeShareGroupOffsetsResponse {
             groups,
             ..Default::default()
-        }),
-    )
+        })
+    })
+}
+
+/// The partitions to describe: those asked for, or (`all`) every partition, of which those
+/// with state are answered.
+struct Wanted {
+    all: bool,
+    topics: Vec<(String, Uuid, Vec<i32>)>,
+}
+
+async fn describe_group(
+    broker: &Broker,
+    group_id: &str,
+    wanted: Wanted,
+) -> Vec<DescribeShareGroupOffsetsResponseTopic> {
+    let mut topics = Vec::new();
+    for (name, id, partitions) in wanted.topics {
+        let mut answered = Vec::new();
+        for p in partitions {
+            let mut r = DescribeShareGroupOffsetsResponsePartition {
+                partition_index: p,
+                start_offset: -1,
+                leader_epoch: -1,
+                lag: -1,
+                ..Default::default()
+            };
+            if id == Uuid::ZERO {
+                r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code();
+                r.error_message = Some(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.message());
+                answered.push(r);
+                continue;
+            }
+            let replica = broker.replicas.get(&name, p);
+            r.leader_epoch = replica.as_ref().map_or(-1, |x| x.leader_epoch());
+            // The leader's live view when it is here, else the durable state.
+            if let Some((start, lag)) = broker.shares.describe(group_id, id, p) {
+                (r.start_offset, r.lag) = (start, lag);
+            } else {
+                match broker.shares.summary(group_id, id, p).await {
+                    Ok(Some(s)) => {
+                        r.start_offset = s.start_offset;
+                        r.lag = match (&replica, s.delivery_complete_count) {
+                            (Some(x), complete) if complete >= 0 => {
+                                (x.high_watermark() - s.start_offset - complete as i64).max(0)
+                            }
+                            _ => -1,
+                        };
+                    }
+                    Ok(None) if wanted.all => continue,
+                    Ok(None) => {}
+                    Err(code) => {
+                        r.error_code = code.code();
+                        r.error_message = Some(code.message());
+                    }
+                }
+            }
+            answered.push(r);
+        }
+        if !answered.is_empty() || !wanted.all {
+            topics.push(DescribeShareGroupOffsetsResponseTopic {
+                topic_name: name,
+                topic_id: id,
+                partitions: answered,
+                ..Default::default()
+            });
+        }
+    }
+    topics
 }

@@ -2,8 +2,10 @@
 //! leader of the group's `__consumer_offsets` partition, which on a single node is this broker.
 //! The offsets topic (key type 0) and the transaction log (key type 1) are created on first
 //! use, as Kafka does. v6 (KIP-932) is what share consumers send, with key type 0 for their
-//! group; key type 2, the share-state coordinator Kafka's brokers look for, is INVALID_REQUEST
-//! here: Strata keeps share state with each partition's leader.
+//! group; key type 2 (v6+) finds a share partition's share coordinator, the leader of its
+//! `__share_group_state` partition, for the brokers' state RPCs: the key is
+//! `group:topicId:partition` (INVALID_REQUEST otherwise), and the caller needs CLUSTER_ACTION,
+//! as in Kafka.
 use super::authz::Authz;
 use super::ConnectionContext;
 use crate::controller::acls::operation;
@@ -17,6 +19,7 @@ use crate::protocol::messages::find_coordinator_response::*;
 
 pub const KEY_TYPE_GROUP: i8 = 0;
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
+pub const KEY_TYPE_SHARE: i8 = 2;
 
 pub fn handle(
     broker: &Broker,
@@ -33,6 +36,12 @@ pub fn handle(
             }
             KEY_TYPE_TRANSACTION if !authz.transactional_id(operation::DESCRIBE, key) => {
                 Some(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            }
+            KEY_TYPE_SHARE if version < 6 || share_key_partition(key).is_none() => {
+                Some(ErrorCode::INVALID_REQUEST)
+            }
+            KEY_TYPE_SHARE if !authz.cluster(operation::CLUSTER_ACTION) => {
+                Some(ErrorCode::CLUSTER_AUTHORIZATION_FAILED)
             }
             _ => None,
         };
@@ -88,33 +97,63 @@ struct InternalTopic {
     name: &'static str,
     partitions: i32,
     replication_factor: i16,
-    segment_bytes: i32,
-    /// The topic's own `min.insync.replicas`; None for the broker default.
-    min_insync_replicas: Option<i32>,
+    /// The configs it is created with.
+    configs: Vec<(String, String)>,
+}
+
+/// The partition of a share coordinator key `group:topicId:partition`, when well formed (the
+/// group id may hold colons; the topic id is Kafka's base64 form).
+fn share_key_partition(key: &str) -> Option<i32> {
+    let mut parts = key.rsplitn(3, ':');
+    let partition: i32 = parts.next()?.parse().ok()?;
+    let topic_id = parts.next()?;
+    let group_id = parts.next()?;
+    (partition >= 0 && !group_id.is_empty() && topic_id.len() == 22).then_some(partition)
 }
 
 /// The internal topic of a key type.
 fn internal_topic(broker: &Broker, key_type: i8) -> Option<InternalTopic> {
-    use crate::coordinator::offsets_topic::{OFFSETS_TOPIC, TRANSACTION_TOPIC};
+    use crate::cluster::share_persister::ShareStateTopic;
+    use crate::coordinator::offsets_topic::{
+        internal_topic_configs, OFFSETS_TOPIC, TRANSACTION_TOPIC,
+    };
+    use crate::coordinator::share_state::SHARE_STATE_TOPIC_NAME;
     let c = &broker.config;
     match key_type {
         KEY_TYPE_GROUP => Some(InternalTopic {
             name: OFFSETS_TOPIC,
             partitions: c.offsets_topic_num_partitions.max(1),
             replication_factor: c.offsets_topic_replication_factor,
-            segment_bytes: c.offsets_topic_segment_bytes,
-            min_insync_replicas: None,
+            configs: internal_topic_configs(c.offsets_topic_segment_bytes)
+                .into_iter()
+                .collect(),
         }),
-        KEY_TYPE_TRANSACTION => Some(InternalTopic {
-            name: TRANSACTION_TOPIC,
-            partitions: c.transaction_state_log_num_partitions.max(1),
-            replication_factor: c.transaction_state_log_replication_factor,
-            segment_bytes: 104_857_600,
-            min_insync_replicas: Some(transaction_log_min_isr(
-                c.transaction_state_log_min_isr,
-                c.transaction_state_log_replication_factor,
-            )),
-        }),
+        KEY_TYPE_TRANSACTION => {
+            let mut configs = internal_topic_configs(104_857_600);
+            configs.insert(
+                "min.insync.replicas".to_string(),
+                transaction_log_min_isr(
+                    c.transaction_state_log_min_isr,
+                    c.transaction_state_log_replication_factor,
+                )
+                .to_string(),
+            );
+            Some(InternalTopic {
+                name: TRANSACTION_TOPIC,
+                partitions: c.transaction_state_log_num_partitions.max(1),
+                replication_factor: c.transaction_state_log_replication_factor,
+                configs: configs.into_iter().collect(),
+            })
+        }
+        KEY_TYPE_SHARE => {
+            let topic = ShareStateTopic::from_config(c);
+            Some(InternalTopic {
+                name: SHARE_STATE_TOPIC_NAME,
+                partitions: topic.partitions,
+                replication_factor: topic.replication_factor,
+                configs: topic.configs(),
+            })
+        }
         _ => None,
     }
 }
@@ -137,16 +176,11 @@ fn create_internal_topic(broker: &Broker, key_type: i8) -> bool {
     if broker.cluster.topic(topic.name).is_some() {
         return true;
     }
-    let mut configs =
-        crate::coordinator::offsets_topic::internal_topic_configs(topic.segment_bytes);
-    if let Some(min_isr) = topic.min_insync_replicas {
-        configs.insert("min.insync.replicas".to_string(), min_isr.to_string());
-    }
     broker.cluster.create_topic_in_background(
         topic.name,
         topic.partitions,
         topic.replication_factor,
-        configs.into_iter().collect(),
+        topic.configs,
     );
     false
 }
@@ -183,6 +217,9 @@ fn find(broker: &Broker, listener: &str, key_type: i8, key: &str) -> (ErrorCode,
     };
     let partition = match key_type {
         KEY_TYPE_GROUP => broker.groups.partition_for(key),
+        KEY_TYPE_SHARE => {
+            crate::coordinator::partition_for(key, broker.share_states.num_partitions())
+        }
         _ => broker.txns.partition_for(key),
     };
     let cluster = &broker.cluster;

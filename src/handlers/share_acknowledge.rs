@@ -5,8 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::share_fetch::{acknowledgements, led_partition, member_request, share_settings};
-use super::{ready, Broker, ConnectionContext, ResponseFuture};
+use super::share_fetch::{
+    acknowledgements, led_partition, member_request, persist_acknowledged, share_settings,
+};
+use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -48,6 +50,8 @@ pub async fn start(
     let now = broker.now_ms();
     let renew_allowed = header.api_version >= 2 && request.is_renew_ack;
     let mut by_topic: BTreeMap<Uuid, Vec<PartitionData>> = BTreeMap::new();
+    // Partitions whose acknowledgements applied: durable before the answer.
+    let mut applied: Vec<(Uuid, i32)> = Vec::new();
     for t in &request.topics {
         let name = broker.cluster.topic_name_by_id(&t.topic_id);
         for p in &t.partitions {
@@ -98,6 +102,9 @@ pub async fn start(
                 }
             };
             data.error_code = code.code();
+            if code.is_ok() {
+                applied.push((t.topic_id, p.partition_index));
+            }
             by_topic.entry(t.topic_id).or_default().push(data);
         }
     }
@@ -108,7 +115,21 @@ pub async fn start(
         return ready(header, Some(top_level(ErrorCode::SHARE_SESSION_NOT_FOUND)));
     }
     let lock_ms = share_settings(&broker, &group_id).record_lock_duration_ms;
-    let response = ShareAcknowledgeResponse {
+    later(header, async move {
+        for ((topic_id, index), code) in persist_acknowledged(&broker, &group_id, &applied).await {
+            let written = by_topic
+                .get_mut(&topic_id)
+                .and_then(|ps| ps.iter_mut().find(|p| p.partition_index == index));
+            if let Some(p) = written {
+                p.error_code = code.code();
+            }
+        }
+        Some(respond(by_topic, lock_ms))
+    })
+}
+
+fn respond(by_topic: BTreeMap<Uuid, Vec<PartitionData>>, lock_ms: i64) -> ShareAcknowledgeResponse {
+    ShareAcknowledgeResponse {
         acquisition_lock_timeout_ms: lock_ms.min(i32::MAX as i64) as i32,
         responses: by_topic
             .into_iter()
@@ -119,6 +140,5 @@ pub async fn start(
             })
             .collect(),
         ..Default::default()
-    };
-    ready(header, Some(response))
+    }
 }

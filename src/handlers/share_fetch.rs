@@ -221,6 +221,8 @@ pub async fn start(
 
     // 2. Acknowledgements, per partition named in the request.
     let mut answers: BTreeMap<(Uuid, i32), PartitionData> = BTreeMap::new();
+    // Partitions whose acknowledgements applied: durable before the answer.
+    let mut applied: Vec<(Uuid, i32)> = Vec::new();
     let renew_allowed = version >= 2 && request.is_renew_ack;
     for t in &request.topics {
         let readable = broker
@@ -265,12 +267,19 @@ pub async fn start(
                 },
             };
             a.acknowledge_error_code = code.code();
+            if code.is_ok() {
+                applied.push((t.topic_id, p.partition_index));
+            }
         }
     }
     if epoch == FINAL_EPOCH {
         // The session is closed: what the member still holds goes back to the others.
         broker.shares.release_member(&group_id, &member_id);
-        return ready(header, Some(respond(answers, &settings)));
+        return later(header, async move {
+            let failed = persist_acknowledged(&broker, &group_id, &applied).await;
+            answer_failed_writes(failed, &mut answers);
+            Some(respond(answers, &settings))
+        });
     }
 
     // 3. Acquisition, with a long poll when nothing is available yet.
@@ -308,6 +317,31 @@ pub async fn start(
                 .any(|p| !p.acknowledgement_batches.is_empty())
         });
     later(header, async move {
+        let failed = persist_acknowledged(&broker, &group_id, &applied).await;
+        answer_failed_writes(failed, &mut answers);
+        // Each share partition is loaded from its durable state before its first acquisition
+        // in this leader epoch; one that cannot be loaded answers why.
+        let mut targets = targets;
+        let mut loaded = Vec::with_capacity(targets.len());
+        for (t, p) in targets.drain(..) {
+            let Ok(partition) = led_partition(&broker, t, p) else {
+                loaded.push((t, p));
+                continue;
+            };
+            match broker
+                .shares
+                .load(&group_id, t, &partition, &settings)
+                .await
+            {
+                Ok(()) => loaded.push((t, p)),
+                Err(code) => {
+                    let a = answers.entry((t, p)).or_default();
+                    a.partition_index = p;
+                    a.error_code = load_error(code).code();
+                }
+            }
+        }
+        let targets = loaded;
         let gather = |answers: &mut BTreeMap<(Uuid, i32), PartitionData>| {
             acquire_all(
                 &broker,
@@ -352,6 +386,45 @@ pub async fn start(
         }
         Some(respond(answers, &settings))
     })
+}
+
+/// Writes the share partitions whose acknowledgements applied, before they are answered: the
+/// partitions whose write failed, with the error to answer (the client may retry them).
+pub(super) async fn persist_acknowledged(
+    broker: &Broker,
+    group_id: &str,
+    applied: &[(Uuid, i32)],
+) -> Vec<((Uuid, i32), ErrorCode)> {
+    let mut failed = Vec::new();
+    for &(topic_id, partition) in applied {
+        if let Err(code) = broker.shares.persist(group_id, topic_id, partition).await {
+            failed.push(((topic_id, partition), load_error(code)));
+        }
+    }
+    failed
+}
+
+/// Answers the failed writes as the partitions' acknowledgement errors.
+fn answer_failed_writes(
+    failed: Vec<((Uuid, i32), ErrorCode)>,
+    answers: &mut BTreeMap<(Uuid, i32), PartitionData>,
+) {
+    for (key, code) in failed {
+        if let Some(a) = answers.get_mut(&key) {
+            a.acknowledge_error_code = code.code();
+        }
+    }
+}
+
+/// A persister error as a share consumer should see it: a fenced leader is no leader (the
+/// client refreshes its metadata and finds the new one).
+pub(super) fn load_error(code: ErrorCode) -> ErrorCode {
+    match code {
+        ErrorCode::FENCED_LEADER_EPOCH | ErrorCode::FENCED_STATE_EPOCH => {
+            ErrorCode::NOT_LEADER_OR_FOLLOWER
+        }
+        other => other,
+    }
 }
 
 /// Acquires for the member from every target partition, into `answers`; whether anything was

@@ -9,10 +9,12 @@
 //! handed out. The records returned are the whole batches that hold the acquired offsets; the
 //! client keeps only the acquired ones.
 //!
-//! A share partition is kept for the leader epoch it was created in: when leadership moves
-//! away and back, it starts again. Its state lives in memory only (no `__share_group_state`
-//! yet), so a restart or failover starts each share partition afresh from
-//! `share.auto.offset.reset`.
+//! A share partition is kept for the leader epoch it was created in. It is loaded from its
+//! durable state (the [`SharePersister`]) by the first fetch in that epoch, or initialized
+//! from `share.auto.offset.reset` when it has none; what changed is written before an
+//! acknowledgement is answered, so an acknowledged record never comes back after a restart
+//! or failover, and an acquired one does (it was never persisted as acquired). Writes of one
+//! share partition go out one at a time, each carrying every change made before it.
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ use super::partition::{Isolation, Partition};
 use super::share_partition::{
     AcknowledgeType, AcquireMode, AcquiredRange, SharePartition, SharePartitionConfig,
 };
+use super::share_persister::{SharePartitionKey, SharePersister, StateSummary, StateWrite};
 use super::share_sessions::ShareSessionCache;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -58,13 +61,32 @@ type Key = (String, Uuid, i32);
 struct Entry {
     partition: Arc<Partition>,
     leader_epoch: i32,
+    /// The durable state's epoch (bumped when the offsets are altered).
+    state_epoch: i32,
     share: SharePartition,
+    /// Held while a write is under way: writes go out in order.
+    writing: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Entry {
+    fn new(partition: &Arc<Partition>, state_epoch: i32, share: SharePartition) -> Self {
+        Entry {
+            partition: partition.clone(),
+            leader_epoch: partition.leader_epoch(),
+            state_epoch,
+            share,
+            writing: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
 }
 
 /// The share partitions and share sessions of this broker.
 pub struct SharePartitionManager {
     partitions: Mutex<HashMap<Key, Arc<Mutex<Entry>>>>,
     sessions: Mutex<ShareSessionCache>,
+    persister: Arc<dyn SharePersister>,
+    /// One load at a time, so two first fetches never both initialize a share partition.
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for SharePartitionManager {
@@ -115,12 +137,49 @@ fn batches(records: &Bytes) -> Vec<BatchSpan> {
     out
 }
 
+fn state_key(group_id: &str, topic_id: Uuid, partition: i32) -> SharePartitionKey {
+    SharePartitionKey {
+        group_id: group_id.to_string(),
+        topic_id,
+        partition,
+    }
+}
+
+/// Where a share partition with no durable state starts (`share.auto.offset.reset`).
+fn reset_offset(partition: &Partition, settings: &ShareSettings) -> i64 {
+    match settings.start_at {
+        ShareStartAt::Earliest => partition.log_start_offset(),
+        ShareStartAt::Latest => {
+            if settings.read_committed {
+                partition.last_stable_offset()
+            } else {
+                partition.high_watermark()
+            }
+        }
+        ShareStartAt::Timestamp(ts) => match partition.log.offset_for_timestamp(ts) {
+            Ok(Some((offset, _))) => offset,
+            _ => partition.high_watermark(),
+        },
+    }
+}
+
+/// A fenced write or read means another leader or an offset reset owns the state now.
+fn is_fenced(code: ErrorCode) -> bool {
+    code == ErrorCode::FENCED_LEADER_EPOCH || code == ErrorCode::FENCED_STATE_EPOCH
+}
+
 impl SharePartitionManager {
-    pub fn new(max_sessions: usize) -> Self {
+    pub fn new(max_sessions: usize, persister: Arc<dyn SharePersister>) -> Self {
         SharePartitionManager {
             partitions: Mutex::new(HashMap::new()),
             sessions: Mutex::new(ShareSessionCache::new(max_sessions)),
+            persister,
+            loading: tokio::sync::Mutex::new(()),
         }
+    }
+
+    pub fn persister(&self) -> &Arc<dyn SharePersister> {
+        &self.persister
     }
 
     /// The share sessions (ShareFetch and ShareAcknowledge epochs).
@@ -128,48 +187,126 @@ impl SharePartitionManager {
         self.sessions.lock()
     }
 
-    /// The share partition of `group_id` on `partition`, created (or started again after a
-    /// leadership change) from the group's settings.
-    fn entry(
+    /// The share partition of `group_id` on `partition`, if it was loaded in the partition's
+    /// current leader epoch.
+    fn current(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: &Arc<Partition>,
+    ) -> Option<Arc<Mutex<Entry>>> {
+        let key = (group_id.to_string(), topic_id, partition.index);
+        let e = self.partitions.lock().get(&key).cloned()?;
+        let fresh = {
+            let e = e.lock();
+            e.leader_epoch == partition.leader_epoch() && Arc::ptr_eq(&e.partition, partition)
+        };
+        fresh.then_some(e)
+    }
+
+    /// Makes sure `group_id`'s share partition of `partition` is loaded in this leader epoch:
+    /// read from its durable state (recording this leader's epoch, which fences the previous
+    /// leader), or initialized from `share.auto.offset.reset` when it has none.
+    pub async fn load(
         &self,
         group_id: &str,
         topic_id: Uuid,
         partition: &Arc<Partition>,
         settings: &ShareSettings,
-    ) -> Arc<Mutex<Entry>> {
-        let key = (group_id.to_string(), topic_id, partition.index);
+    ) -> Result<(), ErrorCode> {
+        if self.current(group_id, topic_id, partition).is_some() {
+            return Ok(());
+        }
+        let _one_at_a_time = self.loading.lock().await;
+        if self.current(group_id, topic_id, partition).is_some() {
+            return Ok(());
+        }
         let epoch = partition.leader_epoch();
-        let mut map = self.partitions.lock();
-        if let Some(e) = map.get(&key) {
-            let stale = {
-                let e = e.lock();
-                e.leader_epoch != epoch || !Arc::ptr_eq(&e.partition, partition)
+        let key = state_key(group_id, topic_id, partition.index);
+        let (state_epoch, share) = match self.persister.read(key.clone(), epoch).await? {
+            Some(state) => (
+                state.state_epoch,
+                SharePartition::from_state(
+                    config_of(settings),
+                    state.start_offset,
+                    &state.state_batches,
+                ),
+            ),
+            None => {
+                let start = reset_offset(partition, settings);
+                self.persister.initialize(key, 0, start).await?;
+                (0, SharePartition::new(config_of(settings), start))
+            }
+        };
+        self.partitions.lock().insert(
+            (group_id.to_string(), topic_id, partition.index),
+            Arc::new(Mutex::new(Entry::new(partition, state_epoch, share))),
+        );
+        Ok(())
+    }
+
+    /// Writes what changed in `group_id`'s share partition up to now, and returns once it is
+    /// durable (at once if nothing is pending). A fenced write drops the share partition, so
+    /// the next fetch loads it again from the state that fenced it.
+    pub async fn persist(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: i32,
+    ) -> Result<(), ErrorCode> {
+        let key = (group_id.to_string(), topic_id, partition);
+        let Some(entry) = self.partitions.lock().get(&key).cloned() else {
+            return Ok(());
+        };
+        let writing = entry.lock().writing.clone();
+        // Whatever an earlier write took is durable once it returns, or given back.
+        let _in_order = writing.lock().await;
+        let (write, changes) = {
+            let mut e = entry.lock();
+            if !e.share.has_changes() {
+                return Ok(());
+            }
+            let changes = e.share.take_changes();
+            let write = StateWrite {
+                key: state_key(group_id, topic_id, partition),
+                state_epoch: e.state_epoch,
+                leader_epoch: e.leader_epoch,
+                start_offset: changes.start_offset,
+                delivery_complete_count: e.share.delivery_complete_count(),
+                state_batches: changes.state_batches.clone(),
             };
-            if !stale {
-                return e.clone();
+            (write, changes)
+        };
+        match self.persister.write(write).await {
+            Ok(()) => Ok(()),
+            Err(code) => {
+                entry.lock().share.restore_changes(changes);
+                if is_fenced(code) {
+                    let mut map = self.partitions.lock();
+                    if map.get(&key).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                        map.remove(&key);
+                    }
+                }
+                Err(code)
             }
         }
-        let start = match settings.start_at {
-            ShareStartAt::Earliest => partition.log_start_offset(),
-            ShareStartAt::Latest => {
-                if settings.read_committed {
-                    partition.last_stable_offset()
-                } else {
-                    partition.high_watermark()
-                }
+    }
+
+    /// Writes every share partition with changes no request waits on (lock expiries,
+    /// releases, deliveries), so they survive a failover too.
+    pub async fn persist_all(&self) {
+        let pending: Vec<Key> = self
+            .partitions
+            .lock()
+            .iter()
+            .filter(|(_, e)| e.lock().share.has_changes())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for (group_id, topic_id, partition) in pending {
+            if let Err(code) = self.persist(&group_id, topic_id, partition).await {
+                tracing::debug!(%group_id, partition, ?code, "share partition state not written");
             }
-            ShareStartAt::Timestamp(ts) => match partition.log.offset_for_timestamp(ts) {
-                Ok(Some((offset, _))) => offset,
-                _ => partition.high_watermark(),
-            },
-        };
-        let entry = Arc::new(Mutex::new(Entry {
-            partition: partition.clone(),
-            leader_epoch: epoch,
-            share: SharePartition::new(config_of(settings), start),
-        }));
-        map.insert(key, entry.clone());
-        entry
+        }
     }
 
     /// Acquires records of `partition` for `member_id`: at most about `max_records` (exactly,
@@ -187,7 +324,10 @@ impl SharePartitionManager {
         max_bytes: usize,
         now_ms: i64,
     ) -> Result<Acquired, ErrorCode> {
-        let entry = self.entry(group_id, topic_id, partition, settings);
+        let Some(entry) = self.current(group_id, topic_id, partition) else {
+            // Not loaded (yet, or fenced meanwhile): the fetch loads it first.
+            return Ok(Acquired::default());
+        };
         let mut e = entry.lock();
         e.share.set_config(config_of(settings));
         e.share
@@ -216,7 +356,13 @@ impl SharePartitionManager {
         let mut ranges: Vec<AcquiredRange> = Vec::new();
         let mut kept: Option<std::ops::Range<usize>> = None;
         let mut taken: i64 = 0;
+        let mut cursor = from;
         for b in &spans {
+            if b.first > cursor {
+                // Offsets the log no longer holds (compacted away) inside the window.
+                e.share.gap(cursor, b.first - 1);
+            }
+            cursor = cursor.max(b.last + 1);
             let is_aborted = b.transactional
                 && aborted.iter().any(|a| {
                     a.producer_id == b.producer_id
@@ -362,44 +508,61 @@ impl SharePartitionManager {
         out
     }
 
-    /// Starts `group_id`'s share partition of `partition` again at `start_offset`, nothing in
-    /// flight (AlterShareGroupOffsets on an empty group).
-    pub fn alter_start_offset(
+    /// AlterShareGroupOffsets: the durable state starts again at `start_offset`, nothing in
+    /// flight, at a new state epoch that fences a leader still writing the old one; a share
+    /// partition loaded here is dropped, so its next fetch reads the new state.
+    pub async fn alter_start_offset(
         &self,
         group_id: &str,
         topic_id: Uuid,
-        partition: &Arc<Partition>,
-        settings: &ShareSettings,
+        partition: i32,
         start_offset: i64,
-    ) {
-        let entry = Arc::new(Mutex::new(Entry {
-            partition: partition.clone(),
-            leader_epoch: partition.leader_epoch(),
-            share: SharePartition::new(config_of(settings), start_offset),
-        }));
-        self.partitions
-            .lock()
-            .insert((group_id.to_string(), topic_id, partition.index), entry);
-    }
-
-    /// Forgets `group_id`'s share partitions of one topic (DeleteShareGroupOffsets): the next
-    /// fetch starts them from `share.auto.offset.reset`.
-    pub fn delete_topic(&self, group_id: &str, topic_id: Uuid) {
-        self.partitions
-            .lock()
-            .retain(|(g, t, _), _| !(g == group_id && *t == topic_id));
-    }
-
-    /// Forgets one share partition of `group_id`.
-    pub fn delete_topic_partition(&self, group_id: &str, topic_id: Uuid, partition: i32) {
+    ) -> Result<(), ErrorCode> {
+        let key = state_key(group_id, topic_id, partition);
+        let state_epoch = match self.persister.read_summary(key.clone()).await? {
+            Some(s) => s.state_epoch.saturating_add(1),
+            None => 0,
+        };
+        self.persister
+            .initialize(key, state_epoch, start_offset)
+            .await?;
         self.partitions
             .lock()
             .remove(&(group_id.to_string(), topic_id, partition));
+        Ok(())
     }
 
-    /// Forgets every share partition of `group_id` (the group was deleted).
-    pub fn delete_group(&self, group_id: &str) {
-        self.partitions.lock().retain(|(g, _, _), _| g != group_id);
+    /// DeleteShareGroupOffsets, DeleteGroups, or a reset to the policy: the durable state of
+    /// `group_id`'s share partitions of `partitions` goes, and so do those loaded here; the
+    /// next fetch starts them from `share.auto.offset.reset`.
+    pub async fn delete_state(
+        &self,
+        group_id: &str,
+        partitions: &[(Uuid, i32)],
+    ) -> Result<(), ErrorCode> {
+        {
+            let mut map = self.partitions.lock();
+            for (t, p) in partitions {
+                map.remove(&(group_id.to_string(), *t, *p));
+            }
+        }
+        let keys = partitions
+            .iter()
+            .map(|(t, p)| state_key(group_id, *t, *p))
+            .collect();
+        self.persister.delete(keys).await
+    }
+
+    /// The durable start offset and epochs of a share partition, wherever it is led.
+    pub async fn summary(
+        &self,
+        group_id: &str,
+        topic_id: Uuid,
+        partition: i32,
+    ) -> Result<Option<StateSummary>, ErrorCode> {
+        self.persister
+            .read_summary(state_key(group_id, topic_id, partition))
+            .await
     }
 }
 

@@ -377,6 +377,16 @@ impl SharePartition {
         self.advance_start();
     }
 
+    /// Offsets at or past the start offset whose delivery is complete (KIP-1226's
+    /// `deliveryCompleteCount`).
+    pub fn delivery_complete_count(&self) -> i32 {
+        self.in_flight
+            .values()
+            .filter(|r| matches!(r.state, RecordState::Acknowledged | RecordState::Archived))
+            .count()
+            .min(i32::MAX as usize) as i32
+    }
+
     /// How many records `member_id` holds.
     pub fn acquired_by(&self, member_id: &str) -> usize {
         self.in_flight

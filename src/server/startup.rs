@@ -310,9 +310,30 @@ pub async fn start(
         )
         .with_metrics(metrics.group_coordinator.clone()),
     );
+    let share_states = Arc::new(crate::coordinator::share_state::ShareStateCoordinator::new(
+        crate::coordinator::share_state::ShareStateConfig {
+            num_partitions: config.share_coordinator_state_topic_num_partitions.max(1),
+            updates_per_snapshot: config
+                .share_coordinator_snapshot_update_records_per_snapshot
+                .max(0),
+        },
+        clock.clone(),
+        Arc::new(InternalTopicLog {
+            topic: crate::coordinator::share_state::SHARE_STATE_TOPIC_NAME,
+            replicas: replicas.clone(),
+            clock: clock.clone(),
+            required_acks: -1,
+        }),
+    ));
+    let persister = crate::cluster::share_persister::ClusterSharePersister::new(
+        cluster.clone(),
+        share_states.clone(),
+        crate::cluster::share_persister::ShareStateTopic::from_config(&config),
+    );
     // Kafka's `group.share.max.share.sessions` default.
     let shares = Arc::new(crate::replica::share_manager::SharePartitionManager::new(
         2000,
+        Arc::new(persister),
     ));
     {
         let shares = shares.clone();
@@ -353,6 +374,7 @@ pub async fn start(
         replicas: replicas.clone(),
         groups,
         shares,
+        share_states,
         txns,
         endpoints,
         clock,
@@ -504,6 +526,26 @@ async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), Star
     }
 }
 
+/// Drops the records of `__share_group_state` partitions led here that no share partition's
+/// state needs any more (below each one's oldest last snapshot), as Kafka's share coordinator
+/// prunes its topic (`share.coordinator.state.topic.prune.interval.ms`).
+fn prune_share_state(broker: &Broker) {
+    use crate::coordinator::share_state::SHARE_STATE_TOPIC_NAME;
+    for (partition, offset) in broker.share_states.redundant_offsets() {
+        let Some(p) = broker.replicas.get(SHARE_STATE_TOPIC_NAME, partition) else {
+            continue;
+        };
+        let offset = offset.min(p.high_watermark());
+        if offset <= p.log_start_offset() {
+            continue;
+        }
+        match p.delete_records_before(offset) {
+            Ok(start) => tracing::debug!(partition, log_start_offset = start, "pruned share state"),
+            Err(e) => tracing::debug!(partition, error = ?e, "share state not pruned"),
+        }
+    }
+}
+
 /// Periodic work: retention (`log.retention.check.interval.ms`), time-based flush
 /// (`flush.ms`) and the flush of rolled segments (every second), recovery-point checkpoints,
 /// high-watermark checkpoints (`replica.high.watermark.checkpoint.interval.ms`),
@@ -526,6 +568,12 @@ async fn background_tasks(
     ));
     let mut flush = tokio::time::interval(Duration::from_millis(1000));
     let mut group_tick = tokio::time::interval(Duration::from_millis(100));
+    let mut share_state_prune = tokio::time::interval(Duration::from_millis(
+        broker
+            .config
+            .share_coordinator_state_topic_prune_interval_ms
+            .max(1) as u64,
+    ));
     // Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2.
     let mut isr_check = tokio::time::interval(Duration::from_millis(
         (broker.config.replica_lag_time_max_ms / 2).clamp(10, 5_000) as u64,
@@ -542,8 +590,13 @@ async fn background_tasks(
                     p.expire_producers(now, broker.dynamic.current().producer_id_expiration_ms as i64);
                 }
             }
+            _ = share_state_prune.tick() => prune_share_state(&broker),
             _ = flush.tick() => {
                 broker.txns.tick();
+                // Share-partition changes no request waited on (lock expiries, releases),
+                // written in the background so a failover keeps them too.
+                let shares = broker.shares.clone();
+                tokio::spawn(async move { shares.persist_all().await });
                 let now = broker.now_ms();
                 for p in broker.replicas.all() {
                     if let Err(e) = p.log.flush_if_due(now) {
