@@ -3,8 +3,9 @@
 //! `__share_group_state` partition; that is this broker's own [`ShareStateCoordinator`] when it
 //! leads the partition, and otherwise an Initialize/Read/Write/Delete/ReadSummary
 //! ShareGroupState request to the broker that does. The topic is created on first use, as
-//! Kafka's share coordinator topic is. A NOT_COORDINATOR answer (leadership moved meanwhile)
-//! is retried once on the new leader after the next metadata image.
+//! Kafka's share coordinator topic is. While the coordinator is unreachable or answers
+//! NOT_COORDINATOR (its broker died, leadership is moving), the operation is retried with a
+//! growing pause for up to [`RETRY_FOR_MS`], on whoever leads by then.
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +34,9 @@ use crate::replica::share_persister::{
 const REQUEST_TIMEOUT_MS: u64 = 10_000;
 /// How long an operation waits for the topic to be created, or a new coordinator to be known.
 const COORDINATOR_WAIT_MS: u64 = 2_000;
+/// How long an operation keeps retrying a coordinator that is gone or moving: longer than a
+/// dead broker takes to be fenced and its leaderships moved (`broker.session.timeout.ms`).
+const RETRY_FOR_MS: u64 = 12_000;
 
 /// How `__share_group_state` is created (Kafka's `shareGroupStateTopicConfigs`): deleted-by-
 /// pruning rather than compacted, kept for ever otherwise.
@@ -204,7 +208,7 @@ impl Inner {
         }
     }
 
-    /// Runs `op` on the key's coordinator, once more after a NOT_COORDINATOR.
+    /// Runs the operation on the key's coordinator, again while it is unavailable.
     async fn on_coordinator<T, L, R, Fut>(
         &self,
         key: &SharePartitionKey,
@@ -216,18 +220,22 @@ impl Inner {
         R: Fn(i32) -> Fut,
         Fut: std::future::Future<Output = Result<T, ErrorCode>>,
     {
-        let mut attempt = 0;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(RETRY_FOR_MS);
+        let mut pause_ms = 50;
         loop {
-            let outcome = match self.coordinator(key).await? {
-                Target::Local => local(),
-                Target::Remote(node) => remote(node).await,
+            let outcome = match self.coordinator(key).await {
+                Ok(Target::Local) => local(),
+                Ok(Target::Remote(node)) => remote(node).await,
+                Err(code) => Err(code),
             };
             match outcome {
-                Err(ErrorCode::NOT_COORDINATOR) | Err(ErrorCode::COORDINATOR_NOT_AVAILABLE)
-                    if attempt == 0 =>
-                {
-                    attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                Err(
+                    ErrorCode::NOT_COORDINATOR
+                    | ErrorCode::COORDINATOR_NOT_AVAILABLE
+                    | ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+                ) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+                    pause_ms = (pause_ms * 2).min(1_000);
                 }
                 other => return other,
             }

@@ -17,6 +17,7 @@ use crate::protocol::messages::share_acknowledge_request::ShareAcknowledgeReques
 use crate::protocol::messages::share_acknowledge_response::{
     PartitionData, ShareAcknowledgeResponse, ShareAcknowledgeTopicResponse,
 };
+use crate::replica::share_manager::AckUndo;
 use crate::replica::share_sessions::FINAL_EPOCH;
 
 fn top_level(code: ErrorCode) -> ShareAcknowledgeResponse {
@@ -51,7 +52,7 @@ pub async fn start(
     let renew_allowed = header.api_version >= 2 && request.is_renew_ack;
     let mut by_topic: BTreeMap<Uuid, Vec<PartitionData>> = BTreeMap::new();
     // Partitions whose acknowledgements applied: durable before the answer.
-    let mut applied: Vec<(Uuid, i32)> = Vec::new();
+    let mut applied: Vec<((Uuid, i32), AckUndo)> = Vec::new();
     for t in &request.topics {
         let name = broker.cluster.topic_name_by_id(&t.topic_id);
         for p in &t.partitions {
@@ -85,29 +86,27 @@ pub async fn start(
                         Ok(partition) => {
                             data.current_leader.leader_id = broker.node_id;
                             data.current_leader.leader_epoch = partition.leader_epoch();
-                            broker
-                                .shares
-                                .acknowledge(
-                                    &group_id,
-                                    &member_id,
-                                    t.topic_id,
-                                    p.partition_index,
-                                    &batches,
-                                    now,
-                                )
-                                .err()
-                                .unwrap_or(ErrorCode::NONE)
+                            let (result, undo) = broker.shares.acknowledge(
+                                &group_id,
+                                &member_id,
+                                t.topic_id,
+                                p.partition_index,
+                                &batches,
+                                now,
+                            );
+                            if !undo.is_empty() {
+                                applied.push(((t.topic_id, p.partition_index), undo));
+                            }
+                            result.err().unwrap_or(ErrorCode::NONE)
                         }
                     },
                 }
             };
             data.error_code = code.code();
-            if code.is_ok() {
-                applied.push((t.topic_id, p.partition_index));
-            }
             by_topic.entry(t.topic_id).or_default().push(data);
         }
     }
+    let closing = epoch == FINAL_EPOCH;
     if epoch == FINAL_EPOCH && closed.is_some() {
         // Closing the session gives back what the member still holds.
         broker.shares.release_member(&group_id, &member_id);
@@ -116,7 +115,12 @@ pub async fn start(
     }
     let lock_ms = share_settings(&broker, &group_id).record_lock_duration_ms;
     later(header, async move {
-        for ((topic_id, index), code) in persist_acknowledged(&broker, &group_id, &applied).await {
+        let failed = persist_acknowledged(&broker, &group_id, applied).await;
+        if closing && !failed.is_empty() {
+            // The records taken back are the closed member's: the others get them.
+            broker.shares.release_member(&group_id, &member_id);
+        }
+        for ((topic_id, index), code) in failed {
             let written = by_topic
                 .get_mut(&topic_id)
                 .and_then(|ps| ps.iter_mut().find(|p| p.partition_index == index));

@@ -21,7 +21,7 @@ use crate::protocol::messages::share_fetch_request::ShareFetchRequest;
 use crate::protocol::messages::share_fetch_response::{
     AcquiredRecords, PartitionData, ShareFetchResponse, ShareFetchableTopicResponse,
 };
-use crate::replica::share_manager::{ShareSettings, ShareStartAt};
+use crate::replica::share_manager::{AckUndo, ShareSettings, ShareStartAt};
 use crate::replica::share_partition::{AcknowledgeType, AcquireMode};
 use crate::replica::share_sessions::FINAL_EPOCH;
 use crate::replica::wait::wait_until;
@@ -222,7 +222,7 @@ pub async fn start(
     // 2. Acknowledgements, per partition named in the request.
     let mut answers: BTreeMap<(Uuid, i32), PartitionData> = BTreeMap::new();
     // Partitions whose acknowledgements applied: durable before the answer.
-    let mut applied: Vec<(Uuid, i32)> = Vec::new();
+    let mut applied: Vec<((Uuid, i32), AckUndo)> = Vec::new();
     let renew_allowed = version >= 2 && request.is_renew_ack;
     for t in &request.topics {
         let readable = broker
@@ -252,31 +252,34 @@ pub async fn start(
                 None => ErrorCode::INVALID_REQUEST,
                 Some(batches) => match led_partition(&broker, t.topic_id, p.partition_index) {
                     Err((code, ..)) => code,
-                    Ok(_) => broker
-                        .shares
-                        .acknowledge(
+                    Ok(_) => {
+                        let (result, undo) = broker.shares.acknowledge(
                             &group_id,
                             &member_id,
                             t.topic_id,
                             p.partition_index,
                             &batches,
                             now,
-                        )
-                        .err()
-                        .unwrap_or(ErrorCode::NONE),
+                        );
+                        if !undo.is_empty() {
+                            applied.push(((t.topic_id, p.partition_index), undo));
+                        }
+                        result.err().unwrap_or(ErrorCode::NONE)
+                    }
                 },
             };
             a.acknowledge_error_code = code.code();
-            if code.is_ok() {
-                applied.push((t.topic_id, p.partition_index));
-            }
         }
     }
     if epoch == FINAL_EPOCH {
         // The session is closed: what the member still holds goes back to the others.
         broker.shares.release_member(&group_id, &member_id);
         return later(header, async move {
-            let failed = persist_acknowledged(&broker, &group_id, &applied).await;
+            let failed = persist_acknowledged(&broker, &group_id, applied).await;
+            if !failed.is_empty() {
+                // The records taken back are the closed member's: the others get them.
+                broker.shares.release_member(&group_id, &member_id);
+            }
             answer_failed_writes(failed, &mut answers);
             Some(respond(answers, &settings))
         });
@@ -317,7 +320,7 @@ pub async fn start(
                 .any(|p| !p.acknowledgement_batches.is_empty())
         });
     later(header, async move {
-        let failed = persist_acknowledged(&broker, &group_id, &applied).await;
+        let failed = persist_acknowledged(&broker, &group_id, applied).await;
         answer_failed_writes(failed, &mut answers);
         // Each share partition is loaded from its durable state before its first acquisition
         // in this leader epoch; one that cannot be loaded answers why.
@@ -389,15 +392,17 @@ pub async fn start(
 }
 
 /// Writes the share partitions whose acknowledgements applied, before they are answered: the
-/// partitions whose write failed, with the error to answer (the client may retry them).
+/// partitions whose write failed, with the error to answer. Their acknowledgements are taken
+/// back, so the member still holds the records and may acknowledge them again.
 pub(super) async fn persist_acknowledged(
     broker: &Broker,
     group_id: &str,
-    applied: &[(Uuid, i32)],
+    applied: Vec<((Uuid, i32), AckUndo)>,
 ) -> Vec<((Uuid, i32), ErrorCode)> {
     let mut failed = Vec::new();
-    for &(topic_id, partition) in applied {
+    for ((topic_id, partition), undo) in applied {
         if let Err(code) = broker.shares.persist(group_id, topic_id, partition).await {
+            broker.shares.undo(group_id, topic_id, partition, undo);
             failed.push(((topic_id, partition), load_error(code)));
         }
     }

@@ -49,6 +49,16 @@ pub struct ShareSettings {
     pub read_committed: bool,
 }
 
+/// The records an acknowledgement changed, as they were; empty when it changed nothing.
+#[derive(Debug, Default)]
+pub struct AckUndo(Vec<(i64, super::share_partition::InFlight)>);
+
+impl AckUndo {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// What one fetch acquired from one partition.
 #[derive(Debug, Clone, Default)]
 pub struct Acquired {
@@ -412,21 +422,28 @@ impl SharePartitionManager {
         partition_index: i32,
         batches: &[(i64, i64, Vec<AcknowledgeType>)],
         now_ms: i64,
-    ) -> Result<(), ErrorCode> {
+    ) -> (Result<(), ErrorCode>, AckUndo) {
         let key = (group_id.to_string(), topic_id, partition_index);
         let Some(entry) = self.partitions.lock().get(&key).cloned() else {
             // Nothing was ever acquired here: no record can be held by the member.
-            return Err(ErrorCode::INVALID_RECORD_STATE);
+            return (Err(ErrorCode::INVALID_RECORD_STATE), AckUndo::default());
         };
         let mut e = entry.lock();
         let mut result = Ok(());
         let mut released = false;
+        let mut undo = AckUndo::default();
         for (first, last, types) in batches {
-            if let Err(code) = e.share.acknowledge(member_id, *first, *last, types, now_ms) {
-                if result.is_ok() {
-                    result = Err(code);
+            match e
+                .share
+                .acknowledge_undoable(member_id, *first, *last, types, now_ms)
+            {
+                Ok(before) => undo.0.extend(before),
+                Err(code) => {
+                    if result.is_ok() {
+                        result = Err(code);
+                    }
+                    continue;
                 }
-                continue;
             }
             released |= types.contains(&AcknowledgeType::Release);
         }
@@ -434,7 +451,15 @@ impl SharePartitionManager {
             // Members parked on this partition may now get the released records.
             e.partition.wake_waiters();
         }
-        result
+        (result, undo)
+    }
+
+    /// Takes back acknowledgements whose write failed (see [`SharePartition::undo`]).
+    pub fn undo(&self, group_id: &str, topic_id: Uuid, partition: i32, undo: AckUndo) {
+        let key = (group_id.to_string(), topic_id, partition);
+        if let Some(entry) = self.partitions.lock().get(&key).cloned() {
+            entry.lock().share.undo(undo.0);
+        }
     }
 
     /// Releases what `member_id` of `group_id` holds on every partition (the member left, or

@@ -419,6 +419,20 @@ impl SharePartition {
         types: &[AcknowledgeType],
         now_ms: i64,
     ) -> Result<(), ErrorCode> {
+        self.acknowledge_undoable(member_id, first, last, types, now_ms)
+            .map(|_| ())
+    }
+
+    /// [`Self::acknowledge`], returning the records as they were before, for [`Self::undo`]
+    /// when the acknowledgement could not be made durable.
+    pub fn acknowledge_undoable(
+        &mut self,
+        member_id: &str,
+        first: i64,
+        last: i64,
+        types: &[AcknowledgeType],
+        now_ms: i64,
+    ) -> Result<Vec<(i64, InFlight)>, ErrorCode> {
         let len = last - first + 1;
         if len <= 0 || !(types.len() == 1 || types.len() as i64 == len) {
             return Err(ErrorCode::INVALID_REQUEST);
@@ -439,12 +453,14 @@ impl SharePartition {
                 return Err(ErrorCode::INVALID_RECORD_STATE);
             }
         }
+        let mut before = Vec::with_capacity(len as usize);
         for offset in first..=last {
             let limit = self.config.delivery_count_limit;
             let lock_ms = self.config.record_lock_duration_ms;
             let Some(r) = self.in_flight.get_mut(&offset) else {
                 continue;
             };
+            before.push((offset, r.clone()));
             self.dirty.insert(offset);
             match type_of(offset) {
                 AcknowledgeType::Accept => settle(r, RecordState::Acknowledged),
@@ -454,7 +470,34 @@ impl SharePartition {
             }
         }
         self.advance_start();
-        Ok(())
+        Ok(before)
+    }
+
+    /// Puts back records an acknowledgement changed, as they were (`before`, from
+    /// [`Self::acknowledge_undoable`]), where no other member acquired them since: its write
+    /// failed, so the member still holds them and may acknowledge them again, as Kafka rolls
+    /// back an acknowledgement its persister refused. The start offset moves back under them
+    /// if it had passed them; records it passes again are settled.
+    pub fn undo(&mut self, before: Vec<(i64, InFlight)>) {
+        let Some(lowest) = before.iter().map(|(o, _)| *o).min() else {
+            return;
+        };
+        if lowest < self.start_offset {
+            for offset in lowest..self.start_offset {
+                self.in_flight.entry(offset).or_insert_with(|| archived(0));
+            }
+            self.start_offset = lowest;
+            self.start_moved = true;
+        }
+        for (offset, was) in before {
+            if let Some(r) = self.in_flight.get_mut(&offset) {
+                if r.state != RecordState::Acquired {
+                    *r = was;
+                    self.dirty.insert(offset);
+                }
+            }
+        }
+        self.advance_start();
     }
 
     /// Releases every record `member_id` holds (the member left or its share session
