@@ -88,6 +88,12 @@ pub fn group_config(c: &BrokerConfig) -> GroupConfig {
         consumer_group_heartbeat_interval_ms: c.group_consumer_heartbeat_interval_ms,
         consumer_group_max_size: c.group_consumer_max_size,
         consumer_group_assignors: c.group_consumer_assignors.clone(),
+        share_group_max_size: c.group_share.max_size,
+        share_group_session_timeout_ms: c.group_share.session_timeout_ms,
+        share_group_heartbeat_interval_ms: c.group_share.heartbeat_interval_ms,
+        share_group_record_lock_duration_ms: c.group_share.record_lock_duration_ms,
+        share_group_delivery_count_limit: c.group_share.delivery_count_limit,
+        share_group_partition_max_record_locks: c.group_share.partition_max_record_locks,
         ..GroupConfig::default()
     }
 }
@@ -95,6 +101,12 @@ pub fn group_config(c: &BrokerConfig) -> GroupConfig {
 impl Broker {
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Whether share groups are served: `share.version` 1 or more, or Kafka's internal
+    /// `group.share.enable` switch.
+    pub fn share_groups_enabled(&self) -> bool {
+        self.config.group_share.enable || self.cluster.image().features.share_groups_enabled()
     }
 
     /// The error for a partition this broker has no replica of: in a cluster, a partition

@@ -283,7 +283,13 @@ impl Publisher {
                     crate::coordinator::txn_offsets::LoadItem::Record(r) => Some((offset, r)),
                     _ => None,
                 });
+            let started = tokio::time::Instant::now();
             broker.share_states.load(*p, records);
+            broker
+                .metrics
+                .share_groups
+                .partition_load
+                .record(started.elapsed());
         }
         self.leading_share_state = share_now;
     }

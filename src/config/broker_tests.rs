@@ -274,3 +274,51 @@ fn ssl_listeners_load_with_their_listener_overrides_and_inter_broker_listener() 
     let err = load("inter.broker.listener.name=INTERNAL", &[]).unwrap_err();
     assert!(err.to_string().contains("INTERNAL"), "{err}");
 }
+
+#[test]
+fn group_share_settings_are_read_and_checked_as_kafka_does() {
+    let (c, _) = load(
+        "group.share.record.lock.duration.ms=20000\ngroup.share.delivery.count.limit=3\n\
+         group.share.max.share.sessions=10\ngroup.share.enable=true\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.group_share.record_lock_duration_ms, 20_000);
+    assert_eq!(c.group_share.delivery_count_limit, 3);
+    assert_eq!(c.group_share.max_share_sessions, 10);
+    assert!(c.group_share.enable);
+    let g = crate::broker::group_config(&c);
+    assert_eq!(
+        (
+            g.share_group_record_lock_duration_ms,
+            g.share_group_delivery_count_limit
+        ),
+        (20_000, 3)
+    );
+    assert!(!BrokerConfig::default().group_share.enable);
+    // Below the minimum lock duration, out of Kafka's range, a heartbeat past the session.
+    let e = load("group.share.record.lock.duration.ms=10000\n", &[]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("group.share.min.record.lock.duration.ms"),
+        "{e}"
+    );
+    let e = load("group.share.delivery.count.limit=11\n", &[]).unwrap_err();
+    assert!(e.to_string().contains("no more than 10"), "{e}");
+    let e = load(
+        "group.share.heartbeat.interval.ms=15000\ngroup.share.session.timeout.ms=45000\n\
+         group.share.max.heartbeat.interval.ms=50000\ngroup.share.min.session.timeout.ms=10000\n",
+        &[],
+    );
+    assert!(e.is_ok(), "{e:?}");
+    let e = load(
+        "group.share.heartbeat.interval.ms=46000\ngroup.share.max.heartbeat.interval.ms=50000\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("less than group.share.session.timeout.ms"),
+        "{e}"
+    );
+}

@@ -9,10 +9,12 @@
 //! the broker's min/max bounds, with Kafka's messages.
 //!
 //! Strata acts on `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` (the
-//! consumer-group coordinator reads them per group). The share and streams keys are stored
-//! and described as Kafka does for any group id, but Strata has no share or streams groups
-//! yet, so nothing reads them; `consumer.assignment.interval.ms` is stored too, while Strata
-//! computes a consumer group's target assignment at every change (as an interval of 0).
+//! consumer-group coordinator reads them per group) and on the `share.*` keys (the share-group
+//! coordinator and the share partitions read them per group, over the broker's `group.share.*`
+//! settings). The streams keys are stored and described as Kafka does for any group id, but
+//! Strata has no streams groups, so nothing reads them; `consumer.assignment.interval.ms` and
+//! `share.assignment.interval.ms` are stored too, while Strata computes a target assignment
+//! at every change (as an interval of 0).
 use std::collections::BTreeMap;
 
 use super::describe::{ConfigEntry, ConfigSource, ConfigSynonym};
@@ -266,14 +268,55 @@ impl GroupConfigDefaults {
     }
 
     pub fn from_broker(c: &BrokerConfig) -> Self {
-        GroupConfigDefaults::with_consumer(
+        let mut d = GroupConfigDefaults::with_consumer(
             c.group_consumer_session_timeout_ms,
             c.group_consumer_min_session_timeout_ms,
             c.group_consumer_max_session_timeout_ms,
             c.group_consumer_heartbeat_interval_ms,
             c.group_consumer_min_heartbeat_interval_ms,
             c.group_consumer_max_heartbeat_interval_ms,
-        )
+        );
+        let s = &c.group_share;
+        for (name, value) in [
+            ("group.share.session.timeout.ms", s.session_timeout_ms),
+            (
+                "group.share.min.session.timeout.ms",
+                s.min_session_timeout_ms,
+            ),
+            (
+                "group.share.max.session.timeout.ms",
+                s.max_session_timeout_ms,
+            ),
+            ("group.share.heartbeat.interval.ms", s.heartbeat_interval_ms),
+            (
+                "group.share.min.heartbeat.interval.ms",
+                s.min_heartbeat_interval_ms,
+            ),
+            (
+                "group.share.max.heartbeat.interval.ms",
+                s.max_heartbeat_interval_ms,
+            ),
+            (
+                "group.share.record.lock.duration.ms",
+                s.record_lock_duration_ms,
+            ),
+            (
+                "group.share.min.record.lock.duration.ms",
+                s.min_record_lock_duration_ms,
+            ),
+            (
+                "group.share.max.record.lock.duration.ms",
+                s.max_record_lock_duration_ms,
+            ),
+            ("group.share.delivery.count.limit", s.delivery_count_limit),
+            (
+                "group.share.partition.max.record.locks",
+                s.partition_max_record_locks,
+            ),
+        ] {
+            d.values.insert(name, value);
+        }
+        d
     }
 
     fn setting(&self, name: &str) -> i32 {

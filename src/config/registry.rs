@@ -366,6 +366,22 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("group.consumer.max.heartbeat.interval.ms", I, Some("15000"), AtLeast(1), false),
     def("group.consumer.max.size", I, Some(INT_MAX), AtLeast(1), false),
     def("group.consumer.assignors", L, Some("uniform,range"), Any, false),
+    // Share groups (KIP-932; Kafka's `ShareGroupConfig` and `GroupCoordinatorConfig`).
+    // `group.share.enable` is Kafka's internal switch: share groups without `share.version`.
+    def("group.share.enable", B, Some("false"), Any, false),
+    def("group.share.max.size", I, Some("200"), AtLeast(1), false),
+    def("group.share.session.timeout.ms", I, Some("45000"), AtLeast(1), false),
+    def("group.share.min.session.timeout.ms", I, Some("45000"), AtLeast(1), false),
+    def("group.share.max.session.timeout.ms", I, Some("60000"), AtLeast(1), false),
+    def("group.share.heartbeat.interval.ms", I, Some("5000"), AtLeast(1), false),
+    def("group.share.min.heartbeat.interval.ms", I, Some("5000"), AtLeast(1), false),
+    def("group.share.max.heartbeat.interval.ms", I, Some("15000"), AtLeast(1), false),
+    def("group.share.record.lock.duration.ms", I, Some("30000"), AtLeast(1000), false),
+    def("group.share.min.record.lock.duration.ms", I, Some("15000"), AtLeast(1000), false),
+    def("group.share.max.record.lock.duration.ms", I, Some("60000"), AtLeast(30000), false),
+    def("group.share.delivery.count.limit", I, Some("5"), AtLeast(2), false),
+    def("group.share.partition.max.record.locks", I, Some("2000"), AtLeast(100), false),
+    def("group.share.max.share.sessions", I, Some("2000"), AtLeast(1), false),
     // The share coordinator's `__share_group_state` (KIP-932; Kafka's `ShareCoordinatorConfig`;
     // the replication factor defaults to 1 like the other internal topics on a single node).
     def("share.coordinator.state.topic.num.partitions", I, Some("50"), AtLeast(1), false),

@@ -24,7 +24,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     let authz = Authz::new(&broker, &conn);
-    let enabled = broker.cluster.image().features.share_groups_enabled();
+    let enabled = broker.share_groups_enabled();
     // Each group's answer so far, and (for the groups allowed) what to look up.
     let mut described: Vec<(DescribeShareGroupOffsetsResponseGroup, Option<Wanted>)> = Vec::new();
     for g in &request.groups {

@@ -110,7 +110,7 @@ pub fn member_request(
     group_id: &Option<String>,
     member_id: &Option<String>,
 ) -> Result<(String, String, Authz), ErrorCode> {
-    if !broker.cluster.image().features.share_groups_enabled() {
+    if !broker.share_groups_enabled() {
         return Err(ErrorCode::UNSUPPORTED_VERSION);
     }
     let group_id = group_id.clone().unwrap_or_default();
@@ -135,7 +135,7 @@ pub fn empty_group_request(
     op: i8,
     missing_ok: bool,
 ) -> Result<Authz, (ErrorCode, Option<String>)> {
-    if !broker.cluster.image().features.share_groups_enabled() {
+    if !broker.share_groups_enabled() {
         return Err((ErrorCode::UNSUPPORTED_VERSION, None));
     }
     let authz = Authz::new(broker, conn);

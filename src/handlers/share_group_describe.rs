@@ -29,7 +29,7 @@ pub async fn start(
     request: ShareGroupDescribeRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
+    if !broker.share_groups_enabled() {
         let response = ShareGroupDescribeResponse {
             groups: request
                 .group_ids

@@ -28,7 +28,7 @@ pub async fn start(
     request: ShareGroupHeartbeatRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    if !broker.cluster.image().features.share_groups_enabled() {
+    if !broker.share_groups_enabled() {
         return ready(header, Some(refused(ErrorCode::UNSUPPORTED_VERSION)));
     }
     let authz = Authz::new(&broker, &conn);

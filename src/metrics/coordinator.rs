@@ -109,6 +109,64 @@ impl GroupCoordinatorMetrics {
     }
 }
 
+/// Share groups (KIP-932): what the share-partition leaders hand out and get back, and the
+/// share coordinator's `__share_group_state` loads. Strata's own counts, in the
+/// `share-group-metrics` group Kafka keeps its share-group sensors in; each is cumulative.
+#[derive(Clone, Default)]
+pub struct ShareGroupMetrics {
+    /// Records acquired by share consumers (every delivery).
+    pub records_acquired: Count,
+    /// Of those, deliveries after the first (delivery count above 1).
+    pub records_redelivered: Count,
+    pub records_accepted: Count,
+    pub records_released: Count,
+    pub records_rejected: Count,
+    /// Records whose acquisition lock expired before they were acknowledged.
+    pub lock_expirations: Count,
+    pub partition_load: PartitionLoadTime,
+}
+
+impl ShareGroupMetrics {
+    pub(super) fn register(&self, registry: &mut Registry) {
+        let r = registry.sub_registry_with_prefix("kafka_server_share_group_metrics");
+        for (name, help, count) in [
+            (
+                "record_acquired_count",
+                "Records acquired by share consumers",
+                &self.records_acquired,
+            ),
+            (
+                "record_redelivered_count",
+                "Records acquired again (delivery count above 1)",
+                &self.records_redelivered,
+            ),
+            (
+                "record_acknowledgement_accept_count",
+                "Records accepted",
+                &self.records_accepted,
+            ),
+            (
+                "record_acknowledgement_release_count",
+                "Records released",
+                &self.records_released,
+            ),
+            (
+                "record_acknowledgement_reject_count",
+                "Records rejected (archived)",
+                &self.records_rejected,
+            ),
+            (
+                "record_lock_expired_count",
+                "Records whose acquisition lock expired",
+                &self.lock_expirations,
+            ),
+        ] {
+            r.register(name, help, count.clone());
+        }
+        self.partition_load.register(r, "__share_group_state");
+    }
+}
+
 /// Kafka's `transaction-coordinator-metrics`.
 #[derive(Clone, Default)]
 pub struct TxnCoordinatorMetrics {

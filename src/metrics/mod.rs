@@ -25,7 +25,7 @@ pub mod coordinator;
 pub mod replica;
 pub mod request;
 
-pub use coordinator::{GroupCoordinatorMetrics, TxnCoordinatorMetrics};
+pub use coordinator::{GroupCoordinatorMetrics, ShareGroupMetrics, TxnCoordinatorMetrics};
 pub use replica::{IsrChange, ReplicationMetrics};
 pub use request::{RequestTimes, RequestTiming};
 
@@ -151,6 +151,7 @@ pub struct BrokerMetrics {
     pub replication: ReplicationMetrics,
     pub group_coordinator: GroupCoordinatorMetrics,
     pub txn_coordinator: TxnCoordinatorMetrics,
+    pub share_groups: ShareGroupMetrics,
     listeners: Family<ListenerLabel, Gauge>,
     listener_creations: Family<ListenerLabel, Counter>,
     listener_closes: Family<ListenerLabel, Counter>,
@@ -213,6 +214,8 @@ impl BrokerMetrics {
         group_coordinator.register(&mut registry);
         let txn_coordinator = TxnCoordinatorMetrics::default();
         txn_coordinator.register(&mut registry);
+        let share_groups = ShareGroupMetrics::default();
+        share_groups.register(&mut registry);
 
         let listeners = Family::<ListenerLabel, Gauge>::default();
         let listener_creations = Family::<ListenerLabel, Counter>::default();
@@ -249,6 +252,7 @@ impl BrokerMetrics {
             replication,
             group_coordinator,
             txn_coordinator,
+            share_groups,
             listeners,
             listener_creations,
             listener_closes,

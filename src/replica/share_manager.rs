@@ -97,6 +97,7 @@ pub struct SharePartitionManager {
     persister: Arc<dyn SharePersister>,
     /// One load at a time, so two first fetches never both initialize a share partition.
     loading: tokio::sync::Mutex<()>,
+    metrics: crate::metrics::ShareGroupMetrics,
 }
 
 impl std::fmt::Debug for SharePartitionManager {
@@ -185,7 +186,13 @@ impl SharePartitionManager {
             sessions: Mutex::new(ShareSessionCache::new(max_sessions)),
             persister,
             loading: tokio::sync::Mutex::new(()),
+            metrics: Default::default(),
         }
+    }
+
+    pub fn with_metrics(mut self, metrics: crate::metrics::ShareGroupMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub fn persister(&self) -> &Arc<dyn SharePersister> {
@@ -342,7 +349,8 @@ impl SharePartitionManager {
         e.share.set_config(config_of(settings));
         e.share
             .update_log_start_offset(partition.log_start_offset());
-        e.share.expire_locks(now_ms);
+        let expired = e.share.expire_locks(now_ms);
+        self.metrics.lock_expirations.inc_by(expired as i64);
         let Some(from) = e.share.next_fetch_offset() else {
             return Ok(Acquired::default());
         };
@@ -404,6 +412,13 @@ impl SharePartitionManager {
                 None => b.bytes.clone(),
                 Some(k) => k.start..b.bytes.end,
             });
+            for r in &got {
+                let n = r.last_offset - r.first_offset + 1;
+                self.metrics.records_acquired.inc_by(n);
+                if r.delivery_count > 1 {
+                    self.metrics.records_redelivered.inc_by(n);
+                }
+            }
             merge_ranges(&mut ranges, got);
         }
         Ok(Acquired {
@@ -437,7 +452,22 @@ impl SharePartitionManager {
                 .share
                 .acknowledge_undoable(member_id, *first, *last, types, now_ms)
             {
-                Ok(before) => undo.0.extend(before),
+                Ok(before) => {
+                    for (offset, _) in &before {
+                        let kind = if types.len() == 1 {
+                            types[0]
+                        } else {
+                            types[(offset - first) as usize]
+                        };
+                        match kind {
+                            AcknowledgeType::Accept => self.metrics.records_accepted.inc(),
+                            AcknowledgeType::Release => self.metrics.records_released.inc(),
+                            AcknowledgeType::Reject => self.metrics.records_rejected.inc(),
+                            AcknowledgeType::Gap | AcknowledgeType::Renew => 0,
+                        };
+                    }
+                    undo.0.extend(before)
+                }
                 Err(code) => {
                     if result.is_ok() {
                         result = Err(code);

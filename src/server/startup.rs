@@ -330,11 +330,13 @@ pub async fn start(
         share_states.clone(),
         crate::cluster::share_persister::ShareStateTopic::from_config(&config),
     );
-    // Kafka's `group.share.max.share.sessions` default.
-    let shares = Arc::new(crate::replica::share_manager::SharePartitionManager::new(
-        2000,
-        Arc::new(persister),
-    ));
+    let shares = Arc::new(
+        crate::replica::share_manager::SharePartitionManager::new(
+            config.group_share.max_share_sessions.max(1) as usize,
+            Arc::new(persister),
+        )
+        .with_metrics(metrics.share_groups.clone()),
+    );
     {
         let shares = shares.clone();
         groups.on_share_member_left(Arc::new(move |group, member| {
