@@ -311,6 +311,17 @@ async fn share_state_survives_a_restart_and_goes_with_its_group() {
     let p = only_partition(&share_fetch(&mut c, &member_b, 2, tid, &acks, 10).await);
     assert_eq!((p.error_code, p.acknowledge_error_code), (0, 0), "{p:?}");
     assert_eq!(share_offsets(&mut c, tid).await, (10, 0));
+    // The restarted broker's share-group counts: five records, each a redelivery, accepted.
+    let m = &b.running.as_ref().unwrap().broker.metrics.share_groups;
+    assert_eq!(
+        (
+            m.records_acquired.get(),
+            m.records_redelivered.get(),
+            m.records_accepted.get(),
+            m.records_rejected.get()
+        ),
+        (5, 5, 5, 0)
+    );
 
     // Deleting the group deletes its state: the group made again reads from the earliest.
     for member in [&member_a, &member_b] {
