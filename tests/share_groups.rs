@@ -260,7 +260,16 @@ fn acquired_offsets(p: &share_fetch_response::PartitionData) -> Vec<(i64, i16)> 
 
 #[tokio::test]
 async fn share_state_survives_a_restart_and_goes_with_its_group() {
-    let b = TestBroker::start(&[]).await;
+    // A snapshot after every update and a prune every 100 ms: the state is rebuilt from a
+    // pruned `__share_group_state` log below.
+    let pruning = [
+        (
+            "share.coordinator.snapshot.update.records.per.snapshot",
+            "1",
+        ),
+        ("share.coordinator.state.topic.prune.interval.ms", "100"),
+    ];
+    let b = TestBroker::start(&pruning).await;
     let mut a = b.client().await;
     assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
     let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
@@ -286,7 +295,7 @@ async fn share_state_survives_a_restart_and_goes_with_its_group() {
     assert_eq!(share_offsets(&mut a, tid).await, (4, 5));
     drop(a);
 
-    let b = b.restart(&[]).await;
+    let b = b.restart(&pruning).await;
     let mut c = b.client().await;
     // Before any fetch, from the durable state alone.
     assert_eq!(share_offsets(&mut c, tid).await, (4, 5));
@@ -322,6 +331,31 @@ async fn share_state_survives_a_restart_and_goes_with_its_group() {
         ),
         (5, 5, 5, 0)
     );
+
+    // The state's records before its last snapshot are pruned; a restart rebuilds the
+    // same state from what is left.
+    let state_key = strata::replica::share_persister::SharePartitionKey {
+        group_id: "g".into(),
+        topic_id: tid,
+        partition: 0,
+    };
+    let broker = b.running.as_ref().unwrap().broker.clone();
+    let state_partition = broker.share_states.partition_for(&state_key);
+    let replica = broker
+        .replicas
+        .get("__share_group_state", state_partition)
+        .expect("the share state partition");
+    for i in 0.. {
+        if replica.log_start_offset() > 0 {
+            break;
+        }
+        assert!(i < 100, "__share_group_state never pruned");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop((broker, replica, c));
+    let b = b.restart(&pruning).await;
+    let mut c = b.client().await;
+    assert_eq!(share_offsets(&mut c, tid).await, (10, 0));
 
     // Deleting the group deletes its state: the group made again reads from the earliest.
     for member in [&member_a, &member_b] {

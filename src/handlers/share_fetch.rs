@@ -331,6 +331,11 @@ pub async fn start(
                 loaded.push((t, p));
                 continue;
             };
+            if epoch == 0 {
+                // A consumer (re)starting: the offsets may have been altered or deleted
+                // while the group was empty, on another broker.
+                broker.shares.revalidate(&group_id, t, p).await;
+            }
             match broker
                 .shares
                 .load(&group_id, t, &partition, &settings)

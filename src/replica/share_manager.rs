@@ -74,6 +74,8 @@ struct Entry {
     /// The durable state's epoch (bumped when the offsets are altered).
     state_epoch: i32,
     share: SharePartition,
+    /// When a fetch or an acknowledgement last used it.
+    last_used_ms: i64,
     /// Held while a write is under way: writes go out in order.
     writing: Arc<tokio::sync::Mutex<()>>,
 }
@@ -85,6 +87,8 @@ impl Entry {
             leader_epoch: partition.leader_epoch(),
             state_epoch,
             share,
+            // Kept until its first use (the fetch that loaded it acquires at once).
+            last_used_ms: i64::MAX,
             writing: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
@@ -262,6 +266,42 @@ impl SharePartitionManager {
         Ok(())
     }
 
+    /// Drops `group_id`'s share partition here if its durable state moved on without it (a
+    /// new state epoch: AlterShareGroupOffsets; or no state: deleted), so the next fetch loads
+    /// what the state says. A share partition with records in flight is kept (the group is
+    /// not empty, so its offsets cannot have been altered).
+    pub async fn revalidate(&self, group_id: &str, topic_id: Uuid, partition: i32) {
+        let key = (group_id.to_string(), topic_id, partition);
+        let Some(entry) = self.partitions.lock().get(&key).cloned() else {
+            return;
+        };
+        let (state_epoch, busy) = {
+            let e = entry.lock();
+            (
+                e.state_epoch,
+                e.share.has_acquired() || e.share.has_changes(),
+            )
+        };
+        if busy {
+            return;
+        }
+        let stale = match self
+            .persister
+            .read_summary(state_key(group_id, topic_id, partition))
+            .await
+        {
+            Ok(Some(s)) => s.state_epoch != state_epoch,
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if stale {
+            let mut map = self.partitions.lock();
+            if map.get(&key).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                map.remove(&key);
+            }
+        }
+    }
+
     /// Writes what changed in `group_id`'s share partition up to now, and returns once it is
     /// durable (at once if nothing is pending). A fenced write drops the share partition, so
     /// the next fetch loads it again from the state that fenced it.
@@ -309,6 +349,20 @@ impl SharePartitionManager {
         }
     }
 
+    /// Forgets share partitions no one used for `idle_ms` that hold nothing in flight and
+    /// have nothing left to write: their state is durable, and a later fetch loads it again.
+    pub fn evict_idle(&self, now_ms: i64, idle_ms: i64) -> usize {
+        let mut map = self.partitions.lock();
+        let before = map.len();
+        map.retain(|_, e| {
+            let e = e.lock();
+            now_ms.saturating_sub(e.last_used_ms) < idle_ms
+                || e.share.has_acquired()
+                || e.share.has_changes()
+        });
+        before - map.len()
+    }
+
     /// Writes every share partition with changes no request waits on (lock expiries,
     /// releases, deliveries), so they survive a failover too.
     pub async fn persist_all(&self) {
@@ -346,6 +400,7 @@ impl SharePartitionManager {
             return Ok(Acquired::default());
         };
         let mut e = entry.lock();
+        e.last_used_ms = now_ms;
         e.share.set_config(config_of(settings));
         e.share
             .update_log_start_offset(partition.log_start_offset());
@@ -444,6 +499,7 @@ impl SharePartitionManager {
             return (Err(ErrorCode::INVALID_RECORD_STATE), AckUndo::default());
         };
         let mut e = entry.lock();
+        e.last_used_ms = now_ms;
         let mut result = Ok(());
         let mut released = false;
         let mut undo = AckUndo::default();

@@ -387,6 +387,13 @@ impl SharePartition {
             .min(i32::MAX as usize) as i32
     }
 
+    /// Whether any record is acquired.
+    pub fn has_acquired(&self) -> bool {
+        self.in_flight
+            .values()
+            .any(|r| r.state == RecordState::Acquired)
+    }
+
     /// How many records `member_id` holds.
     pub fn acquired_by(&self, member_id: &str) -> usize {
         self.in_flight

@@ -528,6 +528,9 @@ async fn wait_ready(cluster: &crate::cluster::ClusterContext) -> Result<(), Star
     }
 }
 
+/// How long a share partition with nothing in flight stays in memory unused.
+const SHARE_PARTITION_IDLE_MS: i64 = 10 * 60 * 1000;
+
 /// Drops the records of `__share_group_state` partitions led here that no share partition's
 /// state needs any more (below each one's oldest last snapshot), as Kafka's share coordinator
 /// prunes its topic (`share.coordinator.state.topic.prune.interval.ms`).
@@ -599,6 +602,7 @@ async fn background_tasks(
                 // written in the background so a failover keeps them too.
                 let shares = broker.shares.clone();
                 tokio::spawn(async move { shares.persist_all().await });
+                broker.shares.evict_idle(broker.now_ms(), SHARE_PARTITION_IDLE_MS);
                 let now = broker.now_ms();
                 for p in broker.replicas.all() {
                     if let Err(e) = p.log.flush_if_due(now) {
