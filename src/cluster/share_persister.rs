@@ -243,6 +243,24 @@ impl Inner {
     }
 }
 
+/// The one partition result of a single-key state response (every state response has
+/// `results[].partitions[]`).
+macro_rules! only_partition {
+    ($response:expr) => {
+        $response.results.first().and_then(|t| t.partitions.first())
+    };
+}
+
+/// The error code of a single-key state response, as an outcome.
+macro_rules! outcome {
+    ($response:expr) => {
+        result_code(
+            only_partition!($response)
+                .map_or(ErrorCode::UNKNOWN_SERVER_ERROR.code(), |p| p.error_code),
+        )
+    };
+}
+
 /// The one partition result of a single-key response: its error code.
 fn result_code(code: i16) -> Result<(), ErrorCode> {
     match ErrorCode::from_code(code) {
@@ -292,12 +310,7 @@ impl SharePersister for ClusterSharePersister {
                         async move {
                             let r: init_resp::InitializeShareGroupStateResponse =
                                 inner.call(node, 83, 0, &request).await?;
-                            let code = r
-                                .results
-                                .first()
-                                .and_then(|t| t.partitions.first())
-                                .map_or(ErrorCode::UNKNOWN_SERVER_ERROR.code(), |p| p.error_code);
-                            result_code(code)
+                            outcome!(r)
                         }
                     },
                 )
@@ -334,10 +347,7 @@ impl SharePersister for ClusterSharePersister {
                         async move {
                             let r: read_resp::ReadShareGroupStateResponse =
                                 inner.call(node, 84, 0, &request).await?;
-                            let Some(p) = r.results.first().and_then(|t| t.partitions.first())
-                            else {
-                                return Err(ErrorCode::UNKNOWN_SERVER_ERROR);
-                            };
+                            let p = only_partition!(r).ok_or(ErrorCode::UNKNOWN_SERVER_ERROR)?;
                             // Kafka's answer for a share partition never initialized.
                             if p.error_code == ErrorCode::INVALID_REQUEST.code() {
                                 return Ok(None);
@@ -388,10 +398,7 @@ impl SharePersister for ClusterSharePersister {
                         async move {
                             let r: sum_resp::ReadShareGroupStateSummaryResponse =
                                 inner.call(node, 87, 1, &request).await?;
-                            let Some(p) = r.results.first().and_then(|t| t.partitions.first())
-                            else {
-                                return Err(ErrorCode::UNKNOWN_SERVER_ERROR);
-                            };
+                            let p = only_partition!(r).ok_or(ErrorCode::UNKNOWN_SERVER_ERROR)?;
                             if p.error_code == ErrorCode::INVALID_REQUEST.code() {
                                 return Ok(None);
                             }
@@ -448,12 +455,7 @@ impl SharePersister for ClusterSharePersister {
                         async move {
                             let r: write_resp::WriteShareGroupStateResponse =
                                 inner.call(node, 85, 1, &request).await?;
-                            let code = r
-                                .results
-                                .first()
-                                .and_then(|t| t.partitions.first())
-                                .map_or(ErrorCode::UNKNOWN_SERVER_ERROR.code(), |p| p.error_code);
-                            result_code(code)
+                            outcome!(r)
                         }
                     },
                 )
@@ -494,14 +496,7 @@ impl SharePersister for ClusterSharePersister {
                             async move {
                                 let r: del_resp::DeleteShareGroupStateResponse =
                                     inner.call(node, 86, 0, &request).await?;
-                                let code = r
-                                    .results
-                                    .first()
-                                    .and_then(|t| t.partitions.first())
-                                    .map_or(ErrorCode::UNKNOWN_SERVER_ERROR.code(), |p| {
-                                        p.error_code
-                                    });
-                                result_code(code)
+                                outcome!(r)
                             }
                         },
                     )
