@@ -245,27 +245,29 @@ impl GroupCommit {
         let logs: Vec<Arc<PartitionLog>> = groups.iter().map(|g| g[0].log.clone()).collect();
         let outcomes = sync_all(&logs);
         let mut retry = Vec::new();
-        let mut requests = 0u64;
+        let mut answers = Vec::new();
         for ((waiters, log), outcome) in groups.into_iter().zip(&logs).zip(outcomes) {
             for w in waiters {
                 match &outcome {
-                    Err(e) => {
-                        requests += 1;
-                        (w.done)(Err(SyncFailed(describe(e))));
-                    }
+                    Err(e) => answers.push((w, Err(SyncFailed(describe(e))))),
                     // A record truncated away needs no more than what remains.
                     Ok(durable) if *durable >= w.offset.min(log.log_end_offset()) => {
-                        requests += 1;
-                        (w.done)(Ok(()));
+                        answers.push((w, Ok(())))
                     }
                     Ok(_) => retry.push(w),
                 }
             }
         }
-        let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-        stats.rounds += 1;
-        stats.log_syncs += logs.len() as u64;
-        stats.requests += requests;
+        // Counted before anyone is answered, so an answered caller sees its round counted.
+        {
+            let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+            stats.rounds += 1;
+            stats.log_syncs += logs.len() as u64;
+            stats.requests += answers.len() as u64;
+        }
+        for (w, outcome) in answers {
+            (w.done)(outcome);
+        }
         retry
     }
 }
