@@ -99,6 +99,16 @@ dump_log() {
       echo "NOTE: confluent-kafka sent lz4 uncompressed (no FindCoordinator advertised); accepted"
     sed -i "s/^\($(topic cf-lz4) 500\) none$/\1 lz4/" "$dir/got.txt"
   fi
+  # librdkafka sends a batch uncompressed when compressing does not make it smaller (a small
+  # batch on a loaded machine: rd_kafka_msgset_writer_compress), so a confluent-kafka topic may
+  # also hold uncompressed batches; each is still checked by DumpLogSegments above.
+  for codec in gzip snappy lz4 zstd; do
+    local t; t=$(topic "cf-$codec")
+    if grep -Eq "^$t 500 ($codec,none|none,$codec)$" "$dir/got.txt"; then
+      echo "NOTE: confluent-kafka sent some $codec batches uncompressed (no gain); accepted"
+      sed -i -E "s/^($t 500) ($codec,none|none,$codec)$/\1 $codec/" "$dir/got.txt"
+    fi
+  done
   sort <<<"$want" > "$dir/want.txt"
   cat "$dir/got.txt"
   diff "$dir/want.txt" "$dir/got.txt" || fail "record counts or codecs differ (want left, got right)"
