@@ -199,10 +199,6 @@ impl SharePartitionManager {
         self
     }
 
-    pub fn persister(&self) -> &Arc<dyn SharePersister> {
-        &self.persister
-    }
-
     /// The share sessions (ShareFetch and ShareAcknowledge epochs).
     pub fn sessions(&self) -> parking_lot::MutexGuard<'_, ShareSessionCache> {
         self.sessions.lock()

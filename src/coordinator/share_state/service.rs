@@ -77,12 +77,6 @@ impl ShareStateCoordinator {
         self.shards.lock().contains_key(&partition)
     }
 
-    pub fn loaded_partitions(&self) -> Vec<i32> {
-        let mut p: Vec<i32> = self.shards.lock().keys().copied().collect();
-        p.sort();
-        p
-    }
-
     fn shard(
         &self,
         key: &SharePartitionKey,

@@ -250,18 +250,6 @@ impl ShareStateShard {
             .min()
             .unwrap_or(end_offset)
     }
-
-    /// The keys of share partitions of `group_id` with state here.
-    pub fn group_keys(&self, group_id: &str) -> Vec<SharePartitionKey> {
-        let mut keys: Vec<SharePartitionKey> = self
-            .states
-            .keys()
-            .filter(|k| k.group_id == group_id)
-            .cloned()
-            .collect();
-        keys.sort();
-        keys
-    }
 }
 
 fn check_key(key: &SharePartitionKey) -> Result<(), ShareStateError> {
