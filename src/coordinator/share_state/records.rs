@@ -17,6 +17,19 @@ use crate::protocol::internal_records::share_update_value::{
     ShareUpdateValue, StateBatch as UpdateBatch,
 };
 
+/// A state batch as another of the generated batch types (they share their four fields).
+macro_rules! batch_as {
+    ($b:expr, $T:ident { $($rest:tt)* }) => {
+        $T {
+            first_offset: $b.first_offset,
+            last_offset: $b.last_offset,
+            delivery_state: $b.delivery_state,
+            delivery_count: $b.delivery_count,
+            $($rest)*
+        }
+    };
+}
+
 pub const SHARE_SNAPSHOT_KEY_TYPE: i16 = 0;
 pub const SHARE_UPDATE_KEY_TYPE: i16 = 1;
 
@@ -76,12 +89,13 @@ pub fn snapshot_record(key: &SharePartitionKey, state: &ShareGroupOffset) -> Coo
             state_batches: state
                 .state_batches
                 .iter()
-                .map(|b| SnapshotBatch {
-                    first_offset: b.first_offset,
-                    last_offset: b.last_offset,
-                    delivery_state: b.delivery_state,
-                    delivery_count: b.delivery_count,
-                    ..Default::default()
+                .map(|b| {
+                    batch_as!(
+                        b,
+                        SnapshotBatch {
+                            ..Default::default()
+                        }
+                    )
                 })
                 .collect(),
             ..Default::default()
@@ -108,12 +122,13 @@ pub fn update_record(key: &SharePartitionKey, update: &ShareUpdate) -> Coordinat
             state_batches: update
                 .state_batches
                 .iter()
-                .map(|b| UpdateBatch {
-                    first_offset: b.first_offset,
-                    last_offset: b.last_offset,
-                    delivery_state: b.delivery_state,
-                    delivery_count: b.delivery_count,
-                    ..Default::default()
+                .map(|b| {
+                    batch_as!(
+                        b,
+                        UpdateBatch {
+                            ..Default::default()
+                        }
+                    )
                 })
                 .collect(),
             ..Default::default()
@@ -155,12 +170,7 @@ pub fn decode(record: &CoordinatorRecord) -> Result<Option<ShareStateRecord>, De
                     state_batches: v
                         .state_batches
                         .iter()
-                        .map(|b| StateBatch {
-                            first_offset: b.first_offset,
-                            last_offset: b.last_offset,
-                            delivery_state: b.delivery_state,
-                            delivery_count: b.delivery_count,
-                        })
+                        .map(|b| batch_as!(b, StateBatch {}))
                         .collect(),
                 });
             ShareStateRecord::Snapshot(key, value)
@@ -186,12 +196,7 @@ pub fn decode(record: &CoordinatorRecord) -> Result<Option<ShareStateRecord>, De
                     state_batches: v
                         .state_batches
                         .iter()
-                        .map(|b| StateBatch {
-                            first_offset: b.first_offset,
-                            last_offset: b.last_offset,
-                            delivery_state: b.delivery_state,
-                            delivery_count: b.delivery_count,
-                        })
+                        .map(|b| batch_as!(b, StateBatch {}))
                         .collect(),
                 },
             )
