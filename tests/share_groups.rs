@@ -383,7 +383,8 @@ async fn share_state_survives_a_restart_and_goes_with_its_group() {
 
 #[tokio::test]
 async fn share_consumers_acquire_acknowledge_release_and_leave() {
-    let b = TestBroker::start(&[]).await;
+    let b = TestBroker::start(&[("strata.admin.listeners", "http://127.0.0.1:0")]).await;
+    let admin = b.running.as_ref().unwrap().admin_addrs[0];
     let mut a = b.client().await;
     a.set_client_id("share-a");
     assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
@@ -455,6 +456,28 @@ async fn share_consumers_acquire_acknowledge_release_and_leave() {
 
     // 5. 0-1 acknowledged: start 2; 2..=9 are all held (none settled), lag 10 - 2 = 8.
     assert_eq!(share_offsets(&mut a, tid).await, (2, 8));
+    // The leader's scrape shows the same lag, and the window 2..=9 in flight.
+    let m = common::admin::scrape(admin).await;
+    let series = |name: &str| {
+        common::admin::sample(
+            &m,
+            &format!("{name}{{group=\"g\",topic=\"{TOPIC}\",partition=\"0\"}}"),
+        )
+    };
+    assert_eq!(series("kafka_sharegroup_lag"), Some(8.0), "{m}");
+    assert_eq!(
+        series("kafka_server_sharepartitionmetrics_inflightmessagecount"),
+        Some(8.0)
+    );
+    assert_eq!(
+        common::admin::sample(&m, "kafka_sharegroup_lag_sum{group=\"g\"}"),
+        Some(8.0)
+    );
+    assert_eq!(
+        common::admin::sample(&m, "kafka_server_share_group_metrics_record_acquired_count"),
+        Some(12.0),
+        "0-3, 2-3 again, 4-9"
+    );
     let d = share_describe(&mut a, "g").await;
     assert_eq!((d.error_code, d.group_id.as_str()), (0, "g"), "{d:?}");
     assert_eq!(d.group_state, "Stable");

@@ -17,7 +17,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Broker;
-use crate::net::peer::{PeerClient, PeerError};
+use crate::net::peer::{list_offsets, PeerClient, PeerError};
 use crate::protocol::messages::consumer_group_describe_request::ConsumerGroupDescribeRequest;
 use crate::protocol::messages::consumer_group_describe_response::{
     self as cgd, ConsumerGroupDescribeResponse,
@@ -28,10 +28,6 @@ use crate::protocol::messages::describe_log_dirs_request::DescribeLogDirsRequest
 use crate::protocol::messages::describe_log_dirs_response::DescribeLogDirsResponse;
 use crate::protocol::messages::list_groups_request::ListGroupsRequest;
 use crate::protocol::messages::list_groups_response::{ListGroupsResponse, ListedGroup};
-use crate::protocol::messages::list_offsets_request::{
-    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
-};
-use crate::protocol::messages::list_offsets_response::ListOffsetsResponse;
 use crate::protocol::messages::offset_fetch_request::{
     OffsetFetchRequest, OffsetFetchRequestGroup,
 };
@@ -184,49 +180,6 @@ async fn take_snapshot(broker: &Broker) -> PeerSnapshot {
     snapshot
 }
 
-/// One ListOffsets for every partition in `led`: offset per (topic, partition).
-async fn list_offsets(
-    c: &mut PeerClient,
-    led: &BTreeMap<String, Vec<i32>>,
-    replica_id: i32,
-    isolation_level: i8,
-    timestamp: i64,
-) -> Result<HashMap<(String, i32), i64>, PeerError> {
-    let request = ListOffsetsRequest {
-        replica_id,
-        isolation_level,
-        topics: led
-            .iter()
-            .map(|(name, partitions)| ListOffsetsTopic {
-                name: name.clone(),
-                partitions: partitions
-                    .iter()
-                    .map(|p| ListOffsetsPartition {
-                        partition_index: *p,
-                        timestamp,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        timeout_ms: PEER_TIMEOUT_MS as i32,
-        ..Default::default()
-    };
-    let response: ListOffsetsResponse = c
-        .call_typed(ListOffsetsRequest::API_KEY, 7, &request)
-        .await?;
-    let mut out = HashMap::new();
-    for t in response.topics {
-        for p in t.partitions {
-            if p.error_code == 0 && p.offset >= 0 {
-                out.insert((t.name.clone(), p.partition_index), p.offset);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The offsets and sizes of the partitions `broker_id` leads.
 async fn read_partitions(
     c: &mut PeerClient,
@@ -236,10 +189,18 @@ async fn read_partitions(
     if led.is_empty() {
         return Ok(HashMap::new());
     }
-    let log_start = list_offsets(c, led, -1, 0, EARLIEST_TIMESTAMP).await?;
-    let high_watermark = list_offsets(c, led, -1, 0, LATEST_TIMESTAMP).await?;
-    let last_stable = list_offsets(c, led, -1, 1, LATEST_TIMESTAMP).await?;
-    let log_end = list_offsets(c, led, DEBUGGING_REPLICA_ID, 0, LATEST_TIMESTAMP).await?;
+    let log_start = list_offsets(c, led, -1, 0, EARLIEST_TIMESTAMP, PEER_TIMEOUT_MS).await?;
+    let high_watermark = list_offsets(c, led, -1, 0, LATEST_TIMESTAMP, PEER_TIMEOUT_MS).await?;
+    let last_stable = list_offsets(c, led, -1, 1, LATEST_TIMESTAMP, PEER_TIMEOUT_MS).await?;
+    let log_end = list_offsets(
+        c,
+        led,
+        DEBUGGING_REPLICA_ID,
+        0,
+        LATEST_TIMESTAMP,
+        PEER_TIMEOUT_MS,
+    )
+    .await?;
     let dirs: DescribeLogDirsResponse = c
         .call_typed(
             DescribeLogDirsRequest::API_KEY,

@@ -2,10 +2,10 @@
 //! request path: partitions and leaders, under-replicated and under-min-ISR partitions
 //! (Kafka's `ReplicaManager` gauges), the controller's view (`KafkaController`), offline log
 //! dirs and log sizes (`LogManager`, `Log`), groups by state, consumer lag from the committed
-//! offsets, and the process's CPU, memory and file descriptors (the Prometheus client
+//! offsets, share-group lag, and the process's CPU, memory and file descriptors (the Prometheus client
 //! libraries' standard `process_*` names).
 //!
-//! Per-partition series (log size and end offset, lag) are capped at
+//! Per-partition series (log size and end offset, lag, share lag) are capped at
 //! `strata.metrics.max.partition.series` per scrape: past the cap the remaining partitions
 //! are left out (in topic, partition order, lag after log series) and
 //! `strata_metrics_partition_series_dropped` says how many series were, so a dashboard can
@@ -65,6 +65,7 @@ pub fn collect(broker: &Broker) -> Registry {
     replica_manager(&mut r, broker, &mut budget);
     controller(&mut r, broker);
     consumer_groups(&mut r, broker, &mut budget);
+    share_groups(&mut r, broker, &mut budget);
     gauge(
         &mut r,
         "strata_metrics_partition_series_dropped",
@@ -300,6 +301,51 @@ fn consumer_groups(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget)
         max,
     );
     family(r, "kafka_consumergroup_lag_sum", "A group's total lag", sum);
+}
+
+/// Share-group lag (KIP-932): for each share partition this broker leads and has loaded,
+/// the records between its start offset and the high watermark not yet acknowledged or
+/// archived, which `kafka-share-groups --describe` shows as LAG, and its in-flight window
+/// (Kafka's `SharePartitionMetrics` `InFlightMessageCount`). A share partition is loaded at
+/// its group's first share fetch after the leader took over, and one with lag is never
+/// evicted, so a group whose consumers stopped keeps its series.
+fn share_groups(r: &mut Registry, broker: &Broker, budget: &mut SeriesBudget) {
+    let mut lags = Vec::new();
+    let mut in_flight = Vec::new();
+    let mut per_group: BTreeMap<String, i64> = BTreeMap::new();
+    for l in broker.shares.lags() {
+        *per_group.entry(l.group_id.clone()).or_default() += l.lag;
+        if budget.take(2) {
+            let labels = vec![
+                ("group", l.group_id),
+                ("topic", l.topic),
+                ("partition", l.partition.to_string()),
+            ];
+            in_flight.push((labels.clone(), l.in_flight));
+            lags.push((labels, l.lag));
+        }
+    }
+    family(
+        r,
+        "kafka_sharegroup_lag",
+        "Records of a share partition not yet acknowledged or archived, to the high watermark",
+        lags,
+    );
+    family(
+        r,
+        "kafka_server_sharepartitionmetrics_inflightmessagecount",
+        "Records in a share partition's in-flight window",
+        in_flight,
+    );
+    family(
+        r,
+        "kafka_sharegroup_lag_sum",
+        "A share group's total lag over the share partitions this broker leads",
+        per_group
+            .into_iter()
+            .map(|(g, sum)| (vec![("group", g)], sum))
+            .collect(),
+    );
 }
 
 /// The standard process metrics, read from /proc (Linux); absent elsewhere.

@@ -16,6 +16,7 @@ pub mod embedded;
 pub mod envelope;
 pub mod format;
 pub mod image_metrics;
+pub mod leader_offsets;
 pub mod lifecycle;
 pub mod markers;
 pub mod member_quorum;

@@ -5,11 +5,13 @@
 //!
 //! The start offset comes from the share partition's leader when it is this broker, else from
 //! the durable state (ReadShareGroupStateSummary on its share coordinator); the lag needs the
-//! partition's high watermark, known where a replica of it is.
+//! partition's high watermark, read from the local replica or else asked of the leader.
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::authz::Authz;
 use super::{later, Broker, ConnectionContext, ResponseFuture};
+use crate::cluster::leader_offsets::high_watermarks;
 use crate::controller::acls::operation;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -114,6 +116,9 @@ async fn describe_group(
     wanted: Wanted,
 ) -> Vec<DescribeShareGroupOffsetsResponseTopic> {
     let mut topics = Vec::new();
+    // Lags to finish with a high watermark from the partition's leader:
+    // (topic at, partition at, start offset, delivery-complete count).
+    let mut remote: Vec<(usize, usize, i64, i64)> = Vec::new();
     for (name, id, partitions) in wanted.topics {
         let mut answered = Vec::new();
         for p in partitions {
@@ -139,12 +144,17 @@ async fn describe_group(
                 match broker.shares.summary(group_id, id, p).await {
                     Ok(Some(s)) => {
                         r.start_offset = s.start_offset;
-                        r.lag = match (&replica, s.delivery_complete_count) {
-                            (Some(x), complete) if complete >= 0 => {
-                                (x.high_watermark() - s.start_offset - complete as i64).max(0)
-                            }
-                            _ => -1,
-                        };
+                        let complete = s.delivery_complete_count as i64;
+                        match &replica {
+                            _ if complete < 0 => {}
+                            Some(x) => r.lag = lag(x.high_watermark(), s.start_offset, complete),
+                            None => remote.push((
+                                topics.len(),
+                                answered.len(),
+                                s.start_offset,
+                                complete,
+                            )),
+                        }
                     }
                     Ok(None) if wanted.all => continue,
                     Ok(None) => {}
@@ -165,5 +175,28 @@ async fn describe_group(
             });
         }
     }
+    if !remote.is_empty() {
+        let mut leaders: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for (t, p, ..) in &remote {
+            leaders
+                .entry(topics[*t].topic_name.clone())
+                .or_default()
+                .push(topics[*t].partitions[*p].partition_index);
+        }
+        let high_watermarks = high_watermarks(&broker.cluster, &leaders).await;
+        for (t, p, start, complete) in remote {
+            let topic = &mut topics[t];
+            let r = &mut topic.partitions[p];
+            if let Some(hw) = high_watermarks.get(&(topic.topic_name.clone(), r.partition_index)) {
+                r.lag = lag(*hw, start, complete);
+            }
+        }
+    }
     topics
+}
+
+/// KIP-1226's share-partition lag: records below the high watermark from the start offset
+/// whose delivery is not complete.
+fn lag(high_watermark: i64, start_offset: i64, delivery_complete_count: i64) -> i64 {
+    (high_watermark - start_offset - delivery_complete_count).max(0)
 }

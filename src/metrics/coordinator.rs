@@ -121,6 +121,8 @@ pub struct ShareGroupMetrics {
     pub records_accepted: Count,
     pub records_released: Count,
     pub records_rejected: Count,
+    /// Records archived because they reached `group.share.delivery.count.limit`.
+    pub records_archived_at_limit: Count,
     /// Records whose acquisition lock expired before they were acknowledged.
     pub lock_expirations: Count,
     pub partition_load: PartitionLoadTime,
@@ -154,6 +156,11 @@ impl ShareGroupMetrics {
                 "record_acknowledgement_reject_count",
                 "Records rejected (archived)",
                 &self.records_rejected,
+            ),
+            (
+                "record_delivery_limit_archived_count",
+                "Records archived at the delivery count limit",
+                &self.records_archived_at_limit,
             ),
             (
                 "record_lock_expired_count",

@@ -294,6 +294,55 @@ impl PeerClient {
 }
 
 /// Decodes a response body that must be consumed entirely.
+/// One ListOffsets (v7) for every partition in `partitions` (topic name to partition
+/// indexes): the offset of each partition answered without an error, by (topic, partition).
+pub async fn list_offsets(
+    c: &mut PeerClient,
+    partitions: &std::collections::BTreeMap<String, Vec<i32>>,
+    replica_id: i32,
+    isolation_level: i8,
+    timestamp: i64,
+    timeout_ms: u64,
+) -> Result<std::collections::HashMap<(String, i32), i64>, PeerError> {
+    use crate::protocol::messages::list_offsets_request::{
+        ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
+    };
+    use crate::protocol::messages::list_offsets_response::ListOffsetsResponse;
+    let request = ListOffsetsRequest {
+        replica_id,
+        isolation_level,
+        topics: partitions
+            .iter()
+            .map(|(name, indexes)| ListOffsetsTopic {
+                name: name.clone(),
+                partitions: indexes
+                    .iter()
+                    .map(|p| ListOffsetsPartition {
+                        partition_index: *p,
+                        timestamp,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        timeout_ms: timeout_ms.min(i32::MAX as u64) as i32,
+        ..Default::default()
+    };
+    let response: ListOffsetsResponse = c
+        .call_typed(ListOffsetsRequest::API_KEY, 7, &request)
+        .await?;
+    let mut out = std::collections::HashMap::new();
+    for t in response.topics {
+        for p in t.partitions {
+            if p.error_code == 0 && p.offset >= 0 {
+                out.insert((t.name.clone(), p.partition_index), p.offset);
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn decode_body<Resp: Decode>(body: &mut Bytes, api_version: i16) -> Result<Resp, PeerError> {
     let resp = Resp::decode(body, api_version)?;
     if !body.is_empty() {

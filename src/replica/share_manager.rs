@@ -68,6 +68,17 @@ pub struct Acquired {
 
 type Key = (String, Uuid, i32);
 
+/// One share partition's lag (KIP-932: records between the start offset and the high
+/// watermark not yet acknowledged or archived) and in-flight window size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareLag {
+    pub group_id: String,
+    pub topic: String,
+    pub partition: i32,
+    pub lag: i64,
+    pub in_flight: i64,
+}
+
 struct Entry {
     partition: Arc<Partition>,
     leader_epoch: i32,
@@ -345,8 +356,10 @@ impl SharePartitionManager {
         }
     }
 
-    /// Forgets share partitions no one used for `idle_ms` that hold nothing in flight and
-    /// have nothing left to write: their state is durable, and a later fetch loads it again.
+    /// Forgets share partitions no one used for `idle_ms` that hold nothing in flight, have
+    /// nothing left to write and no lag: their state is durable, and a later fetch loads it
+    /// again. One with lag stays, so the lag metric still shows a group whose consumers
+    /// stopped.
     pub fn evict_idle(&self, now_ms: i64, idle_ms: i64) -> usize {
         let mut map = self.partitions.lock();
         let before = map.len();
@@ -355,8 +368,41 @@ impl SharePartitionManager {
             now_ms.saturating_sub(e.last_used_ms) < idle_ms
                 || e.share.has_acquired()
                 || e.share.has_changes()
+                || e.share.lag(e.partition.high_watermark()) > 0
         });
         before - map.len()
+    }
+
+    /// Lag and in-flight window of every share partition this broker leads and has loaded,
+    /// sorted by group, topic and partition (the scrape's share-lag series).
+    pub fn lags(&self) -> Vec<ShareLag> {
+        let entries: Vec<(Key, Arc<Mutex<Entry>>)> = self
+            .partitions
+            .lock()
+            .iter()
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect();
+        let mut out: Vec<ShareLag> = entries
+            .into_iter()
+            .filter_map(|((group_id, _, partition), entry)| {
+                let e = entry.lock();
+                let p = &e.partition;
+                if !p.is_leader() || p.leader_epoch() != e.leader_epoch {
+                    return None;
+                }
+                Some(ShareLag {
+                    group_id,
+                    topic: p.topic.clone(),
+                    partition,
+                    lag: e.share.lag(p.high_watermark()),
+                    in_flight: e.share.in_flight_count() as i64,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.group_id, &a.topic, a.partition).cmp(&(&b.group_id, &b.topic, b.partition))
+        });
+        out
     }
 
     /// Writes every share partition with changes no request waits on (lock expiries,
@@ -402,6 +448,7 @@ impl SharePartitionManager {
             .update_log_start_offset(partition.log_start_offset());
         let expired = e.share.expire_locks(now_ms);
         self.metrics.lock_expirations.inc_by(expired as i64);
+        self.count_limit_archived(&mut e.share);
         let Some(from) = e.share.next_fetch_offset() else {
             return Ok(Acquired::default());
         };
@@ -529,11 +576,19 @@ impl SharePartitionManager {
             }
             released |= types.contains(&AcknowledgeType::Release);
         }
+        self.count_limit_archived(&mut e.share);
         if released {
             // Members parked on this partition may now get the released records.
             e.partition.wake_waiters();
         }
         (result, undo)
+    }
+
+    fn count_limit_archived(&self, share: &mut SharePartition) {
+        let n = share.take_limit_archived();
+        if n > 0 {
+            self.metrics.records_archived_at_limit.inc_by(n as i64);
+        }
     }
 
     /// Takes back acknowledgements whose write failed (see [`SharePartition::undo`]).
@@ -558,6 +613,7 @@ impl SharePartitionManager {
             let mut e = entry.lock();
             if e.share.acquired_by(member_id) > 0 {
                 e.share.release_member(member_id);
+                self.count_limit_archived(&mut e.share);
                 e.partition.wake_waiters();
             }
         }

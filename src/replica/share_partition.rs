@@ -122,6 +122,8 @@ pub struct SharePartition {
     dirty: BTreeSet<i64>,
     /// Whether the start offset moved since the last [`Self::take_changes`].
     start_moved: bool,
+    /// Records archived at the delivery limit since the last [`Self::take_limit_archived`].
+    limit_archived: u64,
 }
 
 /// What changed in a share partition since its last write: the start offset and the runs of
@@ -144,6 +146,7 @@ impl SharePartition {
             in_flight: BTreeMap::new(),
             dirty: BTreeSet::new(),
             start_moved: false,
+            limit_archived: 0,
         }
     }
 
@@ -387,6 +390,17 @@ impl SharePartition {
             .min(i32::MAX as usize) as i32
     }
 
+    /// How many records were archived at the delivery limit since the last call.
+    pub fn take_limit_archived(&mut self) -> u64 {
+        std::mem::take(&mut self.limit_archived)
+    }
+
+    /// Records in the in-flight window, between the start and end offsets, whatever their
+    /// state (Kafka's `InFlightMessageCount`).
+    pub fn in_flight_count(&self) -> usize {
+        self.in_flight.len()
+    }
+
     /// Whether any record is acquired.
     pub fn has_acquired(&self) -> bool {
         self.in_flight
@@ -472,7 +486,7 @@ impl SharePartition {
             match type_of(offset) {
                 AcknowledgeType::Accept => settle(r, RecordState::Acknowledged),
                 AcknowledgeType::Reject | AcknowledgeType::Gap => settle(r, RecordState::Archived),
-                AcknowledgeType::Release => release(r, limit),
+                AcknowledgeType::Release => self.limit_archived += release(r, limit) as u64,
                 AcknowledgeType::Renew => r.lock_deadline_ms = Some(now_ms.saturating_add(lock_ms)),
             }
         }
@@ -513,7 +527,7 @@ impl SharePartition {
         let limit = self.config.delivery_count_limit;
         for (offset, r) in self.in_flight.iter_mut() {
             if r.state == RecordState::Acquired && r.member_id.as_deref() == Some(member_id) {
-                release(r, limit);
+                self.limit_archived += release(r, limit) as u64;
                 self.dirty.insert(*offset);
             }
         }
@@ -527,7 +541,7 @@ impl SharePartition {
         let mut expired = 0;
         for (offset, r) in self.in_flight.iter_mut() {
             if r.state == RecordState::Acquired && r.lock_deadline_ms.is_some_and(|d| d <= now_ms) {
-                release(r, limit);
+                self.limit_archived += release(r, limit) as u64;
                 self.dirty.insert(*offset);
                 expired += 1;
             }
@@ -603,14 +617,16 @@ fn settle(r: &mut InFlight, state: RecordState) {
     r.lock_deadline_ms = None;
 }
 
-/// Back to AVAILABLE, or ARCHIVED once delivered `limit` times.
-fn release(r: &mut InFlight, limit: u16) {
-    let state = if r.delivery_count >= limit {
+/// Back to AVAILABLE, or ARCHIVED once delivered `limit` times (then true).
+fn release(r: &mut InFlight, limit: u16) -> bool {
+    let at_limit = r.delivery_count >= limit;
+    let state = if at_limit {
         RecordState::Archived
     } else {
         RecordState::Available
     };
     settle(r, state);
+    at_limit
 }
 
 /// Consecutive offsets with one delivery count, as ranges.

@@ -76,7 +76,10 @@ fn expired_locks_redeliver_until_the_delivery_limit() {
         assert_eq!(sp.expire_locks(now + 999), 0);
         // ... and at it the records are back (or given up at the limit).
         assert_eq!(sp.expire_locks(now + 1000), 2);
+        let archived = if delivery == 3 { 2 } else { 0 };
+        assert_eq!(sp.take_limit_archived(), archived, "delivery {delivery}");
     }
+    assert_eq!(sp.take_limit_archived(), 0);
     // Delivered 3 times: archived, and the start offset has moved past them.
     assert_eq!(state(&sp, 0), None);
     assert_eq!(sp.start_offset(), 2);
@@ -108,9 +111,12 @@ fn release_reject_renew_and_member_departure() {
     );
     sp.release_member("a");
     assert_eq!(state(&sp, 2), Some((Available, 1)));
+    // A rejection is not the delivery limit's.
+    assert_eq!(sp.take_limit_archived(), 0);
     // b releases 0 at its second delivery: the limit (2) archives it.
     assert_eq!(sp.acknowledge("b", 0, 0, &[Release], 1200), Ok(()));
     assert_eq!(sp.start_offset(), 2);
+    assert_eq!(sp.take_limit_archived(), 1);
 }
 
 #[test]
