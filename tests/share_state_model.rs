@@ -21,23 +21,9 @@ use strata::replica::share_partition::{AcknowledgeType, SharePartition, SharePar
 use strata::replica::share_persister::{SharePartitionKey, StateWrite};
 
 /// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 const LOG_END: i64 = 60;
 const MEMBERS: [&str; 3] = ["m1", "m2", "m3"];
@@ -176,7 +162,7 @@ impl World {
 }
 
 fn run(seed: u64) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let mut w = World::new();
     for _ in 0..300 {
         let member = MEMBERS[rng.below(3) as usize];

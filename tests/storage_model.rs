@@ -13,23 +13,9 @@ use strata::protocol::records::testutil::{build_test_batch, TestBatch};
 use strata::storage::{LogConfig, PartitionLog};
 
 /// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 struct Model {
     /// Stored batches (with their assigned offsets and epoch), in order.
@@ -90,7 +76,7 @@ fn segment_path(dir: &Path, base: i64) -> PathBuf {
 fn run_seed(seed: u64, ops: usize) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("model-topic-0");
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let cfg = config(&mut rng);
     let mut log = Some(PartitionLog::open(dir.clone(), cfg.clone(), 0, true, 0).expect("open"));
     let mut model = Model {
