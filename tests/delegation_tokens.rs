@@ -422,7 +422,11 @@ async fn call_sasl<Req: Encode, Resp: Decode>(
         Outcome::Respond(fut) => fut,
         Outcome::Close(why) => panic!("api {api_key} v{version} closed: {why}"),
     };
-    let mut bytes: Bytes = fut.await.expect("a response");
+    let mut bytes: Bytes = fut
+        .await
+        .expect("a response")
+        .into_bytes()
+        .expect("region bytes");
     bytes.advance(4);
     assert_eq!(bytes.get_i32(), 7);
     if response_header_version(api_key, version) >= 1 {

@@ -137,8 +137,11 @@ async fn share_fetch(
 }
 
 /// DescribeShareGroupOffsets v1 of `GROUP` for `topics` (partition 0 of each; `None`: every
-/// topic): each answered partition as (topic, start offset, lag, error code).
-async fn share_offsets(c: &mut Client, topics: Option<&[&str]>) -> Vec<(String, i64, i64, i16)> {
+/// topic): each answered partition as (topic, start offset, lag, leader epoch, error code).
+async fn share_offsets(
+    c: &mut Client,
+    topics: Option<&[&str]>,
+) -> Vec<(String, i64, i64, i32, i16)> {
     use describe_share_group_offsets_request::*;
     let r = api_call!(
         c,
@@ -167,7 +170,13 @@ async fn share_offsets(c: &mut Client, topics: Option<&[&str]>) -> Vec<(String, 
     for t in &r.groups[0].topics {
         for p in &t.partitions {
             assert_eq!(p.partition_index, 0, "{r:?}");
-            out.push((t.topic_name.clone(), p.start_offset, p.lag, p.error_code));
+            out.push((
+                t.topic_name.clone(),
+                p.start_offset,
+                p.lag,
+                p.leader_epoch,
+                p.error_code,
+            ));
         }
     }
     out.sort();
@@ -242,14 +251,16 @@ async fn share_lag_on_a_coordinator_without_a_replica_is_the_leaders() {
 
     // The leader's live view: start 4, none of 4..10 settled, lag 10 - 4 - 0 = 6.
     assert_eq!(leader_broker.shares.describe(GROUP, tid, 0), Some((4, 6)));
-    let far = (TOPIC.to_string(), 4, 6, 0);
+    // The leader epoch is the one the state was read at (the leader's), as Kafka answers it.
+    let epoch = leader_broker.replicas.get(TOPIC, 0).unwrap().leader_epoch();
+    let far = (TOPIC.to_string(), 4, 6, epoch, 0);
     // The coordinator holds no replica of TOPIC and has not loaded its share partition.
     let coordinator_broker = &cluster.nodes[ci].running.as_ref().unwrap().broker;
     assert!(coordinator_broker.replicas.get(TOPIC, 0).is_none());
     assert!(coordinator_broker.shares.describe(GROUP, tid, 0).is_none());
     // It answers the same lag, from the durable state and the leader's high watermark; the
     // topic without state: -1 and -1 when named, left out when every topic is described.
-    let idle = (IDLE.to_string(), -1, -1, 0);
+    let idle = (IDLE.to_string(), -1, -1, -1, 0);
     assert_eq!(
         share_offsets(&mut c, Some(&[TOPIC, IDLE])).await,
         vec![far.clone(), idle]

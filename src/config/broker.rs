@@ -65,6 +65,10 @@ pub struct BrokerConfig {
     /// `strata.log.durable.acks`: produce acknowledgements (acks=1 and all), coordinator
     /// writes and followers' fetch positions wait for the fsync of the records (group commit).
     pub log_durable_acks: bool,
+    /// `strata.fetch.zero.copy`: consumers' fetched records go from the segment files to the
+    /// socket with sendfile on plaintext listeners (read and written on TLS ones), rather
+    /// than being copied into the encoded response.
+    pub fetch_zero_copy: bool,
     /// Client quotas are measured over this many sample windows (Kafka's `quota.window.num`).
     pub quota_window_num: i32,
     /// The length of one quota sample window (Kafka's `quota.window.size.seconds`).
@@ -581,6 +585,7 @@ impl BrokerConfig {
             request_read_timeout_ms: p.long("strata.request.read.timeout.ms")?,
             log_format: p.string("strata.log.format")?,
             log_durable_acks: p.boolean("strata.log.durable.acks")?,
+            fetch_zero_copy: p.boolean("strata.fetch.zero.copy")?,
             quota_window_num: p.int("quota.window.num")?,
             quota_window_size_seconds: p.int("quota.window.size.seconds")?,
             controller_quota_window_num: p.int("controller.quota.window.num")?,

@@ -291,6 +291,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def("strata.metrics.max.partition.series", I, Some("10000"), AtLeast(0), false),
     def("strata.log.format", T, Some("text"), Validator::OneOf(&["text", "json"]), false),
     def("strata.log.durable.acks", B, Some("false"), Any, false),
+    def("strata.fetch.zero.copy", B, Some("true"), Any, false),
     // SASL (config::sasl reads these and their listener.name.<l>. forms).
     def("sasl.enabled.mechanisms", L, Some("GSSAPI"), Any, false),
     def("sasl.mechanism.inter.broker.protocol", T, Some("GSSAPI"), Any, false),

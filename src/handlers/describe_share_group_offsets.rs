@@ -136,14 +136,16 @@ async fn describe_group(
                 continue;
             }
             let replica = broker.replicas.get(&name, p);
-            r.leader_epoch = replica.as_ref().map_or(-1, |x| x.leader_epoch());
-            // The leader's live view when it is here, else the durable state.
+            // The leader's live view when it is here, else the durable state; the leader epoch
+            // is the one the state was last read or written at, as Kafka answers it.
             if let Some((start, lag)) = broker.shares.describe(group_id, id, p) {
                 (r.start_offset, r.lag) = (start, lag);
+                r.leader_epoch = replica.as_ref().map_or(-1, |x| x.leader_epoch());
             } else {
                 match broker.shares.summary(group_id, id, p).await {
                     Ok(Some(s)) => {
                         r.start_offset = s.start_offset;
+                        r.leader_epoch = s.leader_epoch;
                         let complete = s.delivery_complete_count as i64;
                         match &replica {
                             _ if complete < 0 => {}

@@ -133,8 +133,9 @@ pub async fn start(
     };
     super::later(header, async move {
         // The inner answer is framed for a connection: its size prefix is not part of it.
-        let response = match inner.await {
-            Some(framed) if framed.len() >= 4 => EnvelopeResponse {
+        let framed = inner.await.map(|r| r.into_bytes());
+        let response = match framed {
+            Some(Ok(framed)) if framed.len() >= 4 => EnvelopeResponse {
                 response_data: Some(framed.slice(4..)),
                 error_code: 0,
                 ..Default::default()

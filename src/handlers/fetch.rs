@@ -19,7 +19,8 @@ use crate::controller::acls::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{later, throttle, Broker, ResponseFuture};
+use super::response::RecordsPlaceholders;
+use super::{encode_response, throttle, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::metrics::{counts_as_failed, PartitionOutcome};
 use crate::protocol::codec::Uuid;
@@ -29,20 +30,24 @@ use crate::protocol::messages::fetch_response::*;
 use crate::replica::partition::Isolation;
 use crate::replica::wait::wait_until;
 use crate::replica::Partition;
+use bytes::Bytes;
 
 /// Kafka's cap on how long a fetch may wait, whatever the client asks.
 const MAX_WAIT_CAP_MS: i32 = 30_000;
 
 struct Gathered {
     response: FetchResponse,
+    /// The records fields to send from segment files (zero-copy), by placeholder.
+    placeholders: RecordsPlaceholders,
     bytes: usize,
     error: bool,
     /// How long gathering took (what `request_percentage` measures).
     took: Duration,
 }
 
-fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
+fn gather(broker: &Broker, request: &FetchRequest, version: i16, zero_copy: bool) -> Gathered {
     let started = std::time::Instant::now();
+    let mut placeholders = RecordsPlaceholders::default();
     let isolation = Isolation::from_wire(request.isolation_level);
     let mut remaining = if request.max_bytes <= 0 {
         0
@@ -103,17 +108,33 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
             let max = (fp.partition_max_bytes.max(0) as usize).min(remaining);
             // The first partition with data may exceed the limits by one batch (KIP-74).
             let min_one = total == 0;
-            match partition.read(fp.fetch_offset, max, isolation, min_one) {
-                Ok(data) => {
-                    let n = data.records.len();
+            let read = if zero_copy {
+                partition
+                    .read_region(fp.fetch_offset, max, isolation, min_one)
+                    .map(|d| match d.region {
+                        Some(region) => {
+                            let (n, next) = (region.len, region.next_offset);
+                            (placeholders.add(region), n, next)
+                        }
+                        None => (Bytes::new(), 0, fp.fetch_offset),
+                    })
+            } else {
+                partition
+                    .read(fp.fetch_offset, max, isolation, min_one)
+                    .map(|d| {
+                        let next = last_offset_in(&d.records).map_or(fp.fetch_offset, |o| o + 1);
+                        let n = d.records.len();
+                        (d.records, n, next)
+                    })
+            };
+            match read {
+                Ok((records, n, next_offset)) => {
                     if isolation == Isolation::ReadCommitted {
                         // The aborted transactions that overlap what we return, so the
                         // consumer can drop their records (Kafka's collectAbortedTransactions).
-                        let upper =
-                            last_offset_in(&data.records).map_or(fp.fetch_offset, |o| o + 1);
                         pd.aborted_transactions = Some(
                             partition
-                                .aborted_transactions(fp.fetch_offset, upper)
+                                .aborted_transactions(fp.fetch_offset, next_offset)
                                 .into_iter()
                                 .map(|a| AbortedTransaction {
                                     producer_id: a.producer_id,
@@ -125,7 +146,7 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
                     }
                     total += n;
                     remaining = remaining.saturating_sub(n);
-                    pd.records = Some(data.records);
+                    pd.records = Some(records);
                 }
                 Err(e) => {
                     pd.error_code = e.code().code();
@@ -146,6 +167,7 @@ fn gather(broker: &Broker, request: &FetchRequest, version: i16) -> Gathered {
         });
     }
     Gathered {
+        placeholders,
         response: FetchResponse {
             throttle_time_ms: 0,
             error_code: 0,
@@ -262,14 +284,18 @@ pub async fn start(
         // Kafka's request metrics count a replica's fetch as `FetchFollower`.
         crate::metrics::request::mark_follower_fetch();
     }
-    later(header, async move {
+    let flexible = FetchResponse::is_flexible(version);
+    let zero_copy = broker.config.fetch_zero_copy && !client.any_quota();
+    let answer = async move {
+        let none = RecordsPlaceholders::default;
         // A client continuing a session we never created is told it does not exist.
         if request.session_id != 0 && request.session_epoch > 0 {
-            return Some(FetchResponse {
+            let response = FetchResponse {
                 error_code: ErrorCode::FETCH_SESSION_ID_NOT_FOUND.code(),
                 session_id: 0,
                 ..Default::default()
-            });
+            };
+            return Some((response, none()));
         }
         let deadline = tokio::time::Instant::now()
             + Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64);
@@ -283,10 +309,11 @@ pub async fn start(
             follower,
         );
         if follower && !refused.is_empty() {
-            return Some(FetchResponse {
+            let response = FetchResponse {
                 responses: refused,
                 ..Default::default()
-            });
+            };
+            return Some((response, none()));
         }
         if follower {
             let resolve = |t: &crate::protocol::messages::fetch_request::FetchTopic| {
@@ -324,7 +351,7 @@ pub async fn start(
                     t.topic_id = Uuid::ZERO;
                 }
             }
-            return Some(response);
+            return Some((response, none()));
         }
         // A consumer with a byte-rate quota gets at most what its quota allows over the
         // quota windows in one response (Kafka's `getMaxValueInQuotaWindow`).
@@ -351,20 +378,48 @@ pub async fn start(
                 Some(t.topic.clone())
             }
         });
-        let gathered = wait_until(&partitions, deadline, || {
-            let g = gather(&broker, &request, version);
+        let mut gathered = wait_until(&partitions, deadline, || {
+            let g = gather(&broker, &request, version, zero_copy);
             (min_bytes == 0 || g.bytes >= min_bytes || g.error).then_some(g)
         })
         .await
-        .unwrap_or_else(|| gather(&broker, &request, version));
+        .unwrap_or_else(|| gather(&broker, &request, version, zero_copy));
+        let placeholders = std::mem::take(&mut gathered.placeholders);
         let mut response = if client.any_quota() {
             throttled(&broker, &client, &conn, gathered)
         } else {
             gathered.response
         };
-        record_metrics(&broker, &request, version, &response);
+        record_metrics(&broker, &request, version, &response, &placeholders);
         response.responses.extend(refused);
-        Some(response)
+        Some((response, placeholders))
+    };
+    Box::pin(async move {
+        let (response, placeholders) = answer.await?;
+        if placeholders.is_empty() {
+            return Some(encode_response(&header, &response).into());
+        }
+        let framed = encode_response(&header, &response);
+        match placeholders.splice(framed, flexible) {
+            Some(r) => Some(r),
+            None => {
+                // Never expected; the records are read into memory instead.
+                tracing::error!("a fetch response lost its record placeholders");
+                let mut response = response;
+                for p in response
+                    .responses
+                    .iter_mut()
+                    .flat_map(|t| &mut t.partitions)
+                {
+                    if let Some(region) =
+                        p.records.as_deref().and_then(|r| placeholders.region_of(r))
+                    {
+                        p.records = Some(region.read().ok()?.into());
+                    }
+                }
+                Some(encode_response(&header, &response).into())
+            }
+        }
     })
 }
 
@@ -389,7 +444,13 @@ fn follower_high_watermark_behind(request: &FetchRequest, response: &FetchRespon
 /// Counts a consumer fetch's partitions on Kafka's `BrokerTopicMetrics` (total and failed
 /// fetches, bytes out) and its partition errors, once per response (not per long-poll pass).
 /// The gathered topics come first in the response, in request order.
-fn record_metrics(broker: &Broker, request: &FetchRequest, version: i16, response: &FetchResponse) {
+fn record_metrics(
+    broker: &Broker,
+    request: &FetchRequest,
+    version: i16,
+    response: &FetchResponse,
+    placeholders: &RecordsPlaceholders,
+) {
     for (asked, answered) in request.topics.iter().zip(&response.responses) {
         let name = if version >= 13 {
             broker.cluster.topic_name_by_id(&asked.topic_id)
@@ -405,7 +466,11 @@ fn record_metrics(broker: &Broker, request: &FetchRequest, version: i16, respons
         for p in &answered.partitions {
             let code = ErrorCode::from_code(p.error_code);
             let outcome = if code.is_ok() {
-                let bytes = p.records.as_ref().map_or(0, |r| r.len()) as u64;
+                let bytes = p.records.as_deref().map_or(0, |r| {
+                    placeholders
+                        .region_of(r)
+                        .map_or(r.len(), |region| region.len)
+                }) as u64;
                 PartitionOutcome::Fetched { bytes }
             } else {
                 broker

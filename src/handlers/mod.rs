@@ -18,10 +18,12 @@ pub mod authz;
 pub mod config_changes;
 pub mod connection_context;
 pub mod context;
+pub mod response;
 
 // Private: every handler names the Broker as `super::Broker`; nothing outside uses this path.
 use crate::broker::Broker;
 pub use connection_context::{ConnectionContext, ListenerScope};
+pub use response::Response;
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
@@ -108,7 +110,7 @@ pub mod write_share_group_state;
 pub mod write_txn_markers;
 
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
-pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Bytes>> + Send + 'static>>;
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Response>> + Send + 'static>>;
 
 pub enum Outcome {
     Respond(ResponseFuture),
@@ -347,7 +349,7 @@ pub fn ready<R: Encode + Send + 'static>(
     header: RequestHeader,
     response: Option<R>,
 ) -> ResponseFuture {
-    Box::pin(async move { response.map(|r| encode_response(&header, &r)) })
+    Box::pin(async move { response.map(|r| encode_response(&header, &r).into()) })
 }
 
 /// Wraps a handler's async work as a response future.
@@ -356,7 +358,7 @@ where
     R: Encode + Send + 'static,
     F: Future<Output = Option<R>> + Send + 'static,
 {
-    Box::pin(async move { fut.await.map(|r| encode_response(&header, &r)) })
+    Box::pin(async move { fut.await.map(|r| encode_response(&header, &r).into()) })
 }
 
 /// Answers `response` once the group's `__consumer_offsets` partition has replicated what
@@ -518,11 +520,14 @@ fn raft_rpc(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
     };
     Outcome::Respond(Box::pin(async move {
         let reply = cluster.quorum.handle_rpc(frame).await;
-        Some(crate::protocol::frame_response(|buf: &mut BytesMut| {
-            use bytes::BufMut;
-            buf.put_i32(header.correlation_id);
-            buf.put_slice(&reply);
-        }))
+        Some(
+            crate::protocol::frame_response(|buf: &mut BytesMut| {
+                use bytes::BufMut;
+                buf.put_i32(header.correlation_id);
+                buf.put_slice(&reply);
+            })
+            .into(),
+        )
     }))
 }
 

@@ -177,12 +177,14 @@ impl RequestQuota {
                 return Some(framed);
             }
             self.conn.throttle(throttle);
-            Some(set_throttle_time(
-                framed,
-                self.api_key,
-                self.api_version,
-                throttle.min(i32::MAX as i64) as i32,
-            ))
+            Some(framed.map_head(|head| {
+                set_throttle_time(
+                    head,
+                    self.api_key,
+                    self.api_version,
+                    throttle.min(i32::MAX as i64) as i32,
+                )
+            }))
         })
     }
 }
@@ -195,7 +197,7 @@ struct Busy {
 }
 
 impl Future for Busy {
-    type Output = (Option<Bytes>, Duration);
+    type Output = (Option<super::Response>, Duration);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let t = Instant::now();

@@ -655,6 +655,26 @@ impl Partition {
         isolation: Isolation,
         min_one_batch: bool,
     ) -> Result<FetchDataInfo, PartitionError> {
+        let (limit, log_start, log_end) = self.consumer_read_bounds(fetch_offset, isolation)?;
+        if fetch_offset >= limit {
+            return Ok(FetchDataInfo {
+                records: Bytes::new(),
+                log_start_offset: log_start,
+                log_end_offset: log_end,
+            });
+        }
+        Ok(self
+            .log
+            .read(fetch_offset, max_bytes, limit, min_one_batch)?)
+    }
+
+    /// (the offset a consumer's read stops before, log start offset, log end offset), or
+    /// OFFSET_OUT_OF_RANGE for a fetch offset outside the log.
+    fn consumer_read_bounds(
+        &self,
+        fetch_offset: i64,
+        isolation: Isolation,
+    ) -> Result<(i64, i64, i64), PartitionError> {
         let limit = match isolation {
             Isolation::ReadUncommitted => self.high_watermark(),
             Isolation::ReadCommitted => self.last_stable_offset(),
@@ -668,16 +688,28 @@ impl Partition {
                 log_end_offset: log_end,
             });
         }
+        Ok((limit, log_start, log_end))
+    }
+
+    /// As [`Self::read`], with the batches left in their segment file (zero-copy fetch).
+    pub fn read_region(
+        &self,
+        fetch_offset: i64,
+        max_bytes: usize,
+        isolation: Isolation,
+        min_one_batch: bool,
+    ) -> Result<crate::storage::RegionDataInfo, PartitionError> {
+        let (limit, log_start, log_end) = self.consumer_read_bounds(fetch_offset, isolation)?;
         if fetch_offset >= limit {
-            return Ok(FetchDataInfo {
-                records: Bytes::new(),
+            return Ok(crate::storage::RegionDataInfo {
+                region: None,
                 log_start_offset: log_start,
                 log_end_offset: log_end,
             });
         }
         Ok(self
             .log
-            .read(fetch_offset, max_bytes, limit, min_one_batch)?)
+            .read_region(fetch_offset, max_bytes, limit, min_one_batch)?)
     }
 
     /// Moves the log start offset (DeleteRecords); -1 means "up to the high watermark".

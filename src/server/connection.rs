@@ -48,6 +48,7 @@ use crate::handlers::{self, ConnectionContext, Outcome};
 use crate::metrics::{RequestTimes, RequestTiming};
 use crate::security::sasl::Gate;
 use crate::security::SecuredStream;
+use crate::storage::FileRegion;
 
 /// Read buffer per connection. Small on purpose: it is allocated (and zeroed) for every
 /// connection, idle or not, and a frame larger than it is read straight into its own buffer
@@ -139,7 +140,7 @@ async fn serve<R, W>(
     shutdown: CancellationToken,
 ) where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: SendRegion + 'static,
 {
     {
         let inflight = broker.limits.max_inflight_requests_per_connection.max(1);
@@ -188,7 +189,7 @@ async fn serve<R, W>(
 /// A request whose response the writer sends in turn: the handler's task (its response and
 /// when it was ready) and what the request metrics need.
 struct InFlight {
-    handle: JoinHandle<(Option<Bytes>, Instant)>,
+    handle: JoinHandle<(Option<handlers::Response>, Instant)>,
     request: Option<RequestMeta>,
 }
 
@@ -322,7 +323,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     drop(reservation);
                     drop(queued);
                     activity.in_flight.fetch_add(1, Ordering::AcqRel);
-                    let handle = tokio::spawn(async move { (Some(bytes), Instant::now()) });
+                    let handle = tokio::spawn(async move { (Some(bytes.into()), Instant::now()) });
                     if tx
                         .send(InFlight {
                             handle,
@@ -459,7 +460,7 @@ async fn read_frame<R: AsyncRead + Unpin>(
     Ok((Bytes::from(frame), reservation))
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
+async fn write_loop<W: SendRegion>(
     wr: W,
     mut rx: mpsc::Receiver<InFlight>,
     shutdown: CancellationToken,
@@ -505,7 +506,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             }
         };
         if let Some(resp) = response {
-            if wr.write_all(&resp).await.is_err() {
+            if write_response(&mut wr, resp).await.is_err() {
                 return;
             }
         }
@@ -533,4 +534,96 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     let _ = wr.flush().await;
+}
+
+/// Writes one response: its in-memory bytes, and between them the file regions of a
+/// zero-copy fetch, each sent once what precedes it is flushed.
+async fn write_response<W: SendRegion>(
+    wr: &mut BufWriter<W>,
+    response: handlers::Response,
+) -> std::io::Result<()> {
+    let (head, regions) = response.into_parts();
+    let mut at = 0;
+    for (pos, region) in &regions {
+        wr.write_all(&head[at..*pos]).await?;
+        wr.flush().await?;
+        wr.get_mut().send_region(region).await?;
+        at = *pos;
+    }
+    wr.write_all(&head[at..]).await
+}
+
+/// A connection's write half that can send a region of a file: with sendfile on a plaintext
+/// socket, by reading and writing it elsewhere (TLS must encrypt the bytes).
+pub(super) trait SendRegion: AsyncWrite + Unpin + Send {
+    fn send_region<'a>(
+        &'a mut self,
+        region: &'a FileRegion,
+    ) -> impl std::future::Future<Output = std::io::Result<()>> + Send + 'a {
+        async move {
+            const CHUNK: usize = 64 * 1024;
+            let mut done = 0;
+            while done < region.len {
+                let n = CHUNK.min(region.len - done);
+                let mut buf = vec![0u8; n];
+                std::os::unix::fs::FileExt::read_exact_at(
+                    &*region.file,
+                    &mut buf,
+                    region.position + done as u64,
+                )?;
+                self.write_all(&buf).await?;
+                done += n;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Send> SendRegion for tokio::io::WriteHalf<T> {}
+
+impl SendRegion for tokio::net::tcp::OwnedWriteHalf {
+    fn send_region<'a>(
+        &'a mut self,
+        region: &'a FileRegion,
+    ) -> impl std::future::Future<Output = std::io::Result<()>> + Send + 'a {
+        async move {
+            use std::os::fd::AsRawFd;
+            let stream: &tokio::net::TcpStream = self.as_ref();
+            let socket = stream.as_raw_fd();
+            let file = region.file.as_raw_fd();
+            let mut offset = region.position as libc::off_t;
+            let mut left = region.len;
+            while left > 0 {
+                stream.writable().await?;
+                let sent = stream.try_io(tokio::io::Interest::WRITABLE, || {
+                    let mut at = offset;
+                    // SAFETY: both descriptors are open for the call (the stream and the
+                    // region's file are borrowed), and `at` is ours.
+                    let n = unsafe { libc::sendfile(socket, file, &mut at, left) };
+                    if n < 0 {
+                        Err(std::io::Error::last_os_error())
+                    } else {
+                        Ok(n as usize)
+                    }
+                });
+                match sent {
+                    // The file is shorter than the region (truncated since it was read): the
+                    // frame cannot be completed, so the connection must close.
+                    Ok(0) => {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            "segment file shorter than the fetched region",
+                        ))
+                    }
+                    Ok(n) => {
+                        offset += n as libc::off_t;
+                        left -= n;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        }
+    }
 }

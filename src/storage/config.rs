@@ -77,6 +77,37 @@ pub struct LogAppendInfo {
     pub valid_bytes: usize,
 }
 
+/// Whole batches of one segment left in its file, to be sent from there (sendfile) rather
+/// than copied: Kafka's `FileRecords` slice. The open file keeps the data readable even if
+/// the segment is deleted meanwhile.
+#[derive(Debug, Clone)]
+pub struct FileRegion {
+    pub file: std::sync::Arc<std::fs::File>,
+    pub position: u64,
+    pub len: usize,
+    /// The offset after the last record in the region.
+    pub next_offset: i64,
+}
+
+impl FileRegion {
+    /// The region's bytes, read into memory.
+    pub fn read(&self) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; self.len];
+        self.file.read_exact_at(&mut buf, self.position)?;
+        Ok(buf)
+    }
+}
+
+/// What [`crate::storage::PartitionLog::read_region`] found: the region (None when nothing
+/// is to be returned) and the log bounds at the time of the read.
+#[derive(Debug, Clone)]
+pub struct RegionDataInfo {
+    pub region: Option<FileRegion>,
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+}
+
 /// Whole batches returned by a read, and the log bounds at the time of the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchDataInfo {

@@ -22,7 +22,7 @@ use crate::protocol::records::batch::{
 
 use super::checkpoint::{sync_file, write_partition_metadata, PARTITION_METADATA};
 use super::cleaner::CleanerState;
-use super::config::{FetchDataInfo, LogAppendInfo, LogConfig};
+use super::config::{FetchDataInfo, FileRegion, LogAppendInfo, LogConfig, RegionDataInfo};
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
 use super::log_dir::LogDirState;
@@ -468,6 +468,72 @@ impl PartitionLog {
                 });
             }
             Ok(empty(&inner))
+        })
+    }
+
+    /// As [`Self::read`], but the batches are left in their segment file: the same whole
+    /// batches, as a region of the file to send from there (zero-copy fetch).
+    pub fn read_region(
+        &self,
+        fetch_offset: i64,
+        max_bytes: usize,
+        max_offset_exclusive: i64,
+        min_one_batch: bool,
+    ) -> Result<RegionDataInfo> {
+        self.log_dir.guard(|| {
+            let inner = self.inner.read();
+            let mut out = RegionDataInfo {
+                region: None,
+                log_start_offset: inner.log_start_offset,
+                log_end_offset: inner.log_end_offset,
+            };
+            if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
+                return Err(StorageError::OffsetOutOfRange {
+                    offset: fetch_offset,
+                    log_start_offset: inner.log_start_offset,
+                    log_end_offset: inner.log_end_offset,
+                });
+            }
+            if fetch_offset == inner.log_end_offset {
+                return Ok(out);
+            }
+            for seg in inner.segments_from(fetch_offset) {
+                let Some((start, first)) = seg.find_batch(fetch_offset)? else {
+                    continue;
+                };
+                if first.base_offset >= max_offset_exclusive {
+                    return Ok(out);
+                }
+                // Batches starting at or past `max_offset_exclusive` are left out, as `read`
+                // leaves them out; the one holding it starts below it and is kept.
+                let offset_limit = match seg.next_offset() {
+                    Some(next) if next > max_offset_exclusive => {
+                        match seg.find_batch(max_offset_exclusive)? {
+                            Some((pos, h)) if h.base_offset < max_offset_exclusive => {
+                                pos + h.total_size() as u64
+                            }
+                            Some((pos, _)) => pos,
+                            None => seg.size(),
+                        }
+                    }
+                    _ => seg.size(),
+                };
+                let mut limit = offset_limit.min(start.saturating_add(max_bytes as u64));
+                if min_one_batch {
+                    limit = limit.max(start + first.total_size() as u64);
+                }
+                let (end, next_offset) = seg.whole_batches_within(start, limit)?;
+                if end > start {
+                    out.region = Some(FileRegion {
+                        file: seg.log_file().0,
+                        position: start,
+                        len: (end - start) as usize,
+                        next_offset: next_offset.unwrap_or(first.last_offset() + 1),
+                    });
+                }
+                return Ok(out);
+            }
+            Ok(out)
         })
     }
 

@@ -22,7 +22,7 @@ mod truncation;
 pub mod txn_index;
 
 pub use cleaner::{CleanStats, CleanableInfo, CleanerConfig, Throttler};
-pub use config::{FetchDataInfo, LogAppendInfo, LogConfig};
+pub use config::{FetchDataInfo, FileRegion, LogAppendInfo, LogConfig, RegionDataInfo};
 pub use error::StorageError;
 pub use log::PartitionLog;
 pub use log_dir::LogDirState;

@@ -67,6 +67,16 @@ impl OffsetIndex {
         }
     }
 
+    /// The entry with the largest position <= `position`, else (base_offset, 0): a batch
+    /// boundary a scan towards `position` may start from.
+    pub fn lookup_position(&self, position: u32) -> (i64, u32) {
+        let base = self.base_offset;
+        match self.file.partition_point(|e| decode(base, e).1 <= position) {
+            0 => (base, 0),
+            n => self.entry(n - 1),
+        }
+    }
+
     /// Drops entries whose offset is >= `offset`.
     pub fn truncate_to(&mut self, offset: i64) {
         let base = self.base_offset;

@@ -373,6 +373,34 @@ impl LogSegment {
         Ok(None)
     }
 
+    /// The whole batches from `start` (a batch boundary) that end within `limit` bytes of the
+    /// file: (their end position, the offset after them). The scan starts at the offset index
+    /// entry at or below `limit`, so it reads a few headers rather than every batch. When no
+    /// batch fits, the end is `start`.
+    pub fn whole_batches_within(&self, start: u64, limit: u64) -> Result<(u64, Option<i64>)> {
+        let limit = limit.min(self.size);
+        let indexed = self
+            .offset_index
+            .lookup_position(limit.min(u32::MAX as u64) as u32)
+            .1 as u64;
+        let mut pos = indexed.max(start);
+        let mut next_offset = None;
+        while let Some(h) = self.read_header_at(pos)? {
+            let end = pos + h.total_size() as u64;
+            if end > limit {
+                if next_offset.is_none() && pos > start {
+                    // The batches before this index entry fit; the offset after them is this
+                    // batch's first.
+                    next_offset = Some(h.base_offset);
+                }
+                break;
+            }
+            pos = end;
+            next_offset = Some(h.last_offset() + 1);
+        }
+        Ok((pos, next_offset))
+    }
+
     /// Visits every batch from position `pos` on; the callback returns false to stop.
     pub fn for_each_batch_from(
         &self,

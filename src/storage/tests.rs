@@ -665,3 +665,67 @@ fn a_corrected_max_timestamp_is_written_with_its_crc() {
     assert_eq!(stored.max_timestamp, stated - 1);
     crate::protocol::records::batch::validate_batches(&data, 1 << 20).expect("CRC rewritten");
 }
+
+/// The zero-copy read returns exactly the bytes of the copying read, for every fetch offset,
+/// size limit, offset bound and `min_one_batch`, over batches of mixed sizes spread across
+/// segments with a dense offset index, and its `next_offset` is the offset after them.
+#[test]
+fn read_region_matches_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = open(
+        &dir,
+        LogConfig {
+            segment_bytes: 2_000,
+            index_interval_bytes: 150,
+            segment_index_bytes: 800,
+            ..LogConfig::default()
+        },
+    );
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for i in 0..60 {
+        let records = 1 + next(6) as usize;
+        log.append_as_leader(batch(records, 1000 + i), 0, None, 0)
+            .expect("append");
+    }
+    let end = log.log_end_offset();
+    assert!(log.num_segments() > 3, "rolled: {}", log.num_segments());
+    for _ in 0..3_000 {
+        let fetch_offset = next(end as u64 + 1) as i64;
+        let max_bytes = next(700) as usize;
+        let bound = if next(3) == 0 {
+            i64::MAX
+        } else {
+            next(end as u64 + 2) as i64
+        };
+        let min_one = next(2) == 0;
+        let copied = log
+            .read(fetch_offset, max_bytes, bound, min_one)
+            .expect("read");
+        let region = log
+            .read_region(fetch_offset, max_bytes, bound, min_one)
+            .expect("read_region");
+        let what = format!("offset {fetch_offset} max {max_bytes} bound {bound} min_one {min_one}");
+        assert_eq!(
+            (region.log_start_offset, region.log_end_offset),
+            (copied.log_start_offset, copied.log_end_offset),
+            "{what}"
+        );
+        match &region.region {
+            None => assert!(copied.records.is_empty(), "{what}"),
+            Some(r) => {
+                assert_eq!(r.read().expect("region bytes"), copied.records, "{what}");
+                let last = BatchIter::new(&copied.records)
+                    .last()
+                    .map(|(h, _)| h.last_offset())
+                    .expect("a batch");
+                assert_eq!(r.next_offset, last + 1, "{what}");
+            }
+        }
+    }
+}
