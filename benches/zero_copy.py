@@ -10,7 +10,8 @@ the page cache). Broker CPU comes from /proc/<pid>/stat around each read (compar
 `measured`). Prints a Markdown table of medians and writes benches/results/zero_copy.json.
 
   compat-tests/.cache/venv/bin/python benches/zero_copy.py
-Env: BENCH_ZC_ROUNDS (2), BENCH_ZC_READS (3), BENCH_ZC_MB (500: megabytes per size).
+Env: BENCH_ZC_ROUNDS (2), BENCH_ZC_READS (3), BENCH_ZC_MB (500: megabytes per size),
+BENCH_ZC_KAFKA=1 (also Apache Kafka, from compare.py's jars, in each round).
 """
 import json
 import os
@@ -25,11 +26,17 @@ ROUNDS = int(os.environ.get("BENCH_ZC_ROUNDS", "2"))
 READS = int(os.environ.get("BENCH_ZC_READS", "3"))
 MB = int(os.environ.get("BENCH_ZC_MB", "500"))
 SIZES = [100, 1024, 16384]
+# BENCH_ZC_KAFKA=1 adds Apache Kafka (compare.py's jars and settings) as a third broker.
+MODES = [False, True] + (["kafka"] if os.environ.get("BENCH_ZC_KAFKA") == "1" else [])
 
 
 def one_run(zero_copy, idx):
-    b = compare.Broker("strata", os.path.join(compare.WORK, f"zc-{zero_copy}-{idx}"),
-                       extra_props={"strata.fetch.zero.copy": str(zero_copy).lower()})
+    """zero_copy: False or True (Strata with strata.fetch.zero.copy so set), or "kafka"."""
+    if zero_copy == "kafka":
+        b = compare.Broker("kafka", os.path.join(compare.WORK, f"zc-kafka-{idx}"))
+    else:
+        b = compare.Broker("strata", os.path.join(compare.WORK, f"zc-{zero_copy}-{idx}"),
+                           extra_props={"strata.fetch.zero.copy": str(zero_copy).lower()})
     b.start()
     out = []
     try:
@@ -46,26 +53,38 @@ def one_run(zero_copy, idx):
                 out.append(res)
     finally:
         b.stop()
+        # Each run writes 3 x BENCH_ZC_MB: free it before the next.
+        import shutil
+        shutil.rmtree(b.dir, ignore_errors=True)
     return out
 
 
 def main():
     results = []
     for idx in range(ROUNDS):
-        for zc in (False, True):
+        for zc in MODES:
             results.extend(one_run(zc, idx))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "zero_copy.json"), "w") as f:
         json.dump(results, f, indent=1)
-    print("| Records | copy: CPU-s/GB | zero-copy: CPU-s/GB | ratio | copy: MB/s | zero-copy: MB/s |")
-    print("|---|---|---|---|---|---|")
+    kafka = "kafka" in MODES
+    print("| Records | copy: CPU-s/GB | zero-copy: CPU-s/GB | zero-copy/copy |"
+          + (" Kafka: CPU-s/GB | zero-copy/Kafka |" if kafka else "")
+          + " copy: MB/s | zero-copy: MB/s |" + (" Kafka: MB/s |" if kafka else ""))
+    print("|---" * (7 + 3 * kafka) + "|")
     for size in SIZES:
         def med(zc, key):
             return statistics.median(r[key] for r in results
                                      if r["size"] == size and r["zero_copy"] == zc)
         c, z = med(False, "broker_cpu_s_per_gb"), med(True, "broker_cpu_s_per_gb")
-        print(f"| {size} B | {c:.3f} | {z:.3f} | {z / c:.2f} | "
-              f"{med(False, 'mb_per_s'):.0f} | {med(True, 'mb_per_s'):.0f} |")
+        row = f"| {size} B | {c:.3f} | {z:.3f} | {z / c:.2f} |"
+        if kafka:
+            k = med("kafka", "broker_cpu_s_per_gb")
+            row += f" {k:.3f} | {z / k:.2f} |"
+        row += f" {med(False, 'mb_per_s'):.0f} | {med(True, 'mb_per_s'):.0f} |"
+        if kafka:
+            row += f" {med('kafka', 'mb_per_s'):.0f} |"
+        print(row)
 
 
 if __name__ == "__main__":

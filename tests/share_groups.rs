@@ -82,6 +82,19 @@ async fn share_fetch(
     acks: &[(i64, i64, i8)],
     max_records: i32,
 ) -> share_fetch_response::ShareFetchResponse {
+    share_fetch_waiting(c, member_id, epoch, topic_id, acks, max_records, 500).await
+}
+
+/// [`share_fetch`] waiting at most `max_wait_ms`.
+async fn share_fetch_waiting(
+    c: &mut Client,
+    member_id: &str,
+    epoch: i32,
+    topic_id: Uuid,
+    acks: &[(i64, i64, i8)],
+    max_records: i32,
+    max_wait_ms: i32,
+) -> share_fetch_response::ShareFetchResponse {
     use share_fetch_request::*;
     api_call!(
         c,
@@ -92,7 +105,7 @@ async fn share_fetch(
             group_id: Some("g".into()),
             member_id: Some(member_id.into()),
             share_session_epoch: epoch,
-            max_wait_ms: 500,
+            max_wait_ms,
             min_bytes: 1,
             max_bytes: 1 << 20,
             max_records,
@@ -562,6 +575,110 @@ async fn share_consumers_acquire_acknowledge_release_and_leave() {
     assert_eq!(
         share_describe(&mut a, "g").await.error_code,
         GROUP_ID_NOT_FOUND
+    );
+}
+
+/// A member parked on a share partition whose in-flight window is full
+/// (`share.partition.max.record.locks`) gets records as soon as another member's accept moves
+/// the start offset, not at the end of its wait: otherwise the member that acknowledged takes
+/// the freed room on its next fetch and the parked ones starve (the uneven spread of the
+/// 8-consumer benchmark).
+#[tokio::test]
+async fn an_accept_that_frees_the_window_wakes_a_parked_member() {
+    let b = TestBroker::start(&[]).await;
+    let mut a = b.client().await;
+    assert_eq!(create_topic_with(&mut a, TOPIC, 1, &[]).await, 0);
+    let values: Vec<String> = (0..150).map(|i| format!("v{i}")).collect();
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+    assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
+    let tid = topic_id(&b);
+    read_from_earliest(&b, &mut a).await;
+    let set = alter(
+        &mut a,
+        GROUP_RESOURCE,
+        "g",
+        &[("share.partition.max.record.locks", SET, Some("100"))],
+        false,
+    )
+    .await;
+    assert_eq!(set, (0, None));
+    let broker = b.running.as_ref().unwrap().broker.clone();
+    for _ in 0..100 {
+        if broker
+            .groups
+            .config()
+            .share_partition_settings("g")
+            .partition_max_record_locks
+            == 100
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let member_a = new_member_id();
+    assert_eq!(
+        share_heartbeat(&mut a, "g", &member_a, 0).await.error_code,
+        0
+    );
+    // A fills the window: 0..=99.
+    let r = share_fetch(&mut a, &member_a, 0, tid, &[], 100).await;
+    assert_eq!(acquired(&only_partition(&r)), vec![(0, 99, 1)]);
+
+    // B joins and parks: nothing is free, its fetch may wait 10 s.
+    let mut bc = b.client().await;
+    let member_b = new_member_id();
+    assert_eq!(
+        share_heartbeat(&mut bc, "g", &member_b, 0).await.error_code,
+        0
+    );
+    let parked = {
+        let member_b = member_b.clone();
+        tokio::spawn(async move {
+            share_fetch_waiting(&mut bc, &member_b, 0, tid, &[], 100, 10_000).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A accepts everything it holds: the start offset moves to 100, and B gets the rest.
+    let r = {
+        use share_acknowledge_request::*;
+        api_call!(
+            a,
+            share_acknowledge_request::ShareAcknowledgeRequest,
+            share_acknowledge_response::ShareAcknowledgeResponse,
+            2,
+            ShareAcknowledgeRequest {
+                group_id: Some("g".into()),
+                member_id: Some(member_a.clone()),
+                share_session_epoch: 1,
+                topics: vec![AcknowledgeTopic {
+                    topic_id: tid,
+                    partitions: vec![AcknowledgePartition {
+                        partition_index: 0,
+                        acknowledgement_batches: vec![AcknowledgementBatch {
+                            first_offset: 0,
+                            last_offset: 99,
+                            acknowledge_types: vec![ACCEPT],
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }
+        )
+    };
+    assert_eq!(r.error_code, 0, "{r:?}");
+    assert_eq!(r.responses[0].partitions[0].error_code, 0, "{r:?}");
+    let acked = std::time::Instant::now();
+    let r = parked.await.unwrap();
+    assert_eq!(acquired(&only_partition(&r)), vec![(100, 149, 1)]);
+    // Woken by the accept, not at the lock-expiry check or the end of its wait (10 s).
+    assert!(
+        acked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        acked.elapsed()
     );
 }
 

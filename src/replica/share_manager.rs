@@ -543,6 +543,7 @@ impl SharePartitionManager {
         };
         let mut e = entry.lock();
         e.last_used_ms = now_ms;
+        let start_before = e.share.start_offset();
         let mut result = Ok(());
         let mut released = false;
         let mut undo = AckUndo::default();
@@ -577,8 +578,12 @@ impl SharePartitionManager {
             released |= types.contains(&AcknowledgeType::Release);
         }
         self.count_limit_archived(&mut e.share);
-        if released {
-            // Members parked on this partition may now get the released records.
+        if released || e.share.start_offset() != start_before {
+            // Members parked on this partition may now get the released records, or records
+            // past a window that had reached `max_record_locks` (Kafka completes its delayed
+            // share fetches when the start offset moves). Without this a member that acked
+            // took the freed room itself on its next fetch while the others slept out their
+            // max wait.
             e.partition.wake_waiters();
         }
         (result, undo)
