@@ -230,35 +230,36 @@ fn topic_id(b: &TestBroker) -> Uuid {
 
 /// Sets group g's `share.auto.offset.reset` to earliest and waits until the broker applies it.
 async fn read_from_earliest(b: &TestBroker, a: &mut Client) {
-    let set = alter(
-        a,
-        GROUP_RESOURCE,
-        "g",
-        &[("share.auto.offset.reset", SET, Some("earliest"))],
-        false,
-    )
+    set_share_config(b, a, "share.auto.offset.reset", "earliest", |s| {
+        s.auto_offset_reset == "earliest"
+    })
     .await;
+}
+
+/// Sets group g's config `key` to `value` and waits until DescribeConfigs shows it and the
+/// broker's share settings satisfy `applied`.
+async fn set_share_config(
+    b: &TestBroker,
+    a: &mut Client,
+    key: &str,
+    value: &str,
+    applied: impl Fn(&strata::coordinator::SharePartitionSettings) -> bool,
+) {
+    let set = alter(a, GROUP_RESOURCE, "g", &[(key, SET, Some(value))], false).await;
     assert_eq!(set, (0, None));
     let broker = b.running.as_ref().unwrap().broker.clone();
     for i in 0.. {
         let described = describe_configs(a, GROUP_RESOURCE, "g").await;
-        let value = described
+        let shown = described
             .configs
             .iter()
-            .find(|e| e.name == "share.auto.offset.reset")
+            .find(|e| e.name == key)
             .and_then(|e| e.value.clone());
-        let applied = broker
-            .groups
-            .config()
-            .share_partition_settings("g")
-            .auto_offset_reset;
-        if value.as_deref() == Some("earliest") && applied == "earliest" {
+        let settings = broker.groups.config().share_partition_settings("g");
+        if shown.as_deref() == Some(value) && applied(&settings) {
             break;
         }
-        assert!(
-            i < 100,
-            "share.auto.offset.reset never applied: {value:?} {applied}"
-        );
+        assert!(i < 100, "{key} never applied: {shown:?} {settings:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -593,28 +594,10 @@ async fn an_accept_that_frees_the_window_wakes_a_parked_member() {
     assert_eq!(produce_retrying(&mut a, TOPIC, &values).await, (0, 0));
     let tid = topic_id(&b);
     read_from_earliest(&b, &mut a).await;
-    let set = alter(
-        &mut a,
-        GROUP_RESOURCE,
-        "g",
-        &[("share.partition.max.record.locks", SET, Some("100"))],
-        false,
-    )
+    set_share_config(&b, &mut a, "share.partition.max.record.locks", "100", |s| {
+        s.partition_max_record_locks == 100
+    })
     .await;
-    assert_eq!(set, (0, None));
-    let broker = b.running.as_ref().unwrap().broker.clone();
-    for _ in 0..100 {
-        if broker
-            .groups
-            .config()
-            .share_partition_settings("g")
-            .partition_max_record_locks
-            == 100
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     let member_a = new_member_id();
     assert_eq!(

@@ -81,6 +81,19 @@ pub fn parse_topic_partition(dir: &Path) -> Result<(String, i32)> {
 }
 
 impl Inner {
+    /// Whether a read at `fetch_offset` is at the log end (nothing to return);
+    /// OFFSET_OUT_OF_RANGE outside the log.
+    fn at_log_end(&self, fetch_offset: i64) -> Result<bool> {
+        if fetch_offset < self.log_start_offset || fetch_offset > self.log_end_offset {
+            return Err(StorageError::OffsetOutOfRange {
+                offset: fetch_offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: self.log_end_offset,
+            });
+        }
+        Ok(fetch_offset == self.log_end_offset)
+    }
+
     /// The segment that may hold `offset` and every later one, in order.
     pub fn segments_from(&self, offset: i64) -> impl Iterator<Item = &LogSegment> {
         let from = self
@@ -422,14 +435,7 @@ impl PartitionLog {
                 log_start_offset: inner.log_start_offset,
                 log_end_offset: inner.log_end_offset,
             };
-            if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
-                return Err(StorageError::OffsetOutOfRange {
-                    offset: fetch_offset,
-                    log_start_offset: inner.log_start_offset,
-                    log_end_offset: inner.log_end_offset,
-                });
-            }
-            if fetch_offset == inner.log_end_offset {
+            if inner.at_log_end(fetch_offset)? {
                 return Ok(empty(&inner));
             }
             for seg in inner.segments_from(fetch_offset) {
@@ -487,14 +493,7 @@ impl PartitionLog {
                 log_start_offset: inner.log_start_offset,
                 log_end_offset: inner.log_end_offset,
             };
-            if fetch_offset < inner.log_start_offset || fetch_offset > inner.log_end_offset {
-                return Err(StorageError::OffsetOutOfRange {
-                    offset: fetch_offset,
-                    log_start_offset: inner.log_start_offset,
-                    log_end_offset: inner.log_end_offset,
-                });
-            }
-            if fetch_offset == inner.log_end_offset {
+            if inner.at_log_end(fetch_offset)? {
                 return Ok(out);
             }
             for seg in inner.segments_from(fetch_offset) {
