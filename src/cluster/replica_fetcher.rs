@@ -161,6 +161,17 @@ impl FetcherTask {
                 return;
             }
             changes.borrow_and_update();
+            if self.connection.is_none() && (self.resolver)(self.source).is_none() {
+                // No address for the leader yet (its registration is not in our metadata):
+                // wait for one without claiming the session's request, so no back-off is
+                // charged to the partitions for it (nor to another transport fetching them).
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = changes.changed() => {}
+                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+                continue;
+            }
             let now_ms = self.clock.now_ms();
             let Some((request_id, request)) = self.replicas.poll_fetch_request(self.source, now_ms)
             else {
