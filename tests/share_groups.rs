@@ -56,13 +56,7 @@ async fn share_heartbeat(
             share_group_heartbeat_request::ShareGroupHeartbeatRequest,
             share_group_heartbeat_response::ShareGroupHeartbeatResponse,
             1,
-            share_group_heartbeat_request::ShareGroupHeartbeatRequest {
-                group_id: group.into(),
-                member_id: member_id.into(),
-                member_epoch,
-                subscribed_topic_names: (member_epoch == 0).then(|| vec![TOPIC.into()]),
-                ..Default::default()
-            }
+            common::share::heartbeat_request(group, member_id, member_epoch, TOPIC)
         );
         if !matches!(r.error_code, 14..=16) {
             return r;
@@ -95,41 +89,20 @@ async fn share_fetch_waiting(
     max_records: i32,
     max_wait_ms: i32,
 ) -> share_fetch_response::ShareFetchResponse {
-    use share_fetch_request::*;
     api_call!(
         c,
         share_fetch_request::ShareFetchRequest,
         share_fetch_response::ShareFetchResponse,
         2,
-        ShareFetchRequest {
-            group_id: Some("g".into()),
-            member_id: Some(member_id.into()),
-            share_session_epoch: epoch,
-            max_wait_ms,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
+        common::share::fetch_request(
+            "g",
+            member_id,
+            epoch,
+            topic_id,
+            acks,
             max_records,
-            batch_size: max_records,
-            share_acquire_mode: 1,
-            topics: vec![FetchTopic {
-                topic_id,
-                partitions: vec![FetchPartition {
-                    partition_index: 0,
-                    acknowledgement_batches: acks
-                        .iter()
-                        .map(|&(first_offset, last_offset, t)| AcknowledgementBatch {
-                            first_offset,
-                            last_offset,
-                            acknowledge_types: vec![t],
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
+            max_wait_ms
+        )
     )
 }
 

@@ -18,6 +18,7 @@ pub mod coord;
 pub mod logs;
 pub mod offsets;
 pub mod process;
+pub mod share;
 pub mod tls;
 pub mod txn;
 
