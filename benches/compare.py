@@ -10,8 +10,10 @@ Strata, ... (BENCH_PAIRS pairs). Within one run the scenarios are, in order:
   start-up (process start -> first acknowledged produce), idle RSS,
   warm-up produce (not measured), ProducerPerformance at saturation for 100 B / 1 KiB x
   acks=1 / acks=all on a 1-partition topic, ConsumerPerformance over the 100 B and 1 KiB acks=1
-  topics, librdkafka's C tool rdkafka_performance (produce 100 B / 1 KiB x acks=1 / acks=all,
-  then consume what the acks=1 run wrote; built by benches/build-rdkafka-perf.sh),
+  topics, the same topics read by the client consumers of BENCH_CONSUMERS (confluent-kafka,
+  kafka-python, kafkajs, franz-go; partition 0 from the beginning), librdkafka's C tool
+  rdkafka_performance (produce 100 B / 1 KiB x acks=1 / acks=all, then consume what the acks=1
+  run wrote; built by benches/build-rdkafka-perf.sh),
   EndToEndLatency (lock-step) idle and while a fixed-rate ProducerPerformance loads the
   broker at half of Kafka's saturating rate, ProducerPerformance on 100 / 1000 partitions (memory
   per idle partition measured at topic creation), and 1000 / 10000 idle connections that each
@@ -48,6 +50,13 @@ SCALES = [int(x) for x in os.environ.get("BENCH_SCALES", "100,1000").split(",") 
 CONNS = [int(x) for x in os.environ.get("BENCH_CONNS", "1000,10000").split(",") if x]
 N_RDK = int(os.environ.get("BENCH_N_RDK", "5000000"))  # 100 B records per rdkafka_performance run
 E2E_N = int(os.environ.get("BENCH_E2E_N", "5000"))
+# Client consumers that read the 1-partition 100 B / 1 KiB acks=1 topics (assigned partition 0
+# from the beginning, timed from the first to the N-th record; issue 15). confluent =
+# confluent-kafka (librdkafka, scenarios consume_rdk_*), confluent-qb10 = the same with
+# fetch.queue.backoff.ms=10 (consume_rdkqb10_*), kafka-python (consume_kpy_*), kafkajs
+# (consume_kjs_*, node), franz = franz-go (consume_franz_*, a Go program built on first use).
+CONSUMERS = [x for x in os.environ.get(
+    "BENCH_CONSUMERS", "confluent,confluent-qb10,kafka-python,kafkajs,franz").split(",") if x]
 LOADED_SECONDS = int(os.environ.get("BENCH_LOADED_SECONDS", "20"))
 KAFKA_HEAP = os.environ.get("BENCH_KAFKA_HEAP", "-Xmx1g -Xms1g").split()
 CLIENT_HEAP = ["-Xmx1g", "-Xms256m"]
@@ -382,23 +391,23 @@ def e2e_under_load(broker, rate):
     return out
 
 
-def rdk_consumer(broker):
+def rdk_consumer(broker, extra=None):
     from confluent_kafka import Consumer
     # group.id is required by the Python wrapper; partitions are assigned explicitly and
     # nothing is committed, so no group coordinator is involved.
     return Consumer({"bootstrap.servers": broker.addr, "group.id": "bench-assign",
                      "enable.auto.commit": False, "fetch.wait.max.ms": 500,
                      "fetch.min.bytes": 1, "fetch.max.bytes": 52428800,
-                     "max.partition.fetch.bytes": 1048576, "log_level": 0})
+                     "max.partition.fetch.bytes": 1048576, "log_level": 0, **(extra or {})})
 
 
-def rdk_consume(broker, topic, n, size):
+def rdk_consume(broker, topic, n, size, extra=None):
     """librdkafka (confluent-kafka) consumer, partition 0 assigned from the beginning, no group:
-    throughput from the first to the n-th record."""
+    throughput from the first to the n-th record. extra: more librdkafka settings."""
     from confluent_kafka import TopicPartition, OFFSET_BEGINNING
 
     def run():
-        c = rdk_consumer(broker)
+        c = rdk_consumer(broker, extra)
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         got, t_first, deadline = 0, None, time.monotonic() + 120
         while got < n and time.monotonic() < deadline:
@@ -417,6 +426,105 @@ def rdk_consume(broker, topic, n, size):
     r = measured(broker, run)
     r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
     return r
+
+
+def kpy_consume(broker, topic, n, size):
+    """kafka-python consumer, partition 0 assigned from the beginning, no group (group_id None,
+    nothing committed), same fetch settings as rdk_consume: throughput from the first to the
+    n-th record."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    def run():
+        c = KafkaConsumer(bootstrap_servers=broker.addr, group_id=None,
+                          enable_auto_commit=False, fetch_max_wait_ms=500, fetch_min_bytes=1,
+                          fetch_max_bytes=52428800, max_partition_fetch_bytes=1048576)
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+        got, t_first, deadline = 0, None, time.monotonic() + 120
+        while got < n and time.monotonic() < deadline:
+            for recs in c.poll(timeout_ms=1000, max_records=10000).values():
+                if recs and t_first is None:
+                    t_first = time.monotonic()
+                got += len(recs)
+        t_last = time.monotonic()
+        c.close()
+        if got < n:
+            raise RuntimeError(f"consumed {got} of {n}")
+        return {"records": got, "records_per_s": got / (t_last - t_first),
+                "mb_per_s": got * size / (t_last - t_first) / 1e6}
+
+    r = measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
+NODE_PATH = os.path.join(ROOT, "compat-tests", ".cache", "node", "node_modules")
+FRANZ_CONSUME = os.path.join(ROOT, "compat-tests", ".cache", "bin", "franz-consume")
+
+
+def franz_consume_bin():
+    """benches/franz_consume built once into compat-tests/.cache/bin (rebuilt when its sources
+    change); go fetches franz-go from the module cache or the Go proxy."""
+    src = os.path.join(HERE, "franz_consume")
+    newest = max(os.path.getmtime(os.path.join(src, f)) for f in os.listdir(src))
+    if not os.path.exists(FRANZ_CONSUME) or os.path.getmtime(FRANZ_CONSUME) < newest:
+        log("building", FRANZ_CONSUME)
+        os.makedirs(os.path.dirname(FRANZ_CONSUME), exist_ok=True)
+        subprocess.run(["go", "build", "-mod=readonly", "-o", FRANZ_CONSUME, "."], cwd=src,
+                       check=True)
+    return FRANZ_CONSUME
+
+
+def tool_consume(broker, cmd, n, size, env=None):
+    """Runs a consumer program that prints {"records": n, "seconds": first -> n-th record}."""
+
+    def run():
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                           env={**os.environ, **(env or {})})
+        if p.returncode != 0:
+            raise RuntimeError(f"{os.path.basename(cmd[1] if cmd[0] == 'node' else cmd[0])} "
+                               f"failed ({p.returncode}): {p.stderr[-1000:]}")
+        o = json.loads(p.stdout.strip().splitlines()[-1])
+        if o["records"] < n:
+            raise RuntimeError(f"consumed {o['records']} of {n}")
+        return {"records": o["records"], "records_per_s": o["records"] / o["seconds"],
+                "mb_per_s": o["records"] * size / o["seconds"] / 1e6}
+
+    r = measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
+def kjs_consume(broker, topic, n, size):
+    """kafkajs 2.2.4 consumer (benches/kafkajs_consume.js): kafkajs has no assign(), so its
+    consumer.run in a fresh group, nothing committed, from the beginning; the join is not
+    timed."""
+    return tool_consume(broker, ["node", os.path.join(HERE, "kafkajs_consume.js"), broker.addr,
+                                 topic, str(n)], n, size, env={"NODE_PATH": NODE_PATH})
+
+
+def franz_consume(broker, topic, n, size):
+    """franz-go (kgo) consumer (benches/franz_consume): ConsumePartitions, partition 0 from the
+    start, no group."""
+    return tool_consume(broker, [franz_consume_bin(), "-brokers", broker.addr, "-topic", topic,
+                                 "-n", str(n)], n, size)
+
+
+def rdk_consume_qb10(broker, topic, n, size):
+    """rdk_consume with fetch.queue.backoff.ms=10 (librdkafka's default 1000): with the default,
+    once 100,000 records (queued.min.messages) or 64 MiB wait in the client's queue librdkafka
+    fetches that partition again only 1 s later, while the Python loop empties the queue in
+    a fraction of that, so the default row counts those 1 s pauses more than the broker."""
+    return rdk_consume(broker, topic, n, size, {"fetch.queue.backoff.ms": 10})
+
+
+# BENCH_CONSUMERS name -> (scenario prefix, function)
+CLIENT_CONSUMERS = {"confluent": ("consume_rdk", rdk_consume),
+                    "confluent-qb10": ("consume_rdkqb10", rdk_consume_qb10),
+                    "kafka-python": ("consume_kpy", kpy_consume),
+                    "kafkajs": ("consume_kjs", kjs_consume),
+                    "franz": ("consume_franz", franz_consume)}
 
 
 RDK_PERF = os.path.join(ROOT, "compat-tests", ".cache", "bin", "rdkafka_performance")
@@ -603,9 +711,11 @@ def one_run(kind, idx, fixed_rate):
         for size, n in ((100, N100), (1024, N1K)):
             step(f"consume_p1_{size}B", lambda size=size, n=n: consumer_perf(
                 b, f"p1-s{size}-a1", n, size))
-        for size, n in ((100, N100), (1024, N1K)):
-            step(f"consume_rdk_p1_{size}B", lambda size=size, n=n: rdk_consume(
-                b, f"p1-s{size}-a1", n, size))
+        for client in CONSUMERS:
+            prefix, fn = CLIENT_CONSUMERS[client]
+            for size, n in ((100, N100), (1024, N1K)):
+                step(f"{prefix}_p1_{size}B", lambda size=size, n=n, fn=fn: fn(
+                    b, f"p1-s{size}-a1", n, size))
         if os.path.exists(RDK_PERF):
             for size, n in ((100, N_RDK), (1024, N_RDK // 5)):
                 for acks in ("1", "all"):
@@ -672,13 +782,16 @@ def machine_info():
 
 
 def main():
+    unknown = [c for c in CONSUMERS if c not in CLIENT_CONSUMERS]
+    if unknown:
+        sys.exit(f"BENCH_CONSUMERS: unknown {unknown}; known: {','.join(CLIENT_CONSUMERS)}")
     os.makedirs(WORK, exist_ok=True)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = os.environ.get("BENCH_OUT", os.path.join(HERE, "results", f"compare-{stamp}.json"))
     res = {"machine": machine_info(), "params": {
         "pairs": PAIRS, "n100": N100, "n1k": N1K, "nscale": NSCALE, "scales": SCALES,
-        "conns": CONNS, "e2e_n": E2E_N, "n_rdk": N_RDK, "loaded_seconds": LOADED_SECONDS,
+        "conns": CONNS, "consumers": CONSUMERS, "e2e_n": E2E_N, "n_rdk": N_RDK, "loaded_seconds": LOADED_SECONDS,
         "kafka_heap": " ".join(KAFKA_HEAP), "linger_ms": LINGER_MS, "batch_size": BATCH_SIZE},
         "runs": []}
     fixed_rate = None

@@ -39,6 +39,15 @@ ROWS = [
     ("consume_rdk_p1_1024B", "records_per_s", "Consume 1 KiB, librdkafka assign (records/s)", "higher", 1.0),
     ("consume_rdk_p1_1024B", "mb_per_s", "Consume 1 KiB, librdkafka assign (MB/s)", "higher", 1.0),
     ("consume_rdk_p1_1024B", "broker_cpu_s_per_gb", "Consume 1 KiB, librdkafka: broker CPU-s per GB", "lower", 1 / 2),
+    # Client consumers of BENCH_CONSUMERS (issue 15: no client reads slower from Strata).
+    *[row for sc, name in (("consume_rdkqb10", "librdkafka fetch.queue.backoff.ms=10"),
+                           ("consume_kpy", "kafka-python"), ("consume_kjs", "kafkajs"),
+                           ("consume_franz", "franz-go"))
+      for row in (
+          (f"{sc}_p1_100B", "records_per_s", f"Consume 100 B, {name} (records/s)", "higher", 1.0),
+          (f"{sc}_p1_100B", "broker_cpu_s_per_gb", f"Consume 100 B, {name}: broker CPU-s per GB", "lower", 1 / 2),
+          (f"{sc}_p1_1024B", "records_per_s", f"Consume 1 KiB, {name} (records/s)", "higher", 1.0),
+          (f"{sc}_p1_1024B", "broker_cpu_s_per_gb", f"Consume 1 KiB, {name}: broker CPU-s per GB", "lower", 1 / 2))],
     ("produce_rdkperf_p1_100B_acks1", "records_per_s", "Produce 100 B acks=1, rdkafka_performance (records/s)", "higher", 1.0),
     ("produce_rdkperf_p1_100B_acks1", "broker_cpu_s_per_gb", "Produce 100 B acks=1, rdkafka_performance: broker CPU-s per GB", "lower", 1 / 3),
     ("produce_rdkperf_p1_100B_acksall", "records_per_s", "Produce 100 B acks=all idempotent, rdkafka_performance (records/s)", "higher", 1.0),
