@@ -21,6 +21,7 @@ Strata/Kafka ratio of the median records/s, target >= 1.0; broker CPU-s per GB).
 """
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -137,6 +138,8 @@ def main():
     finally:
         for b in brokers.values():
             b.stop()
+            # ~0.35 GB per broker and run: free it (the disk is shared).
+            shutil.rmtree(os.path.join(b.dir, "data"), ignore_errors=True)
     md = (f"`benches/consumer_parity.py`: {REPS} reads per broker, client and size, Kafka and "
           f"Strata alternating; topics written by {PRODUCER}; Kafka "
           f"{res['machine'].get('kafka')}, Strata binary `{compare.STRATA_BIN}` (tree at "
