@@ -300,6 +300,21 @@ def measured(broker, fn):
     return res
 
 
+def consumed(got, n, size, t_first, t_last):
+    """A consumer run's figures: throughput from its first to its last record."""
+    if got < n:
+        raise RuntimeError(f"consumed {got} of {n}")
+    return {"records": got, "records_per_s": got / (t_last - t_first),
+            "mb_per_s": got * size / (t_last - t_first) / 1e6}
+
+
+def measured_per_gb(broker, fn, n, size):
+    """measured(), plus the broker's CPU-s per GB of the n records of `size` bytes."""
+    r = measured(broker, fn)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
+    return r
+
+
 def producer_perf(broker, topic, n, size, acks, throughput=-1, config_file=None):
     """config_file: an optional client properties file (--producer.config), e.g. security
     settings; the --producer-props above take precedence over it."""
@@ -418,14 +433,9 @@ def rdk_consume(broker, topic, n, size, extra=None):
                     got += 1
         t_last = time.monotonic()
         c.close()
-        if got < n:
-            raise RuntimeError(f"consumed {got} of {n}")
-        return {"records": got, "records_per_s": got / (t_last - t_first),
-                "mb_per_s": got * size / (t_last - t_first) / 1e6}
+        return consumed(got, n, size, t_first, t_last)
 
-    r = measured(broker, run)
-    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
-    return r
+    return measured_per_gb(broker, run, n, size)
 
 
 def kpy_consume(broker, topic, n, size):
@@ -449,14 +459,9 @@ def kpy_consume(broker, topic, n, size):
                 got += len(recs)
         t_last = time.monotonic()
         c.close()
-        if got < n:
-            raise RuntimeError(f"consumed {got} of {n}")
-        return {"records": got, "records_per_s": got / (t_last - t_first),
-                "mb_per_s": got * size / (t_last - t_first) / 1e6}
+        return consumed(got, n, size, t_first, t_last)
 
-    r = measured(broker, run)
-    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (n * size / 1e9)
-    return r
+    return measured_per_gb(broker, run, n, size)
 
 
 NODE_PATH = os.path.join(ROOT, "compat-tests", ".cache", "node", "node_modules")
