@@ -22,6 +22,7 @@ pub mod markers;
 pub mod member_quorum;
 pub mod producer_ids;
 pub mod publisher;
+pub mod replica_changes;
 pub mod replica_fetcher;
 pub mod share_persister;
 pub mod startup;

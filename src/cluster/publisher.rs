@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::replica_changes::{apply_changes, InFlight, ReplicaChange, DEFER_NEW_LOGS_ABOVE};
 use super::BrokerParts;
 use crate::controller::image::MetadataImage;
 use crate::controller::{TopicMeta, RESOURCE_BROKER, RESOURCE_GROUP};
@@ -39,7 +40,15 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    pub fn publish(&mut self, broker: &BrokerParts, image: &MetadataImage) {
+    /// Applies `image` to this broker; returns the replica changes left to make after it is
+    /// published (the new logs of a large topic creation), for [`apply_changes`].
+    /// `pending`: replicas still being made from an earlier image, left alone.
+    pub fn publish(
+        &mut self,
+        broker: &BrokerParts,
+        image: &MetadataImage,
+        pending: Option<&super::replica_changes::Pending>,
+    ) -> Vec<ReplicaChange> {
         let local = broker.node_id;
         let now = broker.now_ms();
         broker.txns.set_transaction_version(
@@ -69,8 +78,10 @@ impl Publisher {
             }
         }
 
-        // Replica roles.
+        // Replica roles: first what changed, then the logs of new replicas (all at once,
+        // several threads), then each change.
         let mut hosted: BTreeSet<(String, i32)> = BTreeSet::new();
+        let mut changes = Vec::new();
         for t in image.topics.values() {
             let Some(meta) = metas.get(t.name.as_str()) else {
                 continue;
@@ -87,6 +98,9 @@ impl Publisher {
                 let key = (t.name.clone(), p);
                 hosted.insert(key.clone());
                 let epochs = (reg.leader_epoch, reg.partition_epoch);
+                if pending.and_then(|p| p.get(&key)) == Some(&epochs) {
+                    continue;
+                }
                 if self.applied.get(&key) == Some(&epochs) {
                     if configs_changed {
                         if let Some(part) = broker.replicas.get(&t.name, p) {
@@ -103,22 +117,34 @@ impl Publisher {
                 {
                     continue;
                 }
-                let change = reg.to_partition_change(&t.name, p, t.topic_id);
-                match broker.replicas.apply_partition_change_in(
-                    &change,
-                    pc.clone(),
-                    now,
-                    Some(assigned_dir),
-                ) {
-                    Ok(_) => {
-                        self.applied.insert(key, epochs);
-                    }
-                    Err(e) => {
-                        tracing::error!(topic = %t.name, partition = p, error = %e.message(), "cannot apply partition state");
-                    }
-                }
+                changes.push(ReplicaChange {
+                    change: reg.to_partition_change(&t.name, p, t.topic_id),
+                    key,
+                    epochs,
+                    config: pc.clone(),
+                    assigned_dir,
+                });
             }
         }
+        // Kafka's controller answers CreateTopics at the commit and its brokers create the
+        // logs afterwards. Here an image that brings few new logs is applied before it is
+        // published, so a topic is usable the moment a client can see it; a large creation
+        // is published first and its logs made right after (meanwhile its partitions answer
+        // NOT_LEADER_OR_FOLLOWER, which clients retry), so the answer does not wait for
+        // thousands of directories.
+        let (deferred, now_changes): (Vec<_>, Vec<_>) = {
+            let new_log = |c: &ReplicaChange| {
+                !c.key.0.starts_with("__")
+                    && broker.replicas.logs().get(&c.key.0, c.key.1).is_none()
+            };
+            if changes.iter().filter(|c| new_log(c)).count() > DEFER_NEW_LOGS_ABOVE {
+                changes.into_iter().partition(|c| new_log(c))
+            } else {
+                (Vec::new(), changes)
+            }
+        };
+        let applied = apply_changes(broker, now_changes, now, super::replica_changes::cores());
+        self.applied.extend(applied);
         // Replicas no longer assigned here (topic deleted, reassigned away).
         for part in broker.replicas.all() {
             let key = (part.topic.clone(), part.index);
@@ -133,6 +159,12 @@ impl Publisher {
             .retain(|name, _| metas.contains_key(name.as_str()));
 
         self.publish_coordinators(broker, image, BrokerId(local));
+        deferred
+    }
+
+    /// Records the replica changes [`apply_changes`] made after the image was published.
+    pub fn applied(&mut self, done: super::replica_changes::Applied) {
+        self.applied.extend(done);
     }
 
     /// Hands the groups' own configs (GROUP resources) to the group coordinator when they
@@ -176,16 +208,7 @@ impl Publisher {
 
     /// Applies the image's BROKER config layers to the effective config; whether it changed.
     fn apply_dynamic_configs(&mut self, broker: &BrokerParts, image: &MetadataImage) -> bool {
-        let layer = |name: &str| {
-            image
-                .resource_configs(RESOURCE_BROKER, name)
-                .cloned()
-                .unwrap_or_default()
-        };
-        let layers = crate::config::DynamicLayers {
-            default: layer(""),
-            per_broker: layer(&broker.node_id.to_string()),
-        };
+        let layers = dynamic_layers(image, broker.node_id);
         if layers == self.dynamic_layers {
             return false;
         }
@@ -299,6 +322,20 @@ impl Publisher {
 /// replicas reassigned away, while this broker was down, and a log whose topic id is not the
 /// one of the topic of that name now (deleted and created again), as Kafka's stray-replica
 /// check at start-up. Runs before any replica is opened from the image.
+/// The BROKER config layers of an image for broker `node_id`: the cluster default and its own.
+pub(super) fn dynamic_layers(image: &MetadataImage, node_id: i32) -> crate::config::DynamicLayers {
+    let layer = |name: &str| {
+        image
+            .resource_configs(RESOURCE_BROKER, name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    crate::config::DynamicLayers {
+        default: layer(""),
+        per_broker: layer(&node_id.to_string()),
+    }
+}
+
 fn remove_stray_logs(broker: &BrokerParts, image: &MetadataImage, local: i32) {
     let hosted: BTreeSet<(&str, i32)> = image
         .topics
@@ -341,10 +378,25 @@ pub async fn run(
     let mut images = cluster.quorum_state();
     let mut publisher = Publisher::default();
     let controller = cluster.controller.is_some();
+    let mut in_flight: Option<InFlight> = None;
     loop {
         let image = images.borrow_and_update().1.clone();
-        publisher.publish(&broker, &image);
+        if let Some(f) = in_flight.take() {
+            // Replicas still being made must not change under the thread making them.
+            if f.is_finished() || !f.unaffected_by(&broker, &image) {
+                publisher.applied(f.finish().await);
+            } else {
+                in_flight = Some(f);
+            }
+        }
+        let deferred = publisher.publish(&broker, &image, in_flight.as_ref().map(|f| f.keys()));
         let previous = cluster.published.send_replace(image.clone());
+        if !deferred.is_empty() {
+            if let Some(f) = in_flight.take() {
+                publisher.applied(f.finish().await);
+            }
+            in_flight = Some(InFlight::start(&broker, &image, deferred));
+        }
         super::image_metrics::observe(&broker.metrics, &previous, &image, controller);
         let unfenced = image
             .brokers
@@ -353,9 +405,16 @@ pub async fn run(
         if unfenced && !*cluster.ready.borrow() {
             cluster.ready.send_replace(true);
         }
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            changed = images.changed() => if changed.is_err() { return },
+        let stop = tokio::select! {
+            _ = shutdown.cancelled() => true,
+            changed = images.changed() => changed.is_err(),
+        };
+        if stop {
+            // The logs are not left half made under a shutting-down log manager.
+            if let Some(f) = in_flight.take() {
+                f.finish().await;
+            }
+            return;
         }
     }
 }

@@ -56,6 +56,9 @@ pub struct LogManager {
     /// Serialises checkpoint writes: the periodic task, topic deletion and shutdown may write
     /// the same file at once, and they share its temp file name.
     checkpoint_lock: Mutex<()>,
+    /// Held while logs are created, so one partition is never opened twice at once (the
+    /// map itself is not held over the file-system calls, so readers are not blocked).
+    create_lock: Mutex<()>,
     /// Set when produce acknowledgements wait for fsync (`strata.log.durable.acks`).
     group_commit: std::sync::OnceLock<Arc<GroupCommit>>,
 }
@@ -171,6 +174,7 @@ impl LogManager {
             high_watermarks: Mutex::new(high_watermarks),
             offline_partitions: Mutex::new(offline_partitions),
             checkpoint_lock: Mutex::new(()),
+            create_lock: Mutex::new(()),
             group_commit: std::sync::OnceLock::new(),
         };
         // A dir whose checkpoint cannot be written is offline now; the others serve.
@@ -281,6 +285,101 @@ impl LogManager {
         config: LogConfig,
         preferred: Option<Uuid>,
     ) -> Result<Arc<PartitionLog>> {
+        if let Some(log) = self.get(topic, partition).filter(|l| !l.is_offline()) {
+            return Ok(log);
+        }
+        let _creating = self.create_lock.lock();
+        let state = {
+            let logs = self.logs.lock();
+            match self.existing_or_dir(&logs, topic, partition, preferred, None)? {
+                Ok(log) => return Ok(log),
+                Err(state) => state,
+            }
+        };
+        let log = self.open_new(&state, topic, partition, config)?;
+        self.logs
+            .lock()
+            .insert((topic.to_string(), partition), log.clone());
+        Ok(log)
+    }
+
+    /// [`LogManager::get_or_create_in`] for many partitions, their directories and files made
+    /// on up to `threads` threads (a 10,000-partition topic is mostly file-system calls that
+    /// can overlap). One result per request, in order.
+    pub fn get_or_create_many(
+        &self,
+        requests: Vec<(String, i32, LogConfig, Option<Uuid>)>,
+        threads: usize,
+    ) -> Vec<Result<Arc<PartitionLog>>> {
+        let _creating = self.create_lock.lock();
+        let mut results: Vec<Option<Result<Arc<PartitionLog>>>> = Vec::new();
+        let mut to_open = Vec::new();
+        {
+            let logs = self.logs.lock();
+            let mut counts = self.logs_per_dir(&logs);
+            let mut seen = std::collections::HashSet::new();
+            for (i, (topic, partition, config, preferred)) in requests.into_iter().enumerate() {
+                if !seen.insert((topic.clone(), partition)) {
+                    results.push(Some(Err(StorageError::InvalidArgument(
+                        "partition requested twice",
+                    ))));
+                    continue;
+                }
+                match self.existing_or_dir(&logs, &topic, partition, preferred, Some(&mut counts)) {
+                    Ok(Ok(log)) => results.push(Some(Ok(log))),
+                    Ok(Err(state)) => {
+                        results.push(None);
+                        to_open.push((i, state, topic, partition, config));
+                    }
+                    Err(e) => results.push(Some(Err(e))),
+                }
+            }
+        }
+        let threads = threads.clamp(1, to_open.len().max(1));
+        let chunk = to_open.len().div_ceil(threads).max(1);
+        let opened: Vec<(usize, Result<Arc<PartitionLog>>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = to_open
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(i, state, topic, partition, config)| {
+                                (*i, self.open_new(state, topic, *partition, config.clone()))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("log creation thread panicked"))
+                .collect()
+        });
+        let mut logs = self.logs.lock();
+        for (i, result) in opened {
+            if let Ok(log) = &result {
+                logs.insert(log.topic_partition(), log.clone());
+            }
+            results[i] = Some(result);
+        }
+        results
+            .into_iter()
+            .map(|r| r.expect("every request answered"))
+            .collect()
+    }
+
+    /// The open log of a partition (`Ok(Ok)`), or the dir a new one goes to (`Ok(Err)`):
+    /// `preferred` when it is online, the only dir, or the one with the fewest logs.
+    /// `counts` carries the logs per dir across a batch, each new log counted at once.
+    #[allow(clippy::type_complexity)]
+    fn existing_or_dir(
+        &self,
+        logs: &HashMap<(String, i32), Arc<PartitionLog>>,
+        topic: &str,
+        partition: i32,
+        preferred: Option<Uuid>,
+        counts: Option<&mut Vec<usize>>,
+    ) -> Result<std::result::Result<Arc<PartitionLog>, Arc<LogDirState>>> {
         if topic.is_empty() || topic.contains('/') || topic == "." || topic == ".." || partition < 0
         {
             return Err(StorageError::InvalidArgument("invalid topic or partition"));
@@ -294,29 +393,49 @@ impl LogManager {
                 log_dir: dir.clone(),
             });
         }
-        let mut logs = self.logs.lock();
         if let Some(log) = logs.get(&(topic.to_string(), partition)) {
             // A partition of an offline dir is not recreated elsewhere: its data is there.
             if log.is_offline() {
                 return Err(log.log_dir().offline_error());
             }
-            return Ok(log.clone());
+            return Ok(Ok(log.clone()));
         }
-        // One pass over the open logs, and none with a single log dir: creating thousands of
-        // partitions must not be quadratic.
         let target = preferred.and_then(|id| {
             self.log_dir_states
                 .iter()
-                .find(|d| !d.is_offline() && d.directory_id() == id)
+                .position(|d| !d.is_offline() && d.directory_id() == id)
         });
-        let state = if let Some(target) = target {
+        let index = if let Some(target) = target {
             target
         } else if self.log_dir_states.len() == 1 {
-            Some(&self.log_dir_states[0])
-                .filter(|d| !d.is_offline())
+            Some(0)
+                .filter(|_| !self.log_dir_states[0].is_offline())
                 .ok_or(StorageError::NoOnlineLogDir)?
         } else {
-            let mut counts = vec![0usize; self.log_dir_states.len()];
+            // One pass over the open logs per batch, and none with a single log dir:
+            // creating thousands of partitions must not be quadratic.
+            let mut own;
+            let counts = match counts {
+                Some(c) => c,
+                None => {
+                    own = self.logs_per_dir(logs);
+                    &mut own
+                }
+            };
+            let least = (0..counts.len())
+                .filter(|&i| !self.log_dir_states[i].is_offline())
+                .min_by_key(|&i| counts[i])
+                .ok_or(StorageError::NoOnlineLogDir)?;
+            counts[least] += 1;
+            least
+        };
+        Ok(Err(self.log_dir_states[index].clone()))
+    }
+
+    /// The open logs per entry of `log_dir_states` (empty with a single dir: not needed).
+    fn logs_per_dir(&self, logs: &HashMap<(String, i32), Arc<PartitionLog>>) -> Vec<usize> {
+        let mut counts = vec![0usize; self.log_dir_states.len()];
+        if counts.len() > 1 {
             for l in logs.values() {
                 if let Some(i) = self
                     .log_dir_states
@@ -326,22 +445,25 @@ impl LogManager {
                     counts[i] += 1;
                 }
             }
-            let least = (0..counts.len())
-                .filter(|&i| !self.log_dir_states[i].is_offline())
-                .min_by_key(|&i| counts[i]);
-            least
-                .map(|i| &self.log_dir_states[i])
-                .ok_or(StorageError::NoOnlineLogDir)?
-        };
+        }
+        counts
+    }
+
+    /// Makes (or opens, if its directory is already there) one partition's log in `state`.
+    fn open_new(
+        &self,
+        state: &Arc<LogDirState>,
+        topic: &str,
+        partition: i32,
+        config: LogConfig,
+    ) -> Result<Arc<PartitionLog>> {
         let path = state.path().join(format!("{topic}-{partition}"));
         let now_ms = *self.now_ms.lock();
-        let log = Arc::new(
+        Ok(Arc::new(
             state
                 .guard(|| PartitionLog::open(path, config, 0, true, now_ms))?
                 .in_log_dir(state.clone()),
-        );
-        logs.insert((topic.to_string(), partition), log.clone());
-        Ok(log)
+        ))
     }
 
     /// Every open log of an online dir.

@@ -204,3 +204,52 @@ fn unreadable_recovery_points_and_log_starts_are_reset_not_fatal() {
     assert_eq!(a.log_end_offset(), 4);
     m.shutdown().expect("shutdown");
 }
+
+#[test]
+fn logs_made_together_are_the_logs_made_one_by_one() {
+    let d0 = tempfile::tempdir().expect("tempdir");
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let dirs = vec![d0.path().to_path_buf(), d1.path().to_path_buf()];
+    let m = LogManager::open(dirs.clone(), 1, LogConfig::default(), 0).expect("open");
+    let existing = m.get_or_create("t", 0, LogConfig::default()).expect("t-0");
+    existing
+        .append_as_leader(batch(2), 0, None, 0)
+        .expect("append");
+    let request = |p: i32| ("t".to_string(), p, LogConfig::default(), None);
+    let mut requests: Vec<_> = (0..40).map(request).collect();
+    requests.push(request(7));
+    requests.push(("bad/name".to_string(), 0, LogConfig::default(), None));
+    let made = m.get_or_create_many(requests, 3);
+    assert_eq!(made.len(), 42);
+    // The open log is handed back as it is, not made again.
+    assert!(Arc::ptr_eq(made[0].as_ref().expect("t-0"), &existing));
+    assert_eq!(existing.log_end_offset(), 2);
+    for (p, log) in made.iter().enumerate().take(40).skip(1) {
+        let log = log.as_ref().expect("made");
+        assert_eq!(log.topic_partition(), ("t".to_string(), p as i32));
+        assert_eq!(log.log_end_offset(), 0);
+        assert!(Arc::ptr_eq(&m.get("t", p as i32).expect("open"), log));
+    }
+    assert!(
+        matches!(made[40], Err(StorageError::InvalidArgument(_))),
+        "twice"
+    );
+    assert!(
+        matches!(made[41], Err(StorageError::InvalidArgument(_))),
+        "bad name"
+    );
+    // Spread over both dirs as one-by-one creation does: 20 each.
+    let in_dir = |d: &tempfile::TempDir| {
+        std::fs::read_dir(d.path())
+            .expect("list")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("t-"))
+            .count()
+    };
+    assert_eq!((in_dir(&d0), in_dir(&d1)), (20, 20));
+    m.shutdown().expect("shutdown");
+    drop(m);
+    let m = LogManager::open(dirs, 1, LogConfig::default(), 0).expect("reopen");
+    assert_eq!(m.all().len(), 40);
+    assert_eq!(m.get("t", 0).expect("t-0").log_end_offset(), 2);
+}

@@ -61,15 +61,28 @@ impl PartitionLog {
         now_ms: i64,
     ) -> Result<Self> {
         let (topic, partition) = parse_topic_partition(&dir)?;
-        std::fs::create_dir_all(&dir).ctx("create partition dir", &dir)?;
+        // A directory made here and now holds nothing to recover: creating thousands of
+        // partitions at once must not list each new directory three times.
+        let fresh = create_partition_dir(&dir)?;
 
         // Pass 0: a swap of cleaned segments that a crash interrupted is completed.
-        let swapped = complete_interrupted_swaps(&dir)?;
+        let swapped = if fresh {
+            Vec::new()
+        } else {
+            complete_interrupted_swaps(&dir)?
+        };
 
         // Pass 1: stray files out, segment bases in.
         let mut bases = Vec::new();
         let mut index_files = Vec::new();
-        for entry in std::fs::read_dir(&dir).ctx("list partition dir", &dir)? {
+        let listing = if fresh {
+            Vec::new()
+        } else {
+            std::fs::read_dir(&dir)
+                .ctx("list partition dir", &dir)?
+                .collect::<Vec<_>>()
+        };
+        for entry in listing {
             let entry = entry.ctx("list partition dir", &dir)?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = entry.path();
@@ -227,7 +240,9 @@ impl PartitionLog {
         // Snapshots past the recovered end, or of data below the log start, describe no log
         // we have (Kafka's `truncateAndReload`; the one at the log start itself is kept).
         let (start, end) = (inner.log_start_offset, inner.log_end_offset);
-        delete_snapshots_where(&dir, |o| o > end || o < start)?;
+        if !fresh {
+            delete_snapshots_where(&dir, |o| o > end || o < start)?;
+        }
         let log_dir = Arc::new(LogDirState::new(log_dir_of(&dir), Uuid::ZERO));
         Ok(PartitionLog {
             dir,
@@ -239,5 +254,19 @@ impl PartitionLog {
             // the state shared by its dir.
             log_dir,
         })
+    }
+}
+
+/// Makes a partition's directory; true when it did not exist before.
+fn create_partition_dir(dir: &Path) -> Result<bool> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        // The log dir itself is missing (a log opened on its own, in tests and tools).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).ctx("create partition dir", dir)?;
+            Ok(true)
+        }
+        Err(e) => Err::<bool, _>(e).ctx("create partition dir", dir),
     }
 }
