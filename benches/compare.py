@@ -187,6 +187,10 @@ class Broker:
                           # beside the test suites and must not take their admin port.
                           "strata.admin.listeners": os.environ.get("BENCH_STRATA_ADMIN", "")})
             props.update(self.extra_props)
+            # BENCH_STRATA_PROPS="k=v,k2=v2": Strata-only overrides for an A/B of one setting.
+            for kv in filter(None, os.environ.get("BENCH_STRATA_PROPS", "").split(",")):
+                k, v = kv.split("=", 1)
+                props[k.strip()] = v.strip()
             cmd = [STRATA_BIN]
             for k, v in props.items():
                 cmd += ["--override", f"{k}={v}"]

@@ -47,6 +47,11 @@ pub struct BrokerConfig {
     pub allow_everyone_if_no_acl_found: bool,
     pub message_max_bytes: i32,
     pub socket_request_max_bytes: i32,
+    /// `socket.send.buffer.bytes`: SO_SNDBUF of accepted sockets; -1 leaves the OS's.
+    pub socket_send_buffer_bytes: i32,
+    /// `socket.receive.buffer.bytes`: SO_RCVBUF of the listening sockets (accepted ones
+    /// inherit it, and it sets the TCP window scale offered); -1 leaves the OS's.
+    pub socket_receive_buffer_bytes: i32,
     pub max_connections: i32,
     pub queued_max_requests: i32,
     /// The most partitions one DescribeTopicPartitions response holds.
@@ -575,6 +580,8 @@ impl BrokerConfig {
             allow_everyone_if_no_acl_found: p.boolean("allow.everyone.if.no.acl.found")?,
             message_max_bytes: p.int("message.max.bytes")?,
             socket_request_max_bytes: p.int("socket.request.max.bytes")?,
+            socket_send_buffer_bytes: p.int("socket.send.buffer.bytes")?,
+            socket_receive_buffer_bytes: p.int("socket.receive.buffer.bytes")?,
             max_connections: p.int("max.connections")?,
             queued_max_requests: p.int("queued.max.requests")?,
             max_request_partition_size_limit: p.int("max.request.partition.size.limit")?,

@@ -48,6 +48,8 @@ pub struct NetworkState {
     pub request_read_timeout: Duration,
     /// The settings of each SASL listener (issue 13, sasl slice).
     pub sasl: super::sasl_gate::SaslListeners,
+    /// `socket.send.buffer.bytes`.
+    pub socket_send_buffer_bytes: i32,
 }
 
 impl NetworkState {
@@ -66,6 +68,7 @@ impl NetworkState {
                 config.request_read_timeout_ms.max(1) as u64
             ),
             sasl: super::sasl_gate::listeners(config)?,
+            socket_send_buffer_bytes: config.socket_send_buffer_bytes,
         }))
     }
 }
@@ -94,6 +97,7 @@ pub async fn serve(
             tracker.spawn(tls.clone().watch(shutdown.clone()));
         }
         let unlimited = bound.scope == ListenerScope::Controller;
+        let send_buffer_bytes = network.socket_send_buffer_bytes;
         let counters = broker.metrics.listener(&bound.name);
         let broker = broker.clone();
         let network = network.clone();
@@ -137,7 +141,7 @@ pub async fn serve(
                                 continue;
                             }
                         };
-                        let _ = stream.set_nodelay(true);
+                        configure_accepted(&stream, send_buffer_bytes);
                         let counted = counters.opened();
                         let context = Arc::new(ConnectionContext::new(
                             bound.name.clone(),
@@ -256,5 +260,91 @@ async fn tls_handshake(
             }
             None
         }
+    }
+}
+
+/// Binds a listening socket for `address` (`host:port`, resolved), with SO_RCVBUF set before
+/// `listen` so accepted connections inherit it and offer the matching window scale, as
+/// Kafka's acceptor opens its server socket with `socket.receive.buffer.bytes`; -1 keeps the
+/// OS's autotuned buffer.
+pub async fn bind(address: &str, receive_buffer_bytes: i32) -> std::io::Result<TcpListener> {
+    let mut last_error = None;
+    for addr in tokio::net::lookup_host(address).await? {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        if receive_buffer_bytes >= 0 {
+            socket.set_recv_buffer_size(receive_buffer_bytes as u32)?;
+        }
+        match socket.bind(addr) {
+            Ok(()) => return socket.listen(LISTEN_BACKLOG),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address to bind")
+    }))
+}
+
+/// The accept backlog: std's and tokio's own, above Kafka's `socket.listen.backlog.size`
+/// default of 50, so a thousand clients connecting at once are not dropped.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Kafka's `configureAcceptedSocketChannel`: no Nagle, keep-alive, and SO_SNDBUF from
+/// `socket.send.buffer.bytes` unless -1. Failures leave the OS's settings (best effort, as a
+/// socket that is already closing can refuse them).
+fn configure_accepted(stream: &tokio::net::TcpStream, send_buffer_bytes: i32) {
+    let _ = stream.set_nodelay(true);
+    let socket = socket2::SockRef::from(stream);
+    let _ = socket.set_keepalive(true);
+    if send_buffer_bytes >= 0 {
+        let _ = socket.set_send_buffer_size(send_buffer_bytes as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux reports twice the size asked for (the kernel's bookkeeping share).
+    fn asked(reported: usize) -> usize {
+        reported / 2
+    }
+
+    #[tokio::test]
+    async fn buffers_follow_the_socket_settings_and_minus_one_leaves_the_os_its_own() {
+        let listener = bind("127.0.0.1:0", 65_536).await.expect("bind");
+        assert_eq!(
+            asked(
+                socket2::SockRef::from(&listener)
+                    .recv_buffer_size()
+                    .unwrap()
+            ),
+            65_536
+        );
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        // Inherited from the listening socket.
+        let socket = socket2::SockRef::from(&accepted);
+        assert_eq!(asked(socket.recv_buffer_size().unwrap()), 65_536);
+        let before = socket.send_buffer_size().unwrap();
+        configure_accepted(&accepted, -1);
+        assert_eq!(socket.send_buffer_size().unwrap(), before);
+        assert!(socket.keepalive().unwrap());
+        assert!(accepted.nodelay().unwrap());
+        configure_accepted(&accepted, 102_400);
+        assert_eq!(asked(socket.send_buffer_size().unwrap()), 102_400);
+
+        let own = bind("127.0.0.1:0", -1).await.expect("bind");
+        let fresh = tokio::net::TcpSocket::new_v4().unwrap();
+        assert_eq!(
+            socket2::SockRef::from(&own).recv_buffer_size().unwrap(),
+            socket2::SockRef::from(&fresh).recv_buffer_size().unwrap()
+        );
+        assert!(bind("no-such-host.invalid:0", -1).await.is_err());
     }
 }

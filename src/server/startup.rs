@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::{group_config, txn_config, Broker, Limits};
@@ -193,7 +192,7 @@ pub async fn start(
     let mut local_addrs = Vec::new();
     for l in &config.listeners {
         let bind = format!("{}:{}", l.bind_host(), l.port);
-        let listener = TcpListener::bind(&bind)
+        let listener = super::listener::bind(&bind, config.socket_receive_buffer_bytes)
             .await
             .map_err(|error| StartupError::Bind {
                 listener: bind.clone(),
