@@ -8,8 +8,6 @@ use common::*;
 
 use std::time::Duration;
 
-use strata::protocol::messages::*;
-
 const TOPIC: i8 = 2;
 const BROKER: i8 = 4;
 const BROKER_LOGGER: i8 = 8;
@@ -68,17 +66,7 @@ async fn heartbeat(
 ) -> (i16, String, i32, i32) {
     for _ in 0..100 {
         // FindCoordinator creates `__consumer_offsets` the first time.
-        let _ = api_call!(
-            c,
-            find_coordinator_request::FindCoordinatorRequest,
-            find_coordinator_response::FindCoordinatorResponse,
-            4,
-            find_coordinator_request::FindCoordinatorRequest {
-                key_type: 0,
-                coordinator_keys: vec![group.into()],
-                ..Default::default()
-            }
-        );
+        find_group_coordinator(c, group).await;
         let r = heartbeat_once(c, group, member_id, member_epoch).await;
         if !matches!(r.0, 14..=16) {
             return r;

@@ -82,21 +82,7 @@ async fn list_offsets(
 }
 
 async fn leader_epoch(c: &mut Client, topic: &str) -> i32 {
-    use metadata_request::*;
-    let r = api_call!(
-        c,
-        metadata_request::MetadataRequest,
-        metadata_response::MetadataResponse,
-        12,
-        MetadataRequest {
-            topics: Some(vec![MetadataRequestTopic {
-                name: Some(topic.into()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }
-    );
-    r.topics[0].partitions[0].leader_epoch
+    topic_metadata(c, topic).await.topics[0].partitions[0].leader_epoch
 }
 
 /// (error code, timestamp, offset, leader epoch) as the client reads them.

@@ -169,21 +169,7 @@ async fn offsets_of_partitions_that_do_not_exist() {
 }
 
 async fn partition_count(c: &mut Client, topic: &str) -> usize {
-    use metadata_request::*;
-    let r = api_call!(
-        c,
-        metadata_request::MetadataRequest,
-        metadata_response::MetadataResponse,
-        12,
-        MetadataRequest {
-            topics: Some(vec![MetadataRequestTopic {
-                name: Some(topic.into()),
-                ..Default::default()
-            }]),
-            allow_auto_topic_creation: false,
-            ..Default::default()
-        }
-    );
+    let r = topic_metadata(c, topic).await;
     assert_eq!(r.topics[0].error_code, 0, "{topic} exists");
     r.topics[0].partitions.len()
 }

@@ -58,28 +58,6 @@ async fn create_on(c: &mut Client, name: &str, broker: i32) -> i16 {
     r.topics[0].error_code
 }
 
-/// ShareGroupHeartbeat v1 joining `GROUP` subscribed to `TOPIC`, retried while the
-/// coordinator is set up (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, LOAD_IN_PROGRESS).
-async fn join(
-    c: &mut Client,
-    member_id: &str,
-) -> share_group_heartbeat_response::ShareGroupHeartbeatResponse {
-    for _ in 0..100 {
-        let r = api_call!(
-            c,
-            share_group_heartbeat_request::ShareGroupHeartbeatRequest,
-            share_group_heartbeat_response::ShareGroupHeartbeatResponse,
-            1,
-            common::share::heartbeat_request(GROUP, member_id, 0, TOPIC)
-        );
-        if !matches!(r.error_code, 14..=16) {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("no group coordinator for {GROUP}");
-}
-
 /// ShareFetch v2 of partition 0 of `topic_id` (record-limit mode, up to 10 records, 500 ms
 /// wait) carrying `acks` as (first, last, type): the partition's answer.
 async fn share_fetch(
@@ -201,7 +179,7 @@ async fn share_lag_on_a_coordinator_without_a_replica_is_the_leaders() {
     // then 0..=3 accepted (persisted before the answer); 4..=9 stay acquired.
     let mut c = Client::connect(cluster.addr(ci)).await;
     let member = Uuid::random().to_string();
-    let hb = join(&mut c, &member).await;
+    let hb = common::share::heartbeat(&mut c, GROUP, &member, 0, TOPIC).await;
     assert_eq!((hb.error_code, &hb.error_message), (0, &None), "{hb:?}");
     let p = share_fetch(&mut l, &member, 0, tid, &[]).await;
     let acquired: Vec<(i64, i64)> = p

@@ -31,39 +31,14 @@ fn new_member_id() -> String {
     Uuid::random().to_string()
 }
 
-/// ShareGroupHeartbeat v1 after a FindCoordinator, retried while the group coordinator is set
-/// up (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS).
+/// ShareGroupHeartbeat v1 subscribed to `TOPIC`, retried while the coordinator is set up.
 async fn share_heartbeat(
     c: &mut Client,
     group: &str,
     member_id: &str,
     member_epoch: i32,
 ) -> share_group_heartbeat_response::ShareGroupHeartbeatResponse {
-    for _ in 0..100 {
-        let _ = api_call!(
-            c,
-            find_coordinator_request::FindCoordinatorRequest,
-            find_coordinator_response::FindCoordinatorResponse,
-            4,
-            find_coordinator_request::FindCoordinatorRequest {
-                key_type: 0,
-                coordinator_keys: vec![group.into()],
-                ..Default::default()
-            }
-        );
-        let r = api_call!(
-            c,
-            share_group_heartbeat_request::ShareGroupHeartbeatRequest,
-            share_group_heartbeat_response::ShareGroupHeartbeatResponse,
-            1,
-            common::share::heartbeat_request(group, member_id, member_epoch, TOPIC)
-        );
-        if !matches!(r.error_code, 14..=16) {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("no group coordinator for {group}");
+    common::share::heartbeat(c, group, member_id, member_epoch, TOPIC).await
 }
 
 /// ShareFetch v2 of partition 0 of `topic_id` (record-limit mode, 500 ms wait) carrying

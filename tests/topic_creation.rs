@@ -56,23 +56,6 @@ async fn produce_when_ready(c: &mut Client, topic: &str, partition: i32) -> i64 
     }
 }
 
-async fn metadata(c: &mut Client, topic: &str) -> metadata_response::MetadataResponse {
-    use metadata_request::*;
-    api_call!(
-        c,
-        metadata_request::MetadataRequest,
-        metadata_response::MetadataResponse,
-        12,
-        MetadataRequest {
-            topics: Some(vec![MetadataRequestTopic {
-                name: Some(topic.into()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }
-    )
-}
-
 fn partition_dirs(dir: &std::path::Path, topic: &str) -> usize {
     let prefix = format!("{topic}-");
     std::fs::read_dir(dir)
@@ -92,7 +75,7 @@ async fn a_large_topic_is_visible_at_the_answer_and_every_log_follows() {
     let mut c = b.client().await;
     assert_eq!(create_topic(&mut c, "big", 1500, &[]).await, 0);
     // Visible at once, every partition led by this broker.
-    let md = metadata(&mut c, "big").await;
+    let md = topic_metadata(&mut c, "big").await;
     let t = &md.topics[0];
     assert_eq!(t.error_code, 0);
     assert_eq!(t.partitions.len(), 1500);

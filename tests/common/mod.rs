@@ -226,6 +226,47 @@ pub fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
+/// FindCoordinator v4 for one group key (the first for a group creates `__consumer_offsets`).
+pub async fn find_group_coordinator(
+    c: &mut Client,
+    group: &str,
+) -> strata::protocol::messages::find_coordinator_response::FindCoordinatorResponse {
+    use strata::protocol::messages::find_coordinator_request::*;
+    api_call!(
+        c,
+        find_coordinator_request::FindCoordinatorRequest,
+        find_coordinator_response::FindCoordinatorResponse,
+        4,
+        FindCoordinatorRequest {
+            key_type: 0,
+            coordinator_keys: vec![group.into()],
+            ..Default::default()
+        }
+    )
+}
+
+/// Metadata v12 for one topic, without auto-creating it.
+pub async fn topic_metadata(
+    c: &mut Client,
+    topic: &str,
+) -> strata::protocol::messages::metadata_response::MetadataResponse {
+    use strata::protocol::messages::metadata_request::*;
+    api_call!(
+        c,
+        metadata_request::MetadataRequest,
+        metadata_response::MetadataResponse,
+        12,
+        MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some(topic.into()),
+                ..Default::default()
+            }]),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        }
+    )
+}
+
 /// CreateTopics v7 for one topic with `configs`; returns its error code.
 pub async fn create_topic_with(
     c: &mut Client,

@@ -1,7 +1,11 @@
 //! Share-group (KIP-932) requests as the share tests send them: ShareFetch v2 of partition 0 in
 //! record-limit mode with acknowledgements as (first, last, type), and ShareGroupHeartbeat v1.
+use std::time::Duration;
+
 use strata::protocol::codec::Uuid;
 use strata::protocol::messages::*;
+
+use super::{api_call, Client};
 
 /// A ShareFetch of partition 0 of `topic_id` for `member_id` of `group` at `epoch`, acquiring
 /// at most `max_records` (record-limit mode), waiting at most `max_wait_ms`, carrying `acks`.
@@ -62,4 +66,32 @@ pub fn heartbeat_request(
         subscribed_topic_names: (member_epoch == 0).then(|| vec![topic.into()]),
         ..Default::default()
     }
+}
+
+/// ShareGroupHeartbeat v1 of `member_id` at `member_epoch`, subscribed to `topic`; while the
+/// group has no coordinator yet (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+/// NOT_COORDINATOR) it asks FindCoordinator, which creates `__consumer_offsets`, and tries
+/// again, up to 10 s.
+pub async fn heartbeat(
+    c: &mut Client,
+    group: &str,
+    member_id: &str,
+    member_epoch: i32,
+    topic: &str,
+) -> share_group_heartbeat_response::ShareGroupHeartbeatResponse {
+    for _ in 0..100 {
+        super::find_group_coordinator(c, group).await;
+        let r = api_call!(
+            c,
+            share_group_heartbeat_request::ShareGroupHeartbeatRequest,
+            share_group_heartbeat_response::ShareGroupHeartbeatResponse,
+            1,
+            heartbeat_request(group, member_id, member_epoch, topic)
+        );
+        if !matches!(r.error_code, 14..=16) {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no group coordinator for {group}");
 }
