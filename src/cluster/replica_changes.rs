@@ -108,10 +108,13 @@ impl InFlight {
         changes: Vec<ReplicaChange>,
     ) -> Self {
         let keys = changes.iter().map(|c| (c.key.clone(), c.epochs)).collect();
-        let topic_configs = changes
-            .iter()
-            .filter_map(|c| image.topic_meta(&c.key.0))
-            .map(|m| (m.name.clone(), m.configs.clone()))
+        // One lookup per topic, not per partition: a creation is thousands of one topic's.
+        let names: std::collections::BTreeSet<&str> =
+            changes.iter().map(|c| c.key.0.as_str()).collect();
+        let topic_configs = names
+            .into_iter()
+            .filter_map(|name| image.topic_meta(name))
+            .map(|m| (m.name, m.configs))
             .collect();
         let parts = broker.clone();
         let now_ms = broker.now_ms();
