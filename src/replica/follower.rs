@@ -84,7 +84,7 @@ impl Partition {
         let changed = appended > 0 || high_watermark != st.high_watermark;
         st.high_watermark = high_watermark;
         if changed {
-            self.wake_waiters();
+            self.wake_waiters_locked(&st);
         }
         Ok(appended)
     }
@@ -102,7 +102,7 @@ impl Partition {
         }
         self.log.truncate_to(offset)?;
         st.high_watermark = st.high_watermark.min(offset);
-        self.wake_waiters();
+        self.wake_waiters_locked(&st);
         let (producers, _) = load_producer_state(&self.log)?;
         st.producers = producers;
         Ok(())
@@ -119,7 +119,7 @@ impl Partition {
         self.check_following(&st, leader_epoch)?;
         self.log.truncate_fully_and_start_at(offset)?;
         st.high_watermark = offset;
-        self.wake_waiters();
+        self.wake_waiters_locked(&st);
         let (producers, _) = load_producer_state(&self.log)?;
         st.producers = producers;
         Ok(())

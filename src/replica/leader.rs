@@ -55,7 +55,7 @@ pub enum ChangeOutcome {
 
 impl Partition {
     pub fn is_leader(&self) -> bool {
-        self.state.lock().leader_state().is_some()
+        self.state.is_leader()
     }
 
     /// The leader as this replica knows it.
@@ -153,7 +153,7 @@ impl Partition {
             }
             let changed = self.maybe_increment_high_watermark(&mut st, now_ms);
             // Acks waiting on the previous epoch fail; waiting reads re-check.
-            self.wake_waiters();
+            self.wake_waiters_locked(&st);
             return Ok(ChangeOutcome::Leader {
                 high_watermark_changed: changed,
             });
@@ -168,7 +168,7 @@ impl Partition {
         st.leader_epoch = epoch;
         st.high_watermark = st.high_watermark.min(log_end_offset);
         // Waiting acks and consumer fetches end with NOT_LEADER_OR_FOLLOWER.
-        self.wake_waiters();
+        self.wake_waiters_locked(&st);
         Ok(ChangeOutcome::Follower {
             leader: change.leader,
             leader_epoch: change.leader_epoch,
@@ -232,7 +232,7 @@ impl Partition {
         result.high_watermark_changed = self.maybe_increment_high_watermark(&mut st, fetch.now_ms);
         if result.high_watermark_changed {
             // acks=all produces and consumer fetches wait for the high watermark.
-            self.wake_waiters();
+            self.wake_waiters_locked(&st);
         }
         result.high_watermark = st.high_watermark;
         result.last_stable_offset = match st.producers.first_unstable_offset() {

@@ -24,6 +24,7 @@ pub mod share_manager;
 pub mod share_partition;
 pub mod share_persister;
 pub mod share_sessions;
+mod state_lock;
 pub mod txn_verification;
 pub mod wait;
 

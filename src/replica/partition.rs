@@ -8,12 +8,13 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 
 use super::ids::{BrokerId, LeaderEpoch, PartitionEpoch};
 use super::leader_state::LeaderState;
 use super::load::{load_producer_state, ProducerStateLoad};
 use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
+use super::state_lock::{StateGuard, StateLock};
 use super::txn_verification::TxnVerification;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -237,7 +238,7 @@ pub struct Partition {
     pub index: i32,
     pub topic_id: Uuid,
     pub log: Arc<PartitionLog>,
-    pub(super) state: Mutex<PartitionState>,
+    pub(super) state: StateLock,
     config: RwLock<Arc<PartitionConfig>>,
     load: ProducerStateLoad,
     /// The requests waiting on this partition (`wait.rs`).
@@ -383,7 +384,7 @@ impl Partition {
             index,
             topic_id,
             log,
-            state: Mutex::new(PartitionState {
+            state: StateLock::new(PartitionState {
                 local,
                 role,
                 leader_epoch,
@@ -410,6 +411,13 @@ impl Partition {
         self.waiters.notify_waiters();
     }
 
+    /// [`Self::wake_waiters`] from under the state lock: what changed is published first, or
+    /// a waiter could re-check the old figures and sleep through the change.
+    pub(super) fn wake_waiters_locked(&self, st: &StateGuard<'_>) {
+        st.publish();
+        self.wake_waiters();
+    }
+
     /// Marks the partition dropped from this broker and wakes its waiters, which answer
     /// NOT_LEADER_OR_FOLLOWER at once as Kafka's DelayedProduce does for a partition it no
     /// longer hosts, instead of at their timeout.
@@ -433,11 +441,11 @@ impl Partition {
     }
 
     pub fn leader_epoch(&self) -> i32 {
-        self.state.lock().leader_epoch
+        self.state.leader_epoch()
     }
 
     pub fn high_watermark(&self) -> i64 {
-        self.state.lock().high_watermark
+        self.state.high_watermark()
     }
 
     pub fn log_start_offset(&self) -> i64 {
@@ -450,11 +458,7 @@ impl Partition {
 
     /// The offset below which no transaction is still open (Kafka's LSO).
     pub fn last_stable_offset(&self) -> i64 {
-        let st = self.state.lock();
-        match st.producers.first_unstable_offset() {
-            Some(first) => first.min(st.high_watermark),
-            None => st.high_watermark,
-        }
+        self.state.last_stable_offset()
     }
 
     /// Checks the epoch a client believes current (`current_leader_epoch`, -1 = unknown).
@@ -635,7 +639,7 @@ impl Partition {
         self.maybe_increment_high_watermark(&mut st, now_ms);
         // Long-poll fetches of followers wait for the log end offset, consumers' for the
         // high watermark.
-        self.wake_waiters();
+        self.wake_waiters_locked(&st);
         Ok(AppendOutcome {
             base_offset: info.first_offset,
             last_offset: info.last_offset,

@@ -85,7 +85,7 @@ impl Partition {
             .set_coordinator_epoch(producer_id, coordinator_epoch);
         self.maybe_increment_high_watermark(&mut st, now_ms);
         // The last stable offset moved: read_committed fetches may now return data.
-        self.wake_waiters();
+        self.wake_waiters_locked(&st);
         Ok(offset)
     }
 

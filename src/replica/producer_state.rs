@@ -71,6 +71,10 @@ pub struct ProducerStateManager {
     /// leader's own bookkeeping, never in the log or a snapshot.
     pub(super) verifications: HashMap<i64, super::txn_verification::VerificationEntry>,
     pub(super) next_guard: u64,
+    /// The earliest `current_txn_first_offset` of `producers`, kept up to date by every change
+    /// of one (Kafka's `ongoingTxns` serves the same purpose): the last stable offset is
+    /// published at each unlock of the partition state, so it must not cost a scan.
+    first_unstable: Option<i64>,
 }
 
 /// Sequence numbers wrap from i32::MAX to 0.
@@ -185,11 +189,17 @@ impl ProducerStateManager {
         }
         entry.last_timestamp = timestamp;
         if h.is_control() {
-            entry.current_txn_first_offset = None;
+            if entry.current_txn_first_offset.take().is_some() {
+                self.first_unstable = scan_first_unstable(&self.producers);
+            }
             return;
         }
         if h.is_transactional() && entry.current_txn_first_offset.is_none() {
             entry.current_txn_first_offset = Some(first_offset);
+            self.first_unstable = Some(
+                self.first_unstable
+                    .map_or(first_offset, |f| f.min(first_offset)),
+            );
         }
         if h.base_sequence < 0 {
             return;
@@ -387,6 +397,7 @@ impl ProducerStateManager {
             );
         }
         ProducerStateManager {
+            first_unstable: scan_first_unstable(&producers),
             producers,
             ..Default::default()
         }
@@ -411,9 +422,67 @@ impl ProducerStateManager {
 
     /// First offset of the earliest open transaction (bounds the last stable offset).
     pub fn first_unstable_offset(&self) -> Option<i64> {
-        self.producers
-            .values()
-            .filter_map(|e| e.current_txn_first_offset)
-            .min()
+        self.first_unstable
+    }
+}
+
+fn scan_first_unstable(producers: &HashMap<i64, ProducerEntry>) -> Option<i64> {
+    producers
+        .values()
+        .filter_map(|e| e.current_txn_first_offset)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn batch(producer_id: i64, transactional: bool, control: bool, offset: i64) -> BatchHeader {
+        BatchHeader {
+            base_offset: offset,
+            batch_length: 0,
+            partition_leader_epoch: 0,
+            magic: 2,
+            crc: 0,
+            attributes: if control {
+                0x30
+            } else if transactional {
+                0x10
+            } else {
+                0
+            },
+            last_offset_delta: 0,
+            base_timestamp: 0,
+            max_timestamp: offset,
+            producer_id,
+            producer_epoch: 0,
+            base_sequence: if control { -1 } else { 0 },
+            records_count: 1,
+        }
+    }
+
+    proptest! {
+        /// The kept earliest open transaction is the one a scan of every producer finds, after
+        /// any mix of transactional writes, markers, plain writes, expiry and a snapshot reload.
+        #[test]
+        fn first_unstable_offset_is_the_earliest_open_transaction(
+            ops in proptest::collection::vec((0i64..4, 0u8..5), 1..60)
+        ) {
+            let mut state = ProducerStateManager::new();
+            for (offset, (pid, op)) in ops.into_iter().enumerate() {
+                let offset = offset as i64;
+                match op {
+                    0 | 1 => state.update(&batch(pid, true, false, offset), offset, offset, offset),
+                    2 => state.update(&batch(pid, false, true, offset), offset, offset, offset),
+                    3 => state.update(&batch(pid, false, false, offset), offset, offset, offset),
+                    _ => {
+                        state.expire(offset, 3);
+                        state = ProducerStateManager::from_snapshot(&state.to_snapshot());
+                    }
+                }
+                prop_assert_eq!(state.first_unstable_offset(), scan_first_unstable(&state.producers));
+            }
+        }
     }
 }

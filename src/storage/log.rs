@@ -4,14 +4,15 @@
 //! timestamp lookups and flushing; loading and recovery live in `recovery.rs`, retention and
 //! DeleteRecords in `retention.rs`, truncation in `truncation.rs`.
 //!
-//! All state sits behind one `RwLock`: reads share it, everything else takes it exclusively.
+//! All state sits behind one `RwLock`: reads share it, everything else takes it exclusively;
+//! the offsets a fetch checks are also published as atomics at each exclusive release
+//! (`log_lock.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use parking_lot::RwLock;
 
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch::{
@@ -26,6 +27,7 @@ use super::config::{FetchDataInfo, FileRegion, LogAppendInfo, LogConfig, RegionD
 use super::epoch::LeaderEpochCache;
 use super::error::{IoContext, Result, StorageError};
 use super::log_dir::LogDirState;
+use super::log_lock::LogLock;
 use super::segment::{offset_of_timestamp, LogSegment};
 
 /// A partition's log. `Send + Sync`; share it as `Arc<PartitionLog>`.
@@ -34,7 +36,7 @@ pub struct PartitionLog {
     pub(super) dir: PathBuf,
     pub(super) topic: String,
     pub(super) partition: i32,
-    pub(super) inner: RwLock<Inner>,
+    pub(super) inner: LogLock,
     /// The log cleaner's checkpoint and bookkeeping (`cleaner/`).
     pub(super) cleaner: CleanerState,
     /// The health of the log dir holding this log, shared with its other logs: an I/O error
@@ -537,11 +539,11 @@ impl PartitionLog {
     }
 
     pub fn log_end_offset(&self) -> i64 {
-        self.inner.read().log_end_offset
+        self.inner.log_end_offset()
     }
 
     pub fn log_start_offset(&self) -> i64 {
-        self.inner.read().log_start_offset
+        self.inner.log_start_offset()
     }
 
     pub fn size_bytes(&self) -> u64 {

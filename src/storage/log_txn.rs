@@ -97,6 +97,9 @@ impl PartitionLog {
         fetch_offset: i64,
         upper_bound_offset: i64,
     ) -> Result<Vec<AbortedTxn>> {
+        if !self.inner.has_aborted_txns() {
+            return Ok(Vec::new());
+        }
         self.log_dir.guard(|| {
             let inner = self.inner.read();
             let mut out = Vec::new();

@@ -10,6 +10,7 @@ pub mod error;
 mod index;
 pub mod log;
 pub mod log_dir;
+mod log_lock;
 mod log_txn;
 pub mod manager;
 pub mod offset_index;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use super::log_lock::LogLock;
 
 use super::checkpoint::{read_partition_metadata, PARTITION_METADATA};
 use super::cleaner::{complete_interrupted_swaps, CleanerState};
@@ -248,7 +248,7 @@ impl PartitionLog {
             dir,
             topic,
             partition,
-            inner: RwLock::new(inner),
+            inner: LogLock::new(inner),
             cleaner: CleanerState::new(),
             // A log opened on its own has a dir of its own; the log manager replaces it with
             // the state shared by its dir.
