@@ -15,7 +15,8 @@ Strata, ... (BENCH_PAIRS pairs). Within one run the scenarios are, in order:
   rdkafka_performance (produce 100 B / 1 KiB x acks=1 / acks=all, then consume what the acks=1
   run wrote; built by benches/build-rdkafka-perf.sh),
   EndToEndLatency (lock-step) idle and while a fixed-rate ProducerPerformance loads the
-  broker at half of Kafka's saturating rate, ProducerPerformance on 100 / 1000 partitions (memory
+  broker at half of Kafka's saturating rate, benches/latency_probe.c at that same rate (a light
+  C load generator that times ack and end-to-end latency of every record), ProducerPerformance on 100 / 1000 partitions (memory
   per idle partition measured at topic creation), and 1000 / 10000 idle connections that each
   sent one ApiVersions request.
 Broker CPU comes from /proc/<pid>/stat (utime+stime) before/after each client run, peak RSS from
@@ -600,6 +601,32 @@ def rdk_perf_consume(broker, topic, n, size):
     return r
 
 
+PROBE = os.path.join(ROOT, "compat-tests", ".cache", "bin", "latency_probe")
+PROBE_SECONDS = float(os.environ.get("BENCH_PROBE_SECONDS", "15"))
+
+
+def latency_probe(broker, topic, rate, seconds=PROBE_SECONDS, warmup=3, acks="1", linger_ms="0"):
+    """benches/latency_probe.c (built by build-rdkafka-perf.sh): a light C producer at `rate`
+    100 B records/s, sleeping between 1 ms ticks, and a consumer from the end of the
+    partition, both timing every record on one clock (issue 15, "Tail latency"). Returns the
+    probe's figures (ack_* and e2e_* percentiles in microseconds) and the broker's CPU."""
+    cmd = [PROBE, broker.addr, topic, str(rate), str(seconds), "100", str(warmup),
+           "-P", f"acks={'-1' if acks == 'all' else acks}", "-P", f"linger.ms={linger_ms}",
+           "-P", f"enable.idempotence={'true' if acks == 'all' else 'false'}",
+           "-P", "compression.type=none",
+           "-C", "fetch.wait.max.ms=500", "-C", "fetch.min.bytes=1"]
+
+    def run():
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)
+        if p.returncode != 0:
+            raise RuntimeError(f"latency_probe failed ({p.returncode}): {p.stderr[-1000:]}")
+        return json.loads(p.stdout)
+
+    r = measured(broker, run)
+    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (r["acked"] * 100 / 1e9)
+    return r
+
+
 def rdk_e2e(broker, topic, n):
     """Lock-step end-to-end latency with librdkafka, as Kafka's EndToEndLatency does it: send one
     100 B record (acks=1, linger.ms=0), wait for the ack, then poll the assigned consumer until
@@ -743,6 +770,9 @@ def one_run(kind, idx, fixed_rate):
             r = sc.get(f"produce_p1_100B_acks1", {}).get("records_per_s")
             rate = int(r / 2) if r else 100000
         step("e2e_loaded", lambda: e2e_under_load(b, rate))
+        if os.path.exists(PROBE):
+            create_topic(b, "tail-probe", 1)
+            step("tail_probe", lambda: latency_probe(b, "tail-probe", rate))
         def scale(parts):
             time.sleep(1)
             rss0 = proc_status_kb(b.pid, "VmRSS")

@@ -73,6 +73,12 @@ ROWS = [
     ("e2e_loaded", "fixed_produce_p50_ms", "Fixed-rate produce: ack p50 (ms)", "lower", None),
     ("e2e_loaded", "fixed_produce_p99_ms", "Fixed-rate produce: ack p99 (ms)", "lower", 1 / 5),
     ("e2e_loaded", "fixed_produce_p999_ms", "Fixed-rate produce: ack p99.9 (ms)", "lower", None),
+    ("tail_probe", "ack_p50_us", "Fixed rate, light C probe: ack p50 (µs)", "lower", None),
+    ("tail_probe", "ack_p99_us", "Fixed rate, light C probe: ack p99 (µs)", "lower", 1 / 5),
+    ("tail_probe", "ack_p999_us", "Fixed rate, light C probe: ack p99.9 (µs)", "lower", None),
+    ("tail_probe", "e2e_p50_us", "Fixed rate, light C probe: end-to-end p50 (µs)", "lower", None),
+    ("tail_probe", "e2e_p99_us", "Fixed rate, light C probe: end-to-end p99 (µs)", "lower", 1 / 5),
+    ("tail_probe", "e2e_p999_us", "Fixed rate, light C probe: end-to-end p99.9 (µs)", "lower", None),
     ("e2e_loaded", "fixed_broker_cpu_s_per_gb", "Fixed-rate produce: broker CPU-s per GB", "lower", 1 / 3),
     ("produce_p1_100B_acks1", "broker_peak_rss_mb", "Peak RSS during produce, 1 partition (MB)", "lower", None),
 ]

@@ -40,27 +40,8 @@ ACKS = os.environ.get("BENCH_TL_ACKS", "1")
 LINGER_MS = os.environ.get("BENCH_TL_LINGER_MS", "0")
 KINDS = os.environ.get("BENCH_TL_KINDS", "kafka,strata").split(",")
 STRATA_BIN = compare.STRATA_BIN
-PROBE = os.path.join(compare.ROOT, "compat-tests", ".cache", "bin", "latency_probe")
 FIGURES = [("ack", "p50"), ("ack", "p99"), ("ack", "p999"), ("e2e", "p50"), ("e2e", "p99"),
            ("e2e", "p999")]
-
-
-def probe(broker, topic, rate):
-    cmd = [PROBE, broker.addr, topic, str(rate), str(SECONDS), "100", str(WARMUP),
-           "-P", f"acks={'-1' if ACKS == 'all' else ACKS}", "-P", f"linger.ms={LINGER_MS}",
-           "-P", f"enable.idempotence={'true' if ACKS == 'all' else 'false'}",
-           "-P", "compression.type=none",
-           "-C", "fetch.wait.max.ms=500", "-C", "fetch.min.bytes=1"]
-
-    def run():
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120)
-        if p.returncode != 0:
-            raise RuntimeError(f"latency_probe failed ({p.returncode}): {p.stderr[-1000:]}")
-        return json.loads(p.stdout)
-
-    r = compare.measured(broker, run)
-    r["broker_cpu_s_per_gb"] = r["broker_cpu_s"] / (r["acked"] * 100 / 1e9)
-    return r
 
 
 def one_run(kind, rnd):
@@ -79,7 +60,7 @@ def one_run(kind, rnd):
         for rate in RATES:
             topic = f"tl-{rate}"
             compare.create_topic(b, topic, 1)
-            r = probe(b, topic, rate)
+            r = compare.latency_probe(b, topic, rate, SECONDS, WARMUP, ACKS, LINGER_MS)
             r.update({"kind": kind, "round": rnd})
             compare.log(f"{kind} round {rnd} rate {rate}: achieved {r['achieved_per_s']:.0f}/s, "
                         f"ack p99 {r['ack_p99_us']} us p99.9 {r['ack_p999_us']} us, "
