@@ -94,7 +94,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         }
         acked++;
         int64_t sent = stamp_of(m);
-        if (sent >= measure_from_ns)
+        if (sent >= __atomic_load_n(&measure_from_ns, __ATOMIC_ACQUIRE))
                 samples_add(&acks, (now_ns() - sent) / 1000);
 }
 
@@ -129,7 +129,7 @@ static void *consume(void *arg) {
                 if (!m->err) {
                         __atomic_add_fetch(&consumed, 1, __ATOMIC_RELAXED);
                         int64_t sent = stamp_of(m);
-                        if (sent >= measure_from_ns)
+                        if (sent >= __atomic_load_n(&measure_from_ns, __ATOMIC_ACQUIRE))
                                 samples_add(&e2e, (t - sent) / 1000);
                 }
                 rd_kafka_message_destroy(m);
@@ -202,7 +202,8 @@ int main(int argc, char **argv) {
         pthread_create(&reporter, NULL, serve_delivery_reports, producer);
         char *payload = calloc(1, record_size);
         int64_t start   = now_ns();
-        measure_from_ns = start + (int64_t)(warmup * 1e9);
+        /* The reader thread already runs: publish the start of measurement atomically. */
+        __atomic_store_n(&measure_from_ns, start + (int64_t)(warmup * 1e9), __ATOMIC_RELEASE);
         produce_until_ns = start + (int64_t)(seconds * 1e9);
         int64_t sent = 0, queue_full = 0;
         struct timespec tick;

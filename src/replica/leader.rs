@@ -235,10 +235,7 @@ impl Partition {
             self.wake_waiters_locked(&st);
         }
         result.high_watermark = st.high_watermark;
-        result.last_stable_offset = match st.producers.first_unstable_offset() {
-            Some(first) => first.min(st.high_watermark),
-            None => st.high_watermark,
-        };
+        result.last_stable_offset = st.last_stable_offset();
         result.records = self
             .log
             .read(fetch.fetch_offset, fetch.max_bytes, log_end_offset, true)?

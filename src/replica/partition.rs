@@ -225,6 +225,14 @@ impl PartitionState {
         }
     }
 
+    /// Kafka's LSO: the high watermark, or the first offset of the earliest open transaction
+    /// if that is lower.
+    pub fn last_stable_offset(&self) -> i64 {
+        self.producers
+            .first_unstable_offset()
+            .map_or(self.high_watermark, |f| f.min(self.high_watermark))
+    }
+
     pub fn leader_state_mut(&mut self) -> Option<&mut LeaderState> {
         match &mut self.role {
             Role::Leader(l) => Some(l),

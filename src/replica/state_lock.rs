@@ -28,16 +28,13 @@ struct Published {
 
 impl Published {
     fn store(&self, st: &PartitionState) {
-        let lso = st
-            .producers
-            .first_unstable_offset()
-            .map_or(st.high_watermark, |f| f.min(st.high_watermark));
         self.is_leader
             .store(st.leader_state().is_some(), Ordering::Release);
         self.leader_epoch.store(st.leader_epoch, Ordering::Release);
         self.high_watermark
             .store(st.high_watermark, Ordering::Release);
-        self.last_stable_offset.store(lso, Ordering::Release);
+        self.last_stable_offset
+            .store(st.last_stable_offset(), Ordering::Release);
     }
 }
 
@@ -81,8 +78,7 @@ impl StateLock {
         self.published.high_watermark.load(Ordering::Acquire)
     }
 
-    /// Kafka's LSO: the high watermark, or the first offset of the earliest open transaction
-    /// if that is lower.
+    /// [`PartitionState::last_stable_offset`] as of the last release.
     pub fn last_stable_offset(&self) -> i64 {
         self.published.last_stable_offset.load(Ordering::Acquire)
     }
