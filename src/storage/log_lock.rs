@@ -19,8 +19,11 @@ use super::log::Inner;
 struct Published {
     log_start_offset: AtomicI64,
     log_end_offset: AtomicI64,
-    /// Whether any segment has held an aborted transaction since the log was opened. Never
-    /// cleared: a stale `true` costs only the index lookup it skips.
+    /// Whether any segment has held an aborted transaction since the log was opened: found by
+    /// a scan at open, then set by the two places that index one
+    /// ([`LogWriteGuard::note_aborted_txn_indexed`]), so an append costs O(1) however many
+    /// segments the log has. Never cleared: a stale `true` costs only the index lookup it
+    /// skips. (The cleaner only copies entries the log already had.)
     has_aborted_txns: AtomicBool,
 }
 
@@ -30,12 +33,15 @@ impl Published {
             .store(inner.log_start_offset, Ordering::Release);
         self.log_end_offset
             .store(inner.log_end_offset, Ordering::Release);
-        if !self.has_aborted_txns.load(Ordering::Relaxed)
-            && inner.segments.values().any(|s| !s.txn_index().is_empty())
-        {
-            self.has_aborted_txns.store(true, Ordering::Release);
-        }
+        debug_assert!(
+            self.has_aborted_txns.load(Ordering::Relaxed) || !any_aborted_txn_indexed(inner),
+            "an aborted transaction was indexed without note_aborted_txn_indexed"
+        );
     }
+}
+
+fn any_aborted_txn_indexed(inner: &Inner) -> bool {
+    inner.segments.values().any(|s| !s.txn_index().is_empty())
 }
 
 #[derive(Debug)]
@@ -49,7 +55,7 @@ impl LogLock {
         let published = Published {
             log_start_offset: AtomicI64::new(0),
             log_end_offset: AtomicI64::new(0),
-            has_aborted_txns: AtomicBool::new(false),
+            has_aborted_txns: AtomicBool::new(any_aborted_txn_indexed(&inner)),
         };
         published.store(&inner);
         LogLock {
@@ -86,6 +92,17 @@ impl LogLock {
 pub(super) struct LogWriteGuard<'a> {
     guard: RwLockWriteGuard<'a, Inner>,
     published: &'a Published,
+}
+
+impl LogWriteGuard<'_> {
+    /// Called after appending to a segment's `.txnindex`: read_committed fetches must look
+    /// the index up from now on. Published at once; a fetch that sees it before this guard
+    /// is released waits for the lock to read the index.
+    pub fn note_aborted_txn_indexed(&self) {
+        self.published
+            .has_aborted_txns
+            .store(true, Ordering::Release);
+    }
 }
 
 impl Deref for LogWriteGuard<'_> {

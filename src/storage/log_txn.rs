@@ -60,6 +60,7 @@ impl PartitionLog {
             });
             if let Some(txn) = &aborted {
                 inner.active_mut().txn_index_mut().append(txn)?;
+                inner.note_aborted_txn_indexed();
             }
             inner.maybe_flush(now_ms)?;
             Ok((inner.append_info(batch.len(), &headers, -1), aborted))
@@ -84,6 +85,7 @@ impl PartitionLog {
                 return Ok(false);
             }
             idx.append(txn)?;
+            inner.note_aborted_txn_indexed();
             Ok(true)
         })
     }
