@@ -135,10 +135,11 @@ class RssSampler:
 class Broker:
     """One broker. `port` (default BENCH_KAFKA_PORT / BENCH_STRATA_PORT) is its PLAINTEXT
     listener; `listeners` adds more as [(SECURITY_PROTOCOL, port)], each listener named after
-    its protocol; `extra_props` are added to (or replace) its configuration."""
+    its protocol; `extra_props` are added to (or replace) its configuration; `cgroup` is a
+    cgroup directory the broker process starts in (durable_compare.py's slow-fsync disk)."""
 
-    def __init__(self, kind, run_dir, port=None, listeners=(), extra_props=None):
-        self.kind, self.dir = kind, run_dir
+    def __init__(self, kind, run_dir, port=None, listeners=(), extra_props=None, cgroup=None):
+        self.kind, self.dir, self.cgroup = kind, run_dir, cgroup
         self.port = port or (KAFKA_PORT if kind == "kafka" else STRATA_PORT)
         self.addr = f"127.0.0.1:{self.port}"
         self.listeners, self.extra_props = list(listeners), dict(extra_props or {})
@@ -196,8 +197,13 @@ class Broker:
             for k, v in props.items():
                 cmd += ["--override", f"{k}={v}"]
         self.t0 = time.monotonic()
+        def join_cgroup():
+            with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL,
+                                     preexec_fn=join_cgroup if self.cgroup else None)
         self.pid = self.proc.pid
         return self.first_produce()
 

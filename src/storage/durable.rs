@@ -162,6 +162,7 @@ pub struct GroupCommit {
     queue: Mutex<Queue>,
     wake: Condvar,
     stats: Mutex<GroupCommitStats>,
+    pool: SyncPool,
 }
 
 impl GroupCommit {
@@ -170,6 +171,7 @@ impl GroupCommit {
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
             stats: Mutex::new(GroupCommitStats::default()),
+            pool: SyncPool::default(),
         });
         let runner = service.clone();
         std::thread::Builder::new()
@@ -209,6 +211,7 @@ impl GroupCommit {
             self.wake.notify_one();
             std::mem::take(&mut queue.waiting)
         };
+        self.pool.stop();
         for w in waiting {
             (w.done)(Err(SyncFailed("the broker is shutting down".into())));
         }
@@ -243,7 +246,7 @@ impl GroupCommit {
         }
         let groups: Vec<Vec<Waiter>> = by_log.into_values().collect();
         let logs: Vec<Arc<PartitionLog>> = groups.iter().map(|g| g[0].log.clone()).collect();
-        let outcomes = sync_all(&logs);
+        let outcomes = self.pool.sync_all(&logs);
         let mut retry = Vec::new();
         let mut answers = Vec::new();
         for ((waiters, log), outcome) in groups.into_iter().zip(&logs).zip(outcomes) {
@@ -277,34 +280,116 @@ impl GroupCommit {
 /// its own.
 const SYNC_THREADS: usize = 4;
 
-/// [`PartitionLog::sync_durable`] of every log, the logs spread over up to [`SYNC_THREADS`]
-/// threads when there are several; outcomes in the order of `logs`.
-fn sync_all(logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
-    if logs.len() <= 1 {
-        return logs.iter().map(|l| l.sync_durable()).collect();
-    }
-    let threads = logs.len().min(SYNC_THREADS);
-    let chunk = logs.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = logs
-            .chunks(chunk)
-            .map(|part| {
-                let handle =
-                    scope.spawn(move || part.iter().map(|l| l.sync_durable()).collect::<Vec<_>>());
-                (part.len(), handle)
-            })
-            .collect();
-        handles
+/// The logs of one round handed to a helper: their outcomes go back with the chunk's index.
+struct SyncJob {
+    index: usize,
+    logs: Vec<Arc<PartitionLog>>,
+    outcomes: std::sync::mpsc::Sender<(usize, Vec<Result<i64>>)>,
+}
+
+/// The helper threads of rounds that cover several logs (the round's own thread takes one
+/// share). Started at the first such round, so a broker whose rounds each cover one log never
+/// has them, and then kept: starting them afresh for every round cost about 2 CPU-s per GB at
+/// thousands of rounds a second (BENCHMARKS.md, "Durable acknowledgements").
+#[derive(Default)]
+struct SyncPool {
+    jobs: Mutex<Option<std::sync::mpsc::Sender<SyncJob>>>,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl SyncPool {
+    /// [`PartitionLog::sync_durable`] of every log, spread over up to [`SYNC_THREADS`]
+    /// threads when there are several; outcomes in the order of `logs`.
+    fn sync_all(&self, logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
+        if logs.len() <= 1 {
+            return logs.iter().map(|l| l.sync_durable()).collect();
+        }
+        let threads = logs.len().min(SYNC_THREADS);
+        let chunk = logs.len().div_ceil(threads);
+        let chunks: Vec<&[Arc<PartitionLog>]> = logs.chunks(chunk).collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut outcomes: Vec<Option<Vec<Result<i64>>>> = (0..chunks.len()).map(|_| None).collect();
+        let mut handed = 0;
+        for (index, part) in chunks.iter().enumerate().skip(1) {
+            let job = SyncJob {
+                index,
+                logs: part.to_vec(),
+                outcomes: tx.clone(),
+            };
+            match self.submit(job) {
+                Ok(()) => handed += 1,
+                // No helper to take it (stopped, or every one died): done here.
+                Err(job) => outcomes[index] = Some(sync_logs(&job.logs)),
+            }
+        }
+        drop(tx);
+        outcomes[0] = Some(sync_logs(chunks[0]));
+        for _ in 0..handed {
+            match rx.recv() {
+                Ok((index, r)) => outcomes[index] = Some(r),
+                Err(_) => break,
+            }
+        }
+        // A chunk whose helper panicked has no outcome: its logs are not known to be synced.
+        outcomes
             .into_iter()
-            .flat_map(|(len, h)| {
-                h.join().unwrap_or_else(|_| {
-                    (0..len)
+            .zip(&chunks)
+            .flat_map(|(o, part)| {
+                o.unwrap_or_else(|| {
+                    (0..part.len())
                         .map(|_| Err(StorageError::InvalidArgument("fsync thread panicked")))
                         .collect()
                 })
             })
             .collect()
-    })
+    }
+
+    fn submit(&self, job: SyncJob) -> std::result::Result<(), SyncJob> {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        if jobs.is_none() && !self.stopped.load(std::sync::atomic::Ordering::Acquire) {
+            *jobs = Self::start_helpers();
+        }
+        match jobs.as_ref() {
+            Some(sender) => sender.send(job).map_err(|e| e.0),
+            None => Err(job),
+        }
+    }
+
+    fn start_helpers() -> Option<std::sync::mpsc::Sender<SyncJob>> {
+        let (tx, rx) = std::sync::mpsc::channel::<SyncJob>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        for i in 1..SYNC_THREADS {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("strata-fsync-{i}"))
+                .spawn(move || loop {
+                    let job = {
+                        let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                        match rx.recv() {
+                            Ok(job) => job,
+                            Err(_) => return,
+                        }
+                    };
+                    let _ = job.outcomes.send((job.index, sync_logs(&job.logs)));
+                });
+            if spawned.is_ok() {
+                started += 1;
+            }
+        }
+        (started > 0).then_some(tx)
+    }
+
+    /// Ends the helpers once they finish the jobs they hold.
+    fn stop(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::Release);
+        *self.jobs.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+fn sync_logs(logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
+    logs.iter().map(|l| l.sync_durable()).collect()
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -367,6 +452,7 @@ mod tests {
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
             stats: Mutex::new(GroupCommitStats::default()),
+            pool: SyncPool::default(),
         }
     }
 
@@ -407,6 +493,39 @@ mod tests {
                 requests: 7
             }
         );
+    }
+
+    #[test]
+    fn rounds_over_many_logs_use_the_helpers_and_run_inline_once_they_stop() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let logs: Vec<_> = (0..6).map(|i| open(&dir, &format!("t-{i}"))).collect();
+        let g = service();
+        let (tx, rx) = mpsc::channel();
+        for round in 1..=3 {
+            let waiters = logs
+                .iter()
+                .map(|l| {
+                    let end = l
+                        .append_as_leader(batch(1), 0, None, 0)
+                        .expect("append")
+                        .last_offset
+                        + 1;
+                    waiter(l, end, &tx)
+                })
+                .collect();
+            if round == 3 {
+                g.pool.stop();
+            }
+            assert!(g.round(waiters).is_empty());
+            let answered: Vec<_> = rx.try_iter().collect();
+            assert_eq!(answered.len(), 6, "round {round}");
+            assert!(answered.iter().all(|(_, r)| r.is_ok()));
+            assert!(logs.iter().all(|l| l.durable_offset() == round));
+            // Helpers were started by the first round and kept; stopped by the last.
+            assert_eq!(g.pool.jobs.lock().unwrap().is_some(), round < 3);
+        }
+        assert!(g.pool.jobs.lock().unwrap().is_none());
+        assert_eq!(g.stats().log_syncs, 18);
     }
 
     #[test]
