@@ -150,6 +150,65 @@ async fn produce_and_fetch_over_tls_next_to_a_plaintext_listener() {
     let mut plain = common::Client::connect(b.plaintext).await;
     let pd = common::fetch_partition(&mut plain, "secured", 0, 0, 1 << 20).await;
     assert_eq!(pd.high_watermark, 50);
+
+    // A fetch larger than the TLS path's 64 KiB read chunk, ending in a partial chunk: the
+    // bytes over TLS are those the plaintext listener sends (from the file, zero-copy).
+    let big: Vec<Vec<u8>> = (0..100)
+        .map(|i| format!("big-{i:03}-").into_bytes().repeat(250))
+        .collect();
+    let refs: Vec<&[u8]> = big.iter().map(|v| v.as_slice()).collect();
+    let produced = call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_request::ProduceRequest {
+            acks: 1,
+            timeout_ms: 5000,
+            topic_data: vec![produce_request::TopicProduceData {
+                name: "secured".into(),
+                partition_data: vec![produce_request::PartitionProduceData {
+                    index: 0,
+                    records: Some(common::batch(&refs, None)),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let p = &produced.responses[0].partition_responses[0];
+    assert_eq!((p.error_code, p.base_offset), (0, 50), "{produced:?}");
+    let fetched = call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        fetch_request::FetchRequest {
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            topics: vec![fetch_request::FetchTopic {
+                topic: "secured".into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let over_tls = fetched.responses[0].partitions[0]
+        .records
+        .clone()
+        .expect("records");
+    assert!(over_tls.len() > 2 * 64 * 1024, "{} bytes", over_tls.len());
+    let pd = common::fetch_partition(&mut plain, "secured", 0, 0, 1 << 20).await;
+    assert_eq!(pd.high_watermark, 150);
+    assert_eq!(pd.records.as_deref(), Some(&over_tls[..]));
     drop(b);
 }
 

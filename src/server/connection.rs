@@ -562,16 +562,18 @@ pub(super) trait SendRegion: AsyncWrite + Unpin + Send {
     ) -> impl std::future::Future<Output = std::io::Result<()>> + Send + 'a {
         async move {
             const CHUNK: usize = 64 * 1024;
+            // One buffer for the whole region: zeroing a fresh one per chunk cost as much as
+            // a copy of the bytes.
+            let mut buf = vec![0u8; CHUNK.min(region.len)];
             let mut done = 0;
             while done < region.len {
                 let n = CHUNK.min(region.len - done);
-                let mut buf = vec![0u8; n];
                 std::os::unix::fs::FileExt::read_exact_at(
                     &*region.file,
-                    &mut buf,
+                    &mut buf[..n],
                     region.position + done as u64,
                 )?;
-                self.write_all(&buf).await?;
+                self.write_all(&buf[..n]).await?;
                 done += n;
             }
             Ok(())
