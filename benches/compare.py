@@ -611,12 +611,15 @@ PROBE = os.path.join(ROOT, "compat-tests", ".cache", "bin", "latency_probe")
 PROBE_SECONDS = float(os.environ.get("BENCH_PROBE_SECONDS", "15"))
 
 
-def latency_probe(broker, topic, rate, seconds=PROBE_SECONDS, warmup=3, acks="1", linger_ms="0"):
+def latency_probe(broker, topic, rate, seconds=PROBE_SECONDS, warmup=3, acks="1", linger_ms="0",
+                  partitions=1):
     """benches/latency_probe.c (built by build-rdkafka-perf.sh): a light C producer at `rate`
-    100 B records/s, sleeping between 1 ms ticks, and a consumer from the end of the
-    partition, both timing every record on one clock (issue 15, "Tail latency"). Returns the
-    probe's figures (ack_* and e2e_* percentiles in microseconds) and the broker's CPU."""
+    100 B records/s, round robin over `partitions`, sleeping between 1 ms ticks, and a consumer
+    from the end of those partitions, both timing every record on one clock (issue 15, "Tail
+    latency"). Returns the probe's figures (ack_* and e2e_* percentiles in microseconds) and
+    the broker's CPU."""
     cmd = [PROBE, broker.addr, topic, str(rate), str(seconds), "100", str(warmup),
+           "-n", str(partitions),
            "-P", f"acks={'-1' if acks == 'all' else acks}", "-P", f"linger.ms={linger_ms}",
            "-P", f"enable.idempotence={'true' if acks == 'all' else 'false'}",
            "-P", "compression.type=none",

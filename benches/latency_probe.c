@@ -1,17 +1,18 @@
 /* Fixed-rate latency probe (issue 15, `benches/tail_latency.py`).
  *
  * A light load generator that measures its own load: one librdkafka producer sends records of
- * SIZE bytes to partition 0 of TOPIC at RATE records/s for SECONDS, paced in 1 ms ticks (a
- * sleeping producer, unlike `rdkafka_performance -r`, which spins a core between messages above
- * 1,000 records/s); one librdkafka consumer in the same process reads the partition from its
- * end. Each record carries its send time (CLOCK_MONOTONIC, ns) in its first 8 bytes, so
+ * SIZE bytes to partitions 0..N-1 of TOPIC (round robin; N=1 unless -n N) at RATE records/s for
+ * SECONDS, paced in 1 ms ticks (a sleeping producer, unlike `rdkafka_performance -r`, which
+ * spins a core between messages above 1,000 records/s); one librdkafka consumer in the same
+ * process reads those partitions from their end, through one queue. Each record carries its send time (CLOCK_MONOTONIC, ns) in its first 8 bytes, so
  * - ack latency = delivery report time - send time (what the producer waits for), and
  * - end-to-end latency = time the consumer gets the record - send time,
  * both on one clock. Samples of the first WARMUP seconds are dropped. Prints one JSON object:
  * the achieved rate and p50/p90/p99/p99.9/max of both, in microseconds.
  *
- * usage: latency_probe BROKERS TOPIC RATE SECONDS SIZE WARMUP [-P k=v]... [-C k=v]...
- *   -P sets a producer property, -C a consumer property (librdkafka names).
+ * usage: latency_probe BROKERS TOPIC RATE SECONDS SIZE WARMUP [-n N] [-P k=v]... [-C k=v]...
+ *   -n the number of partitions written and read, -P sets a producer property, -C a consumer
+ *   property (librdkafka names).
  * Built against the librdkafka that benches/build-rdkafka-perf.sh builds. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -113,16 +114,12 @@ static void set(rd_kafka_conf_t *conf, const char *kv) {
         }
 }
 
-struct consumer_args {
-        rd_kafka_topic_t *rkt;
-};
-
 static void *consume(void *arg) {
-        rd_kafka_topic_t *rkt = ((struct consumer_args *)arg)->rkt;
+        rd_kafka_queue_t *queue = arg;
         /* One message at a time: rd_kafka_consume_batch waits to fill its batch, which would
          * add its own wait to every latency. */
         while (!consumer_done) {
-                rd_kafka_message_t *m = rd_kafka_consume(rkt, 0, 100);
+                rd_kafka_message_t *m = rd_kafka_consume_queue(queue, 100);
                 if (!m)
                         continue;
                 int64_t t = now_ns();
@@ -150,7 +147,7 @@ static void *serve_delivery_reports(void *arg) {
 int main(int argc, char **argv) {
         if (argc < 7) {
                 fprintf(stderr,
-                        "usage: %s BROKERS TOPIC RATE SECONDS SIZE WARMUP [-P k=v]... "
+                        "usage: %s BROKERS TOPIC RATE SECONDS SIZE WARMUP [-n N] [-P k=v]... "
                         "[-C k=v]...\n",
                         argv[0]);
                 return 2;
@@ -167,8 +164,11 @@ int main(int argc, char **argv) {
         rd_kafka_conf_set(pconf, "bootstrap.servers", brokers, err, sizeof(err));
         rd_kafka_conf_set(cconf, "bootstrap.servers", brokers, err, sizeof(err));
         set(cconf, "enable.partition.eof=false");
+        int partitions = 1;
         for (int i = 7; i + 1 < argc; i += 2) {
-                if (!strcmp(argv[i], "-P"))
+                if (!strcmp(argv[i], "-n"))
+                        partitions = atoi(argv[i + 1]);
+                else if (!strcmp(argv[i], "-P"))
                         set(pconf, argv[i + 1]);
                 else if (!strcmp(argv[i], "-C"))
                         set(cconf, argv[i + 1]);
@@ -186,13 +186,20 @@ int main(int argc, char **argv) {
         }
         rd_kafka_topic_t *prkt = rd_kafka_topic_new(producer, topic, NULL);
         rd_kafka_topic_t *crkt = rd_kafka_topic_new(consumer, topic, NULL);
-        if (rd_kafka_consume_start(crkt, 0, RD_KAFKA_OFFSET_END) == -1) {
-                fprintf(stderr, "consume_start: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
-                return 1;
+        if (partitions < 1) {
+                fprintf(stderr, "need -n N >= 1\n");
+                return 2;
+        }
+        rd_kafka_queue_t *queue = rd_kafka_queue_new(consumer);
+        for (int p = 0; p < partitions; p++) {
+                if (rd_kafka_consume_start_queue(crkt, p, RD_KAFKA_OFFSET_END, queue) == -1) {
+                        fprintf(stderr, "consume_start: %s\n",
+                                rd_kafka_err2str(rd_kafka_last_error()));
+                        return 1;
+                }
         }
         pthread_t reader;
-        struct consumer_args cargs = {crkt};
-        pthread_create(&reader, NULL, consume, &cargs);
+        pthread_create(&reader, NULL, consume, queue);
         /* The consumer has to have resolved the end offset before the first record is sent:
          * give it a second (the first WARMUP seconds are not measured anyway). */
         struct timespec pause = {1, 0};
@@ -216,8 +223,9 @@ int main(int argc, char **argv) {
                 while (sent < due) {
                         int64_t stamp = now_ns();
                         memcpy(payload, &stamp, sizeof(stamp));
-                        if (rd_kafka_produce(prkt, 0, RD_KAFKA_MSG_F_COPY, payload, record_size,
-                                             NULL, 0, NULL) == -1) {
+                        if (rd_kafka_produce(prkt, (int32_t)(sent % partitions),
+                                             RD_KAFKA_MSG_F_COPY, payload, record_size, NULL, 0,
+                                             NULL) == -1) {
                                 queue_full++;
                                 struct timespec ms = {0, 1000000};
                                 nanosleep(&ms, NULL);
@@ -251,12 +259,14 @@ int main(int argc, char **argv) {
         }
         consumer_done = 1;
         pthread_join(reader, NULL);
-        rd_kafka_consume_stop(crkt, 0);
+        for (int p = 0; p < partitions; p++)
+                rd_kafka_consume_stop(crkt, p);
+        rd_kafka_queue_destroy(queue);
 
-        printf("{\"rate\":%.0f,\"seconds\":%.1f,\"size\":%zu,\"sent\":%" PRId64
+        printf("{\"rate\":%.0f,\"partitions\":%d,\"seconds\":%.1f,\"size\":%zu,\"sent\":%" PRId64
                ",\"achieved_per_s\":%.0f,\"acked\":%" PRId64 ",\"failed\":%" PRId64
                ",\"consumed\":%" PRId64 ",\"queue_full\":%" PRId64 ",",
-               rate, seconds, record_size, sent, (double)sent * 1e9 / (double)elapsed_ns, acked,
+               rate, partitions, seconds, record_size, sent, (double)sent * 1e9 / (double)elapsed_ns, acked,
                failed, consumed, queue_full);
         samples_print("ack", &acks);
         printf(",");

@@ -4,9 +4,9 @@ and of end-to-end latency, Apache Kafka and Strata alternating, with a light loa
 
 The load generator is benches/latency_probe.c (built by benches/build-rdkafka-perf.sh against
 the same librdkafka as rdkafka_performance): one C producer sends 100 B records (acks=1 unless
-BENCH_TL_ACKS says otherwise, linger.ms=0, no idempotence unless acks=all) to a new 1-partition
-topic at a fixed rate, paced in 1 ms ticks and sleeping between them, and a consumer in the same
-process reads the partition from its end; both latencies are measured on one monotonic clock
+BENCH_TL_ACKS says otherwise, linger.ms=0, no idempotence unless acks=all) to a new topic of
+BENCH_TL_PARTITIONS partitions (1; round robin over them) at a fixed rate, paced in 1 ms ticks and sleeping between them, and a consumer in the same
+process reads the partitions from their end; both latencies are measured on one monotonic clock
 from a send time carried in each record. `rdkafka_performance -r` was not used: above 1,000
 records/s it spins a core between messages, which on two cores takes one from the broker.
 
@@ -18,7 +18,7 @@ and prints a Markdown table of medians over the rounds.
 
   compat-tests/.cache/venv/bin/python benches/tail_latency.py
 Env: BENCH_TL_ROUNDS (3), BENCH_TL_RATES (10000,50000,200000), BENCH_TL_SECONDS (20),
-BENCH_TL_WARMUP (3), BENCH_TL_ACKS (1), BENCH_TL_LINGER_MS (0), BENCH_TL_KINDS (kafka,strata:
+BENCH_TL_WARMUP (3), BENCH_TL_PARTITIONS (1), BENCH_TL_ACKS (1), BENCH_TL_LINGER_MS (0), BENCH_TL_KINDS (kafka,strata:
 the brokers of each round, in order; `label=/path/to/strata` runs that Strata binary under that
 label, for a before/after of one change, e.g. BENCH_TL_KINDS=before=/tmp/strata-base,strata).
 """
@@ -39,6 +39,7 @@ WARMUP = float(os.environ.get("BENCH_TL_WARMUP", "3"))
 ACKS = os.environ.get("BENCH_TL_ACKS", "1")
 LINGER_MS = os.environ.get("BENCH_TL_LINGER_MS", "0")
 KINDS = os.environ.get("BENCH_TL_KINDS", "kafka,strata").split(",")
+PARTITIONS = int(os.environ.get("BENCH_TL_PARTITIONS", "1"))
 STRATA_BIN = compare.STRATA_BIN
 FIGURES = [("ack", "p50"), ("ack", "p99"), ("ack", "p999"), ("e2e", "p50"), ("e2e", "p99"),
            ("e2e", "p999")]
@@ -59,8 +60,9 @@ def one_run(kind, rnd):
         compare.rdk_perf_produce(b, "tl-warmup", 1_000_000, 100, "1")
         for rate in RATES:
             topic = f"tl-{rate}"
-            compare.create_topic(b, topic, 1)
-            r = compare.latency_probe(b, topic, rate, SECONDS, WARMUP, ACKS, LINGER_MS)
+            compare.create_topic(b, topic, PARTITIONS)
+            r = compare.latency_probe(b, topic, rate, SECONDS, WARMUP, ACKS, LINGER_MS,
+                                      PARTITIONS)
             r.update({"kind": kind, "round": rnd})
             compare.log(f"{kind} round {rnd} rate {rate}: achieved {r['achieved_per_s']:.0f}/s, "
                         f"ack p99 {r['ack_p99_us']} us p99.9 {r['ack_p999_us']} us, "
@@ -104,8 +106,8 @@ def main():
     for rnd in range(ROUNDS):
         for kind in KINDS:
             runs += one_run(kind, rnd)
-    meta = {"rounds": ROUNDS, "rates": RATES, "seconds": SECONDS, "warmup": WARMUP,
-            "acks": ACKS, "linger_ms": LINGER_MS, "machine": compare.machine_info()}
+    meta = {"rounds": ROUNDS, "partitions": PARTITIONS, "rates": RATES, "seconds": SECONDS,
+            "warmup": WARMUP, "acks": ACKS, "linger_ms": LINGER_MS, "machine": compare.machine_info()}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.environ.get("BENCH_OUT", os.path.join(HERE, "results", "tail-latency.json")),
               "w") as f:
