@@ -16,7 +16,8 @@ new 1-partition topic (linger.ms=5, compare.py's settings), then the same 100 B 
 6-partition topic (every partition, so that one fsync round covers several logs), then 100 B
 acks=all in requests of 100 records sent without linger (where an fsync per append costs
 most), by one producer and by four at once (four rdkafka_performance processes, each on its own
-partition of a 4-partition topic: one fsync round can answer several connections). For Strata
+partition of a 4-partition topic: one fsync round can answer several connections), and by
+Kafka's Java ProducerPerformance (batch.size=10240, linger.ms=0: five requests in flight). For Strata
 durable, the group commit's rounds and answered requests are read from /metrics.
 
 A slow-fsync disk (BENCH_DUR_WRITE_IOPS=N): both brokers run in a cgroup-v1 blkio group that
@@ -58,6 +59,7 @@ SETTINGS = {
     "kafka-page": ("kafka", {}),
 }
 SMALL = ["-X", "linger.ms=0", "-X", "batch.num.messages=100"]
+JAVA_SMALL = ["java", "linger.ms=0", "batch.size=10240"]
 ALL_SCENARIOS = [
     # (name, size, n, acks, partitions, more rdkafka_performance args)
     ("p1_100B_acksall", 100, N100, "all", 1, []),
@@ -69,6 +71,12 @@ ALL_SCENARIOS = [
     # Four producers at once, each with requests of 100 records to its own partition: one
     # fsync round can answer several connections.
     ("p4x4_100B_acksall_small", 100, N_SMALL, "all", 4, SMALL),
+    # Kafka's Java producer with requests of ~10 KB: it keeps up to five requests of one
+    # partition in flight, where librdkafka's idempotent producer counts its five against
+    # *messages* in flight and so sends a partition's next request only once the last is
+    # answered. Strata reads a connection's next request while one waits for its fsync, so one
+    # round can answer several requests of one producer; Kafka handles one at a time.
+    ("java_p1_100B_acksall_small", 100, N_SMALL, "all", 1, JAVA_SMALL),
 ]
 WRITE_IOPS = int(os.environ.get("BENCH_DUR_WRITE_IOPS", "0"))
 WANTED = os.environ.get("BENCH_DUR_SCENARIOS")
@@ -131,7 +139,22 @@ def produce(broker, topic, size, n, acks, partitions, more=(), producers=1):
         if t.get("dr", 0) < count or t.get("dr_err", 0):
             raise RuntimeError(f"incomplete delivery: {t}")
 
+    def java():
+        props = [p for p in C.producer_props(broker, acks)
+                 if not p.startswith(("linger.ms=", "batch.size="))] + list(more[1:])
+        out, _, _ = C.java_tool("org.apache.kafka.tools.ProducerPerformance",
+                                ["--topic", topic, "--num-records", str(n), "--record-size",
+                                 str(size), "--throughput", "-1", "--producer-props", *props])
+        m = None
+        for m in C.PERF_RE.finditer(out):
+            pass
+        if not m or int(m.group(1)) < n:
+            raise RuntimeError("ProducerPerformance did not send every record: " + out[-500:])
+        return {"records_per_s": float(m.group(2)), "mb_per_s": float(m.group(2)) * size / 1e6}
+
     def run():
+        if more[:1] == ["java"]:
+            return java()
         if producers == 1:
             t = C.rdk_perf(broker, args(0 if partitions == 1 else -1, n))
             check(t, n)
