@@ -2,10 +2,12 @@
 //! truncation, retention, DeleteRecords and reopening.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use bytes::BytesMut;
 
-use crate::protocol::records::batch::{parse_header, BatchIter};
+use crate::protocol::records::batch::{check_batch, parse_header, BatchIter};
 use crate::protocol::records::testutil::{build_test_batch, TestBatch};
 
 use super::{LogConfig, LogManager, PartitionLog, StorageError};
@@ -728,4 +730,61 @@ fn read_region_matches_read() {
             }
         }
     }
+}
+
+/// Readers running beside appends (and the rolls among them) only ever see whole, intact
+/// batches with contiguous offsets, up to the log end offset they were told.
+#[test]
+fn readers_beside_appends_see_only_whole_committed_batches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = LogConfig {
+        segment_bytes: 8 * 1024,
+        ..LogConfig::default()
+    };
+    let log =
+        Arc::new(PartitionLog::open(dir.path().join("t-0"), config, 0, true, 0).expect("open"));
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (log, done) = (log.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut checked = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    let mut offset = log.log_start_offset();
+                    loop {
+                        let data = log.read(offset, 4096, i64::MAX, true).expect("read");
+                        if data.records.is_empty() {
+                            assert!(offset <= data.log_end_offset);
+                            break;
+                        }
+                        let mut at = 0;
+                        while at < data.records.len() {
+                            let h = check_batch(&data.records[at..]).expect("intact batches");
+                            at += h.total_size();
+                            assert_eq!(h.base_offset, offset, "contiguous offsets");
+                            offset = h.last_offset() + 1;
+                            checked += 1;
+                        }
+                        assert!(offset <= data.log_end_offset);
+                    }
+                }
+                checked
+            })
+        })
+        .collect();
+    for i in 0..3000u64 {
+        let batch = build_test_batch(&TestBatch {
+            records: 1 + (i % 4) as usize,
+            base_timestamp: 1000,
+            value_len: 40 + (i % 300) as usize,
+            seed: i,
+            ..TestBatch::default()
+        });
+        log.append_as_leader(BytesMut::from(&batch[..]), 0, None, 0)
+            .expect("append");
+    }
+    done.store(true, Ordering::Release);
+    let checked: u64 = readers.into_iter().map(|r| r.join().expect("reader")).sum();
+    assert!(checked > 0);
+    assert!(log.num_segments() > 10, "the appends rolled segments");
 }
