@@ -36,6 +36,62 @@ macro_rules! call {
     }};
 }
 
+type TlsConn = common::tls::KafkaConn<tokio_rustls::client::TlsStream<TcpStream>>;
+
+/// Produces `values` as one batch to partition 0 of `topic`; returns (error code, base offset).
+async fn produce(c: &mut TlsConn, topic: &str, values: &[Vec<u8>], acks: i16) -> (i16, i64) {
+    let refs: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+    let produced = call!(
+        c,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        produce_request::ProduceRequest {
+            acks,
+            timeout_ms: 5000,
+            topic_data: vec![produce_request::TopicProduceData {
+                name: topic.into(),
+                partition_data: vec![produce_request::PartitionProduceData {
+                    index: 0,
+                    records: Some(common::batch(&refs, None)),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    let p = &produced.responses[0].partition_responses[0];
+    (p.error_code, p.base_offset)
+}
+
+/// Fetches partition 0 of `topic` from offset 0, up to 1 MiB.
+async fn fetch_from_start(c: &mut TlsConn, topic: &str) -> fetch_response::PartitionData {
+    let fetched = call!(
+        c,
+        fetch_request::FetchRequest,
+        fetch_response::FetchResponse,
+        12,
+        fetch_request::FetchRequest {
+            max_wait_ms: 0,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            topics: vec![fetch_request::FetchTopic {
+                topic: topic.into(),
+                partitions: vec![fetch_request::FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    );
+    fetched.responses[0].partitions[0].clone()
+}
+
 #[tokio::test]
 async fn produce_and_fetch_over_tls_next_to_a_plaintext_listener() {
     let dir = tempfile::tempdir().unwrap();
@@ -93,53 +149,8 @@ async fn produce_and_fetch_over_tls_next_to_a_plaintext_listener() {
     assert_eq!(md.topics[0].error_code, 0);
 
     let values: Vec<Vec<u8>> = (0..50).map(|i| format!("value-{i}").into_bytes()).collect();
-    let refs: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
-    let produced = call!(
-        c,
-        produce_request::ProduceRequest,
-        produce_response::ProduceResponse,
-        9,
-        produce_request::ProduceRequest {
-            acks: -1,
-            timeout_ms: 5000,
-            topic_data: vec![produce_request::TopicProduceData {
-                name: "secured".into(),
-                partition_data: vec![produce_request::PartitionProduceData {
-                    index: 0,
-                    records: Some(common::batch(&refs, None)),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    );
-    let p = &produced.responses[0].partition_responses[0];
-    assert_eq!((p.error_code, p.base_offset), (0, 0), "{produced:?}");
-
-    let fetched = call!(
-        c,
-        fetch_request::FetchRequest,
-        fetch_response::FetchResponse,
-        12,
-        fetch_request::FetchRequest {
-            max_wait_ms: 0,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![fetch_request::FetchTopic {
-                topic: "secured".into(),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    );
-    let part = &fetched.responses[0].partitions[0];
+    assert_eq!(produce(&mut c, "secured", &values, -1).await, (0, 0));
+    let part = fetch_from_start(&mut c, "secured").await;
     assert_eq!((part.error_code, part.high_watermark), (0, 50));
     let records = part.records.clone().expect("records");
     // The batch read over TLS is the batch written: its values are in it, in order.
@@ -156,54 +167,10 @@ async fn produce_and_fetch_over_tls_next_to_a_plaintext_listener() {
     let big: Vec<Vec<u8>> = (0..100)
         .map(|i| format!("big-{i:03}-").into_bytes().repeat(250))
         .collect();
-    let refs: Vec<&[u8]> = big.iter().map(|v| v.as_slice()).collect();
-    let produced = call!(
-        c,
-        produce_request::ProduceRequest,
-        produce_response::ProduceResponse,
-        9,
-        produce_request::ProduceRequest {
-            acks: 1,
-            timeout_ms: 5000,
-            topic_data: vec![produce_request::TopicProduceData {
-                name: "secured".into(),
-                partition_data: vec![produce_request::PartitionProduceData {
-                    index: 0,
-                    records: Some(common::batch(&refs, None)),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    );
-    let p = &produced.responses[0].partition_responses[0];
-    assert_eq!((p.error_code, p.base_offset), (0, 50), "{produced:?}");
-    let fetched = call!(
-        c,
-        fetch_request::FetchRequest,
-        fetch_response::FetchResponse,
-        12,
-        fetch_request::FetchRequest {
-            max_wait_ms: 0,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![fetch_request::FetchTopic {
-                topic: "secured".into(),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    );
-    let over_tls = fetched.responses[0].partitions[0]
+    assert_eq!(produce(&mut c, "secured", &big, 1).await, (0, 50));
+    let over_tls = fetch_from_start(&mut c, "secured")
+        .await
         .records
-        .clone()
         .expect("records");
     assert!(over_tls.len() > 2 * 64 * 1024, "{} bytes", over_tls.len());
     let pd = common::fetch_partition(&mut plain, "secured", 0, 0, 1 << 20).await;
