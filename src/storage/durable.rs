@@ -1,7 +1,8 @@
 //! Durable acknowledgements by group commit (`strata.log.durable.acks`, beyond Kafka: its only
 //! equivalent is `flush.messages=1`, one fsync inside every append). A writer that must not
 //! acknowledge before its records are on disk asks [`GroupCommit::sync`] for its log and end
-//! offset; one thread runs rounds of fdatasyncs, and a round covers every request that arrived
+//! offset; one thread runs rounds of fdatasyncs (with kept helper threads when a round covers
+//! several logs), and a round covers every request that arrived
 //! while the previous one ran, across partitions and connections. The fsyncs happen outside
 //! the log's lock, so appends continue during them.
 //!
@@ -11,6 +12,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::error::{IoContext, Result, StorageError};
@@ -289,12 +291,13 @@ struct SyncJob {
 
 /// The helper threads of rounds that cover several logs (the round's own thread takes one
 /// share). Started at the first such round, so a broker whose rounds each cover one log never
-/// has them, and then kept: starting them afresh for every round cost about 2 CPU-s per GB at
-/// thousands of rounds a second (BENCHMARKS.md, "Durable acknowledgements").
+/// has them, and then kept: starting them afresh for every round cost about 4 CPU-s per GB and
+/// half the throughput at thousands of rounds a second (BENCHMARKS.md, "The group commit's
+/// helper threads kept").
 #[derive(Default)]
 struct SyncPool {
     jobs: Mutex<Option<std::sync::mpsc::Sender<SyncJob>>>,
-    stopped: std::sync::atomic::AtomicBool,
+    stopped: AtomicBool,
 }
 
 impl SyncPool {
@@ -302,7 +305,7 @@ impl SyncPool {
     /// threads when there are several; outcomes in the order of `logs`.
     fn sync_all(&self, logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
         if logs.len() <= 1 {
-            return logs.iter().map(|l| l.sync_durable()).collect();
+            return sync_logs(logs);
         }
         let threads = logs.len().min(SYNC_THREADS);
         let chunk = logs.len().div_ceil(threads);
@@ -346,7 +349,7 @@ impl SyncPool {
 
     fn submit(&self, job: SyncJob) -> std::result::Result<(), SyncJob> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        if jobs.is_none() && !self.stopped.load(std::sync::atomic::Ordering::Acquire) {
+        if jobs.is_none() && !self.stopped.load(Ordering::Acquire) {
             *jobs = Self::start_helpers();
         }
         match jobs.as_ref() {
@@ -382,8 +385,7 @@ impl SyncPool {
 
     /// Ends the helpers once they finish the jobs they hold.
     fn stop(&self) {
-        self.stopped
-            .store(true, std::sync::atomic::Ordering::Release);
+        self.stopped.store(true, Ordering::Release);
         *self.jobs.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
