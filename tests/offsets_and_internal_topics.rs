@@ -391,6 +391,9 @@ async fn internal_topics_are_refused_on_every_node_of_a_cluster() {
         );
     }
     for i in 0..3 {
+        // Metadata reaches each node asynchronously (as in Kafka): wait until node `i` has
+        // replayed the topic, then check that the refused requests left it whole.
+        cluster.wait_leader(i, "__consumer_offsets", None, 3).await;
         let m = cluster.metadata(i, "__consumer_offsets").await;
         assert_eq!(m.topics[0].error_code, 0);
         assert_eq!(m.topics[0].partitions.len(), 3, "seen from node {i}");
