@@ -15,8 +15,9 @@ In each run: a warm-up produce (not measured), then librdkafka's rdkafka_perform
 new 1-partition topic (linger.ms=5, compare.py's settings), then the same 100 B acks=all on a
 6-partition topic (every partition, so that one fsync round covers several logs), then 100 B
 acks=all in requests of 100 records sent without linger (where an fsync per append costs
-most), by one producer and by four at once (four rdkafka_performance processes, each on its own
-partition of a 4-partition topic: one fsync round can answer several connections), and by
+most), by one producer, by four at once (four rdkafka_performance processes, each on its own
+partition of a 4-partition topic: one fsync round can answer several connections), by eight at
+once all on partition 0 of a 1-partition topic (one fsync of one file answers them all), and by
 Kafka's Java ProducerPerformance (batch.size=10240, linger.ms=0: five requests in flight). For Strata
 durable, the group commit's rounds and answered requests are read from /metrics.
 
@@ -71,6 +72,10 @@ ALL_SCENARIOS = [
     # Four producers at once, each with requests of 100 records to its own partition: one
     # fsync round can answer several connections.
     ("p4x4_100B_acksall_small", 100, N_SMALL, "all", 4, SMALL),
+    # Eight producers at once, all on partition 0 of a 1-partition topic (many application
+    # instances writing to one partition): Kafka's appends to one log, each with its fsync,
+    # run one after another; one group commit round can answer all eight.
+    ("p1x8_100B_acksall_small", 100, N_SMALL, "all", 1, SMALL),
     # Kafka's Java producer with requests of ~10 KB: it keeps up to five requests of one
     # partition in flight, where librdkafka's idempotent producer counts its five against
     # *messages* in flight and so sends a partition's next request only once the last is
@@ -78,6 +83,8 @@ ALL_SCENARIOS = [
     # round can answer several requests of one producer; Kafka handles one at a time.
     ("java_p1_100B_acksall_small", 100, N_SMALL, "all", 1, JAVA_SMALL),
 ]
+# Scenarios with more than one producer process at once.
+PRODUCERS = {"p4x4_100B_acksall_small": 4, "p1x8_100B_acksall_small": 8}
 WRITE_IOPS = int(os.environ.get("BENCH_DUR_WRITE_IOPS", "0"))
 WANTED = os.environ.get("BENCH_DUR_SCENARIOS")
 SCENARIOS = [s for s in ALL_SCENARIOS if not WANTED or s[0] in WANTED.split(",")]
@@ -128,7 +135,8 @@ def group_commit_stats():
 
 def produce(broker, topic, size, n, acks, partitions, more=(), producers=1):
     """`producers` > 1: that many rdkafka_performance processes at once, producer i writing
-    n / producers records to partition i; the rate is all records over the wall time."""
+    n / producers records to partition i % partitions; the rate is all records over the wall
+    time."""
     def args(partition, count):
         return ["-P", "-t", topic, "-p", str(partition), "-s", str(size),
                 "-c", str(count), "-a", "-1" if acks == "all" else acks,
@@ -164,7 +172,7 @@ def produce(broker, topic, size, n, acks, partitions, more=(), producers=1):
 
         def one(i):
             try:
-                tables[i] = C.rdk_perf(broker, args(i, each))
+                tables[i] = C.rdk_perf(broker, args(i % partitions, each))
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(e)
 
@@ -204,7 +212,7 @@ def one_run(config, run_index):
             topic = f"dur-{name}"
             C.create_topic(broker, topic, partitions)
             before = group_commit_stats()
-            producers = 4 if name.startswith("p4x4") else 1
+            producers = PRODUCERS.get(name, 1)
             r = produce(broker, topic, size, n, acks, partitions, more, producers)
             after = group_commit_stats()
             if before and after:
