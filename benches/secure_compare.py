@@ -16,12 +16,12 @@ over PLAINTEXT before anything is measured.
 Runs alternate Kafka, Strata, Kafka, ... (BENCH_SEC_PAIRS pairs), each on a fresh data dir.
 In each run: a warm-up produce and consume over every listener (not measured), then per listener
 ProducerPerformance (1 KiB records, acks=1, compare.py's producer settings) onto its own new
-1-partition topic, then per listener ConsumerPerformance of those records, each with the
-broker's CPU seconds per GB; then per listener the same producer held to a fixed rate
-(BENCH_SEC_RATE records/s) onto another new topic, so that every listener and both brokers carry
-the same load with CPU to spare (at full speed the producer saturates the two cores, and what
-the broker spends per GB then depends on how the cores were shared); odd runs take the
-listeners in the reverse order. In run 0 of each broker a short Java producer with
+1-partition topic; then per listener the same producer held to a fixed rate (BENCH_SEC_RATE
+records/s) onto another new topic, so that every listener and both brokers carry the same load
+with CPU to spare (at full speed the producer saturates the two cores, and what the broker
+spends per GB then depends on how the cores were shared); then per listener
+ConsumerPerformance of the first topic's records; each with the broker's CPU seconds per GB.
+Odd runs take the listeners in the reverse order. In run 0 of each broker a short Java producer with
 -Djavax.net.debug prints the TLS handshake, from which the negotiated version and cipher suite
 are recorded.
 
@@ -286,8 +286,8 @@ def table(res):
             lines.append(f"| {label} | {proto} | {cell(k)} | {cell(s)} | {ratio(med(s), med(k))} |")
     lines += ["", "TLS overhead per broker: median broker CPU s per GB over the listener divided "
               "by the median over PLAINTEXT (1.00 = TLS costs nothing). Issue 13's target is that "
-              "TLS costs Strata less CPU per GB than it costs Kafka; both readings are shown. Per-run factors (each run's own PLAINTEXT as the "
-              "base) in brackets. Beside it the same in absolute terms: median CPU s per GB over "
+              "TLS costs Strata less CPU per GB than it costs Kafka; both readings are shown. "
+              "Per-run factors (each run's own PLAINTEXT as the base) in brackets. Beside it the same in absolute terms: median CPU s per GB over "
               "the listener minus the median over PLAINTEXT (what TLS adds per GB), and whether "
               "TLS adds less to Strata than to Kafka.", "",
               "| CPU per GB, listener / PLAINTEXT | Kafka | Strata | Strata factor < Kafka factor "
