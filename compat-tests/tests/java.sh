@@ -116,8 +116,10 @@ groups_console_share() {
   t=$(topic "grp-share$n-$proto$sfx"); g="compat-$RUN_ID-share$n-$proto$sfx"
   local names; names=$(echo a b c d | cut -d' ' -f1-"$n")
   kafka_topics --create --topic "$t" --partitions 4 --replication-factor 1
+  # --timeout-ms runs from each consumer's start, through the wait for a stable group below
+  # (18 s in a loaded CI run, where it then ended before the producer's records came): 40 s.
   for c in $names; do
-    kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 20000 \
+    kafka_console_consumer --topic "$t" --group "$g" --from-beginning --timeout-ms 40000 \
       "$CONS_PROP" group.protocol="$proto" \
       "$FMT_PROP" print.key=true "$FMT_PROP" key.separator=: > "$OUT/cons-$c.txt" 2>"$OUT/cons-$c.err" &
     echo $! > "$OUT/cons-$c.pid"
