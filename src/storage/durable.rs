@@ -2,9 +2,9 @@
 //! equivalent is `flush.messages=1`, one fsync inside every append). A writer that must not
 //! acknowledge before its records are on disk asks [`GroupCommit::sync`] for its log and end
 //! offset; one thread runs rounds of fdatasyncs (with kept helper threads when a round covers
-//! several logs), and a round covers every request that arrived
-//! while the previous one ran, across partitions and connections. The fsyncs happen outside
-//! the log's lock, so appends continue during them.
+//! several logs), and a round covers every request that arrived while the previous one ran,
+//! across partitions and connections. The fsyncs happen outside the log's lock, so appends
+//! continue during them.
 //!
 //! Only the `.log` files are synced: the indexes, the epoch cache and the producer state are
 //! rebuilt from the batches by recovery, which re-reads everything past the recovery point.
