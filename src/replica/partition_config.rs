@@ -36,6 +36,7 @@ impl PartitionConfig {
                 min_compaction_lag_ms: tc.min_compaction_lag_ms,
                 min_cleanable_dirty_ratio: tc.min_cleanable_dirty_ratio,
                 max_compaction_lag_ms: tc.max_compaction_lag_ms,
+                preallocate: tc.preallocate,
             },
             max_message_bytes: tc.max_message_bytes.max(0) as usize,
             log_append_time: tc.message_timestamp_type

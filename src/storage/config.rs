@@ -41,6 +41,9 @@ pub struct LogConfig {
     /// `max.compaction.lag.ms`: a log whose oldest dirty segment is older than this is cleaned
     /// whatever its dirty ratio (default i64::MAX, never).
     pub max_compaction_lag_ms: i64,
+    /// `preallocate`: a new segment's file is sized to `segment.bytes` when created and trimmed
+    /// to its batches when rolled or closed (default false).
+    pub preallocate: bool,
 }
 
 impl Default for LogConfig {
@@ -61,6 +64,7 @@ impl Default for LogConfig {
             min_compaction_lag_ms: 0,
             min_cleanable_dirty_ratio: 0.5,
             max_compaction_lag_ms: i64::MAX,
+            preallocate: false,
         }
     }
 }

@@ -144,6 +144,9 @@ impl Inner {
             seg.truncate_to(new_base, self.config.index_interval_bytes)?;
         }
         seg.preallocate_indexes(self.config.segment_index_bytes)?;
+        if self.config.preallocate {
+            seg.preallocate_log(self.config.segment_bytes)?;
+        }
         self.segments.insert(new_base, seg);
         Ok(())
     }

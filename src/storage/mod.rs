@@ -37,4 +37,6 @@ mod log_dir_tests;
 #[cfg(test)]
 mod manager_tests;
 #[cfg(test)]
+mod preallocate_tests;
+#[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! `.tmp` files and orphaned indexes, opens every segment, and either trusts the data after a
 //! clean shutdown (checking and, if needed, rebuilding the indexes) or re-validates every batch
 //! from the segment holding the recovery point onwards, truncating at the first torn or corrupt
-//! byte and dropping every later segment.
+//! byte and dropping every later segment that does not start where the cut one now ends.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -119,13 +119,20 @@ impl PartitionLog {
         let mut segments = BTreeMap::new();
         let mut prev_next: Option<i64> = None;
         let mut drop_rest = false;
+        // A segment whose tail recovery cut keeps its successors only if they start where its
+        // batches now end: the tail was room reserved ahead of appends (`preallocate`, the
+        // durable mode's zeros) whose trim on roll a power loss undid, not lost records.
+        let mut cut_before = false;
         // Epochs of batches past the recovery point may be missing from the checkpoint (its
         // fsync is deferred to the flush that moves the recovery point).
         let mut first_recovered: Option<i64> = None;
         for base in bases {
             let mut seg = LogSegment::open(&dir, base, now_ms)?;
             // A segment that overlaps its predecessor, or follows a truncated one, goes.
-            if drop_rest || prev_next.is_some_and(|n| base < n) {
+            if drop_rest
+                || prev_next.is_some_and(|n| base < n)
+                || (cut_before && prev_next != Some(base))
+            {
                 tracing::warn!(dir = %dir.display(), base, "deleting segment after a recovered or overlapping one");
                 delete_files_now(seg.mark_deleted()?);
                 drop_rest = true;
@@ -134,11 +141,12 @@ impl PartitionLog {
             if base >= recover_from || swapped.contains(&base) {
                 first_recovered.get_or_insert(base);
                 let cut = seg.recover(interval)?;
+                cut_before = cut > 0;
                 if cut > 0 {
-                    tracing::warn!(dir = %dir.display(), base, cut, "truncated a corrupt or torn segment tail");
-                    drop_rest = true;
+                    tracing::warn!(dir = %dir.display(), base, cut, "truncated a segment's tail (torn or corrupt batches, or room reserved for appends)");
                 }
             } else {
+                cut_before = false;
                 seg.load(interval)?;
             }
             prev_next = Some(seg.next_offset().unwrap_or(base));
@@ -146,7 +154,11 @@ impl PartitionLog {
         }
         if segments.is_empty() {
             let start = log_start_offset.max(0);
-            segments.insert(start, LogSegment::open(&dir, start, now_ms)?);
+            let mut seg = LogSegment::open(&dir, start, now_ms)?;
+            if config.preallocate {
+                seg.preallocate_log(config.segment_bytes)?;
+            }
+            segments.insert(start, seg);
         }
         // Only the last segment may be empty; an empty one in the middle is removed.
         let empties: Vec<i64> = segments

@@ -35,6 +35,12 @@ pub struct LogSegment {
     /// Shared so that the group commit (`durable.rs`) can fsync it without the log's lock.
     log: Arc<File>,
     size: u64,
+    /// The file's length; past `size` only when `preallocate` or the durable mode's zeros
+    /// reserved room for appends (trimmed back on seal, cut by recovery after a crash).
+    file_len: u64,
+    /// Bytes from the start of the file that were written, with batches or zeros: appends below
+    /// this overwrite allocated blocks and leave fdatasync nothing but their pages to write.
+    written_len: u64,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
     txn_index: TransactionIndex,
@@ -85,6 +91,8 @@ impl LogSegment {
             log_path,
             log: Arc::new(log),
             size,
+            file_len: size,
+            written_len: size,
             bytes_since_last_index_entry: 0,
             max_timestamp: -1,
             shallow_offset_of_max_timestamp: -1,
@@ -260,6 +268,8 @@ impl LogSegment {
                 .ctx("truncate segment", &self.log_path)?;
         }
         self.size = pos;
+        self.file_len = pos;
+        self.written_len = pos;
         self.sanitize_txn_index()?;
         Ok(cut)
     }
@@ -319,6 +329,8 @@ impl LogSegment {
             .write_all_at(batch, pos)
             .ctx("append segment", &self.log_path)?;
         self.size += batch.len() as u64;
+        self.file_len = self.file_len.max(self.size);
+        self.written_len = self.written_len.max(self.size);
         if self.first_batch_timestamp.is_none() {
             self.first_batch_timestamp = Some(h.max_timestamp);
         }
@@ -427,6 +439,8 @@ impl LogSegment {
             .set_len(pos)
             .ctx("truncate segment", &self.log_path)?;
         self.size = pos;
+        self.file_len = pos;
+        self.written_len = pos;
         self.offset_index.truncate_to_position(pos as u32);
         self.time_index.truncate_to(offset);
         self.txn_index.truncate_to(offset)?;
@@ -447,14 +461,67 @@ impl LogSegment {
     }
 
     /// Kafka's `onBecomeInactiveSegment` / close: record the final max timestamp in the time
-    /// index (its reserved slot) and trim both index files to their entries.
+    /// index (its reserved slot), trim both index files to their entries and the log file to
+    /// its batches (Kafka's `FileRecords.trim` of a preallocated file).
     pub fn seal(&mut self) -> Result<()> {
         if self.max_timestamp >= 0 {
             self.time_index
                 .maybe_append(self.max_timestamp, self.shallow_offset_of_max_timestamp);
         }
         self.offset_index.trim()?;
-        self.time_index.trim()
+        self.time_index.trim()?;
+        self.trim_log()
+    }
+
+    /// Cuts the log file back to its batches when room was reserved past them.
+    pub fn trim_log(&mut self) -> Result<()> {
+        if self.file_len > self.size {
+            self.log
+                .set_len(self.size)
+                .ctx("trim segment", &self.log_path)?;
+            self.file_len = self.size;
+            self.written_len = self.size;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `preallocate`: sets the file's length to `len` up front (a sparse file here as
+    /// with Kafka's `RandomAccessFile.setLength`), so appends do not grow it.
+    pub fn preallocate_log(&mut self, len: u64) -> Result<()> {
+        if self.file_len < len {
+            self.log
+                .set_len(len)
+                .ctx("preallocate segment", &self.log_path)?;
+            self.file_len = len;
+        }
+        Ok(())
+    }
+
+    /// Bytes written ahead of the batches, ready for appends to overwrite.
+    pub fn written_ahead(&self) -> u64 {
+        self.written_len.saturating_sub(self.size)
+    }
+
+    /// Writes zeros from the end of what was written up to `up_to`. The durable mode does this
+    /// ahead of appends: an append that grows the file, or fills a hole, makes the next
+    /// fdatasync write the block allocation as well (inode, bitmaps, extents) and holds the
+    /// page it writes while that metadata is written, so appends meanwhile stall; over written
+    /// blocks the fdatasync writes only the appended pages (PostgreSQL zero-fills its WAL
+    /// segments for the same reason).
+    pub fn write_zeros_ahead(&mut self, up_to: u64) -> Result<u64> {
+        static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+        let from = self.written_len.max(self.size);
+        let mut pos = from;
+        while pos < up_to {
+            let n = (up_to - pos).min(ZEROS.len() as u64) as usize;
+            self.log
+                .write_all_at(&ZEROS[..n], pos)
+                .ctx("write zeros ahead in segment", &self.log_path)?;
+            pos += n as u64;
+            self.written_len = pos;
+            self.file_len = self.file_len.max(pos);
+        }
+        Ok(pos.saturating_sub(from))
     }
 
     /// Preallocates both index files for appends (active segment).

@@ -76,6 +76,9 @@ impl PartitionLog {
             new.recover(inner.config.index_interval_bytes)?;
             new.truncate_to(offset, inner.config.index_interval_bytes)?;
             new.preallocate_indexes(inner.config.segment_index_bytes)?;
+            if inner.config.preallocate {
+                new.preallocate_log(inner.config.segment_bytes)?;
+            }
             inner.segments.insert(offset, new);
             inner.log_start_offset = offset;
             inner.log_end_offset = offset;
