@@ -563,7 +563,9 @@ def rdk_perf(broker, args, timeout=600):
     cmd = [RDK_PERF, "-b", broker.addr, "-u", *args]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
-        raise RuntimeError(f"rdkafka_performance failed ({p.returncode}): {p.stderr[-1000:]}")
+        errors = "\n".join(ln for ln in p.stderr.splitlines() if "CONFWARN" not in ln)
+        raise RuntimeError(f"rdkafka_performance failed ({p.returncode}): {errors[-1500:]}\n"
+                           f"stdout: {p.stdout[-1500:]}")
     return rdk_perf_table(p.stdout)
 
 

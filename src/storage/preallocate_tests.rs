@@ -45,6 +45,26 @@ fn batches(log: &PartitionLog) -> Vec<(i64, i32, i64)> {
     out
 }
 
+/// Segments of a few dozen batches.
+fn rolling(preallocate: bool) -> LogConfig {
+    LogConfig {
+        segment_bytes: 4000,
+        index_interval_bytes: 100,
+        preallocate,
+        ..LogConfig::default()
+    }
+}
+
+/// Sets a segment file's length behind the log's back, as a crash or power cut leaves it.
+fn set_file_len(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_len(len)
+        .expect("set length");
+}
+
 fn append(log: &PartitionLog, n: usize, ts: i64) {
     for i in 0..n {
         log.append_as_leader(batch(3, ts + i as i64), 0, None, 0)
@@ -138,12 +158,7 @@ fn durable_zeros_stay_within_the_segment_size_and_rolled_segments_are_trimmed() 
 #[test]
 fn preallocate_sizes_new_segments_and_trims_them_on_roll_and_close() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = LogConfig {
-        segment_bytes: 4000,
-        index_interval_bytes: 100,
-        preallocate: true,
-        ..LogConfig::default()
-    };
+    let config = rolling(true);
     let log = reopen(&dir, config.clone(), true);
     let dir_path = part_dir(&dir);
     assert_eq!(
@@ -181,11 +196,7 @@ fn preallocate_sizes_new_segments_and_trims_them_on_roll_and_close() {
 #[test]
 fn a_zero_tail_left_on_a_rolled_segment_keeps_the_segments_after_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = LogConfig {
-        segment_bytes: 4000,
-        index_interval_bytes: 100,
-        ..LogConfig::default()
-    };
+    let config = rolling(false);
     let log = reopen(&dir, config.clone(), true);
     append(&log, 120, 1000);
     let bases = log.segment_base_offsets();
@@ -194,24 +205,14 @@ fn a_zero_tail_left_on_a_rolled_segment_keeps_the_segments_after_it() {
     drop(log);
     // A power loss undid the trim of the first rolled segment: zeros follow its batches.
     let first = part_dir(&dir).join(format!("{:020}.log", bases[0]));
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&first)
-        .expect("open");
-    let len = f.metadata().expect("stat").len();
-    f.set_len(len + 3000).expect("extend");
-    drop(f);
+    let len = std::fs::metadata(&first).expect("stat").len();
+    set_file_len(&first, len + 3000);
     let log = reopen(&dir, config.clone(), false);
     assert_eq!(log.segment_base_offsets(), bases, "no segment dropped");
     assert_eq!(batches(&log), before);
     drop(log);
     // A torn tail does lose what follows: the next segment would start past a gap.
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&first)
-        .expect("open");
-    f.set_len(len - 10).expect("tear");
-    drop(f);
+    set_file_len(&first, len - 10);
     let log = reopen(&dir, config, false);
     assert_eq!(log.segment_base_offsets(), vec![bases[0]]);
     let end = log.log_end_offset();
