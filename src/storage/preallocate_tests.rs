@@ -7,19 +7,8 @@ use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 
-use crate::protocol::records::testutil::{build_test_batch, TestBatch};
-
+use super::tests::batch;
 use super::{LogConfig, PartitionLog};
-
-fn batch(records: usize, ts: i64) -> BytesMut {
-    BytesMut::from(
-        &build_test_batch(&TestBatch {
-            records,
-            base_timestamp: ts,
-            ..TestBatch::default()
-        })[..],
-    )
-}
 
 fn part_dir(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("my-topic-0")

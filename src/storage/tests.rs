@@ -12,7 +12,7 @@ use crate::protocol::records::testutil::{build_test_batch, TestBatch};
 
 use super::{LogConfig, LogManager, PartitionLog, StorageError};
 
-fn batch(records: usize, ts: i64) -> BytesMut {
+pub(super) fn batch(records: usize, ts: i64) -> BytesMut {
     BytesMut::from(
         &build_test_batch(&TestBatch {
             records,
