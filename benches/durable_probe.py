@@ -11,7 +11,8 @@ durable_compare.py, under its eight-producers-on-one-partition load
 The tracer command gets `-p <broker pid>` appended; its output goes to BENCH_PROBE_TRACE
 (default benches/.work/durable-probe.trace). Prints the rate, the group commit's counters and
 the broker's Produce time histograms (total, local = the append, remote = the wait for the
-fsync). Knobs: BENCH_DUR_WRITE_IOPS (2000 here; 0 for the unthrottled disk), STRATA_BIN.
+fsync). Knobs: BENCH_DUR_WRITE_IOPS (2000 here; 0 for the unthrottled disk), STRATA_BIN,
+BENCH_PROBE_SCENARIO (a scenario of durable_compare.py; default p1x8_100B_acksall_small).
 """
 
 import os
@@ -34,7 +35,9 @@ def main():
                       cgroup=D.CGROUP)
     broker.start()
     try:
-        C.create_topic(broker, "probe", 1)
+        name = os.environ.get("BENCH_PROBE_SCENARIO", "p1x8_100B_acksall_small")
+        _, size, n, acks, partitions, more = next(s for s in D.ALL_SCENARIOS if s[0] == name)
+        C.create_topic(broker, "probe", partitions)
         tracer = None
         if len(sys.argv) > 1:
             out = os.environ.get("BENCH_PROBE_TRACE", os.path.join(C.WORK, "durable-probe.trace"))
@@ -42,8 +45,7 @@ def main():
                                       stdout=open(out, "w"), stderr=subprocess.STDOUT)
             time.sleep(1)
         before = D.group_commit_stats()
-        r = D.produce(broker, "probe", 100, D.N_SMALL, "all", 1, D.SMALL,
-                      D.PRODUCERS["p1x8_100B_acksall_small"])
+        r = D.produce(broker, "probe", size, n, acks, partitions, more, D.PRODUCERS.get(name, 1))
         after = D.group_commit_stats()
         if tracer:
             tracer.send_signal(2)

@@ -71,7 +71,7 @@ def main():
     print("| Records | copy: CPU-s/GB | zero-copy: CPU-s/GB | zero-copy/copy |"
           + (" Kafka: CPU-s/GB | zero-copy/Kafka |" if kafka else "")
           + " copy: MB/s | zero-copy: MB/s |" + (" Kafka: MB/s |" if kafka else ""))
-    print("|---" * (7 + 3 * kafka) + "|")
+    print("|---" * (6 + 3 * kafka) + "|")
     for size in SIZES:
         def med(zc, key):
             return statistics.median(r[key] for r in results
