@@ -82,6 +82,12 @@ ALL_SCENARIOS = [
     # answered. Strata reads a connection's next request while one waits for its fsync, so one
     # round can answer several requests of one producer; Kafka handles one at a time.
     ("java_p1_100B_acksall_small", 100, N_SMALL, "all", 1, JAVA_SMALL),
+    # One librdkafka producer spreading requests of 100 records over 8 partitions: each
+    # partition has one request in flight, so a round covers several logs, whose pages can
+    # share one cache flush (BENCHMARKS.md, "One cache flush per round over several logs").
+    ("p8_100B_acksall_small", 100, N_SMALL, "all", 8, SMALL),
+    # The same from Kafka's Java producer, whose requests carry several partitions each.
+    ("java_p8_100B_acksall_small", 100, N_SMALL, "all", 8, JAVA_SMALL),
 ]
 # Scenarios with more than one producer process at once.
 PRODUCERS = {"p4x4_100B_acksall_small": 4, "p1x8_100B_acksall_small": 8}
@@ -126,7 +132,7 @@ def group_commit_stats():
         return {}
     stats = {}
     for line in text.splitlines():
-        for name in ("rounds", "requests", "log_syncs"):
+        for name in ("rounds", "requests", "log_syncs", "shared_flushes"):
             prefix = f"strata_group_commit_{name}_total "
             if line.startswith(prefix):
                 stats[name] = float(line[len(prefix):])

@@ -95,6 +95,11 @@ fn group_commit(r: &mut Registry, broker: &Broker) {
         ConstCounter::new(stats.log_syncs),
     );
     r.register(
+        "strata_group_commit_shared_flushes",
+        "Logs made durable in a round by their pages' write and another log's fdatasync on the same disk",
+        ConstCounter::new(stats.shared_flushes),
+    );
+    r.register(
         "strata_group_commit_requests",
         "Acknowledgements the group commit answered",
         ConstCounter::new(stats.requests),

@@ -11,6 +11,10 @@
 //! allocation, and holds the appended page while it does, which stalls the next append and
 //! costs a slow disk several IOs per round. Recovery cuts the zeros as a torn tail.
 //!
+//! A round over several logs on one disk ends with one cache flush for all of those whose new
+//! records need no metadata: their pages are written first, then one of them is fdatasynced
+//! ([`shared_flush`](super::shared_flush)).
+//!
 //! Only the `.log` files are synced: the indexes, the epoch cache and the producer state are
 //! rebuilt from the batches by recovery, which re-reads everything past the recovery point.
 
@@ -22,6 +26,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::error::{IoContext, Result, StorageError};
 use super::log::{Inner, PartitionLog};
+use super::shared_flush;
 
 /// How far a log is durable, kept under the log's lock.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +39,10 @@ pub struct DurableMark {
     /// The partition directory's own entry (in the log dir) and its files' entries were
     /// fsynced once.
     pub directory_synced: bool,
+    /// Bytes from the start of that active segment whose blocks an fdatasync made durable
+    /// (batches, or the zeros written ahead): records below this need only their pages written
+    /// and a cache flush to be durable. Reset by a truncation, which may cut the file.
+    pub allocation_synced: u64,
 }
 
 impl DurableMark {
@@ -44,6 +53,7 @@ impl DurableMark {
             offset: log_end_offset,
             active_base_offset: i64::MIN,
             directory_synced: false,
+            allocation_synced: 0,
         }
     }
 }
@@ -55,6 +65,25 @@ struct SyncPlan {
     end_offset: i64,
     active_base_offset: i64,
     truncations: u64,
+    /// The active segment's bytes of batches, and of batches and zeros, when planned.
+    active_size: u64,
+    active_written_len: u64,
+    /// Only the active segment's pages need writing: the file and its directory entry were
+    /// synced before, and the new bytes lie in blocks whose allocation is durable.
+    pages_only: bool,
+    /// Every block written in the active segment, zeros included, has a durable allocation:
+    /// the file has no metadata for an fdatasync to commit, so ext4's fdatasync of it ends
+    /// with its own flush of the disk's cache (see [`shared_flush`]).
+    ///
+    /// [`shared_flush`]: super::shared_flush
+    allocation_durable: bool,
+}
+
+/// A log's state at the start of a round.
+enum Prepared {
+    /// Nothing to sync: durable below this offset.
+    Durable(i64),
+    Plan(SyncPlan),
 }
 
 /// Zeros kept written ahead of the active segment's batches (a quarter of `segment.bytes` for
@@ -100,50 +129,77 @@ impl PartitionLog {
     /// that offset. A truncation meanwhile leaves the mark where it was: the data synced may
     /// no longer be the log's.
     pub fn sync_durable(&self) -> Result<i64> {
+        match self.plan_durable()? {
+            Prepared::Durable(offset) => Ok(offset),
+            Prepared::Plan(plan) => {
+                self.sync_plan(&plan)?;
+                Ok(self.commit_durable(&plan, true))
+            }
+        }
+    }
+
+    /// Keeps the zeros ahead, then takes what a round must sync, under the lock.
+    fn plan_durable(&self) -> Result<Prepared> {
         self.log_dir.guard(|| {
             self.write_zeros_ahead()?;
-            let plan = {
-                let inner = self.inner.read();
-                let mark = inner.durable;
-                let end_offset = inner.log_end_offset;
-                let active_base_offset = inner.active().base_offset();
-                if mark.offset >= end_offset
-                    && mark.directory_synced
-                    && mark.active_base_offset == active_base_offset
-                {
-                    return Ok(mark.offset);
+            let inner = self.inner.read();
+            let mark = inner.durable;
+            let end_offset = inner.log_end_offset;
+            let active = inner.active();
+            let active_base_offset = active.base_offset();
+            if mark.offset >= end_offset
+                && mark.directory_synced
+                && mark.active_base_offset == active_base_offset
+            {
+                return Ok(Prepared::Durable(mark.offset));
+            }
+            let from = inner
+                .segments
+                .range(..=mark.offset.max(inner.log_start_offset))
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(i64::MIN);
+            let files: Vec<_> = inner
+                .segments
+                .range(from..)
+                .map(|(_, s)| {
+                    let (file, path) = s.log_file();
+                    (file, path.to_path_buf())
+                })
+                .collect();
+            let mut directories = Vec::new();
+            if !mark.directory_synced || mark.active_base_offset != active_base_offset {
+                directories.push(inner.dir.clone());
+            }
+            if !mark.directory_synced {
+                if let Some(parent) = inner.dir.parent() {
+                    directories.push(parent.to_path_buf());
                 }
-                let from = inner
-                    .segments
-                    .range(..=mark.offset.max(inner.log_start_offset))
-                    .next_back()
-                    .map(|(b, _)| *b)
-                    .unwrap_or(i64::MIN);
-                let files = inner
-                    .segments
-                    .range(from..)
-                    .map(|(_, s)| {
-                        let (file, path) = s.log_file();
-                        (file, path.to_path_buf())
-                    })
-                    .collect();
-                let mut directories = Vec::new();
-                if !mark.directory_synced || mark.active_base_offset != active_base_offset {
-                    directories.push(inner.dir.clone());
-                }
-                if !mark.directory_synced {
-                    if let Some(parent) = inner.dir.parent() {
-                        directories.push(parent.to_path_buf());
-                    }
-                }
-                SyncPlan {
-                    files,
-                    directories,
-                    end_offset,
-                    active_base_offset,
-                    truncations: inner.truncations,
-                }
-            };
+            }
+            let active_size = active.size();
+            let active_written_len = active_size + active.written_ahead();
+            let same_file = files.len() == 1
+                && directories.is_empty()
+                && mark.active_base_offset == active_base_offset;
+            let pages_only = same_file && active_size <= mark.allocation_synced;
+            let allocation_durable = same_file && active_written_len <= mark.allocation_synced;
+            Ok(Prepared::Plan(SyncPlan {
+                files,
+                directories,
+                end_offset,
+                active_base_offset,
+                truncations: inner.truncations,
+                active_size,
+                active_written_len,
+                pages_only,
+                allocation_durable,
+            }))
+        })
+    }
+
+    /// fdatasyncs the plan's files and fsyncs its directories, without the lock.
+    fn sync_plan(&self, plan: &SyncPlan) -> Result<()> {
+        self.log_dir.guard(|| {
             for (file, path) in &plan.files {
                 file.sync_data().ctx("fsync segment", path)?;
             }
@@ -152,16 +208,39 @@ impl PartitionLog {
                     .and_then(|d| d.sync_all())
                     .ctx("fsync directory", dir)?;
             }
-            let mut inner = self.inner.write();
-            if inner.truncations != plan.truncations {
-                return Ok(inner.durable.offset.min(inner.log_end_offset));
-            }
-            let mark = &mut inner.durable;
-            mark.offset = mark.offset.max(plan.end_offset);
-            mark.active_base_offset = plan.active_base_offset;
-            mark.directory_synced = true;
-            Ok(mark.offset)
+            Ok(())
         })
+    }
+
+    /// Writes a pages-only plan's pages with no cache flush (see [`shared_flush`]).
+    ///
+    /// [`shared_flush`]: super::shared_flush
+    fn write_plan_pages(&self, plan: &SyncPlan) -> Result<()> {
+        self.log_dir.guard(|| {
+            let (file, path) = &plan.files[0];
+            shared_flush::write_pages(file, plan.active_size).ctx("write segment pages", path)
+        })
+    }
+
+    /// Moves the durable mark once the plan's records are durable; `file_synced` when the
+    /// active segment's file was fdatasynced, which made its allocation durable up to what was
+    /// written when planned. Returns the durable offset.
+    fn commit_durable(&self, plan: &SyncPlan, file_synced: bool) -> i64 {
+        let mut inner = self.inner.write();
+        if inner.truncations != plan.truncations {
+            return inner.durable.offset.min(inner.log_end_offset);
+        }
+        let mark = &mut inner.durable;
+        mark.offset = mark.offset.max(plan.end_offset);
+        if mark.active_base_offset != plan.active_base_offset {
+            mark.allocation_synced = 0;
+        }
+        if file_synced {
+            mark.allocation_synced = mark.allocation_synced.max(plan.active_written_len);
+        }
+        mark.active_base_offset = plan.active_base_offset;
+        mark.directory_synced = true;
+        mark.offset
     }
 }
 
@@ -192,6 +271,11 @@ pub struct GroupCommitStats {
     pub rounds: u64,
     /// fsync plans executed (one per log and round).
     pub log_syncs: u64,
+    /// Logs made durable by their pages' write and another log's fdatasync (one cache flush
+    /// for a round's logs on one disk, see [`shared_flush`]).
+    ///
+    /// [`shared_flush`]: super::shared_flush
+    pub shared_flushes: u64,
     /// Requests answered.
     pub requests: u64,
 }
@@ -285,7 +369,7 @@ impl GroupCommit {
         }
         let groups: Vec<Vec<Waiter>> = by_log.into_values().collect();
         let logs: Vec<Arc<PartitionLog>> = groups.iter().map(|g| g[0].log.clone()).collect();
-        let outcomes = self.pool.sync_all(&logs);
+        let (outcomes, shared) = self.sync_logs(&logs);
         let mut retry = Vec::new();
         let mut answers = Vec::new();
         for ((waiters, log), outcome) in groups.into_iter().zip(&logs).zip(outcomes) {
@@ -305,6 +389,7 @@ impl GroupCommit {
             let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
             stats.rounds += 1;
             stats.log_syncs += logs.len() as u64;
+            stats.shared_flushes += shared;
             stats.requests += answers.len() as u64;
         }
         for (w, outcome) in answers {
@@ -314,15 +399,128 @@ impl GroupCommit {
     }
 }
 
+impl GroupCommit {
+    /// Syncs the logs of a round; outcomes in their order, and how many shared a cache flush.
+    ///
+    /// A log whose new records need only their pages written (see [`SyncPlan::pages_only`]),
+    /// on a disk where other such logs of the round are, has its pages written with
+    /// `sync_file_range` while the other logs are synced; one of them, kept for last, is then
+    /// fdatasynced, and its cache flush makes them all durable. Should that fdatasync fail,
+    /// each of them gets its own.
+    fn sync_logs(&self, logs: &[Arc<PartitionLog>]) -> (Vec<Result<i64>>, u64) {
+        if logs.len() <= 1 {
+            return (logs.iter().map(|l| l.sync_durable()).collect(), 0);
+        }
+        let mut outcomes: Vec<Option<Result<i64>>> = (0..logs.len()).map(|_| None).collect();
+        let mut plans: Vec<Option<Arc<SyncPlan>>> = (0..logs.len()).map(|_| None).collect();
+        for (i, log) in logs.iter().enumerate() {
+            match log.plan_durable() {
+                Ok(Prepared::Durable(offset)) => outcomes[i] = Some(Ok(offset)),
+                Ok(Prepared::Plan(plan)) => plans[i] = Some(Arc::new(plan)),
+                Err(e) => outcomes[i] = Some(Err(e)),
+            }
+        }
+        let by_device = flush_groups(&plans);
+        let flushers: Vec<usize> = by_device.values().map(|l| l[0]).collect();
+        let pages_of: HashMap<usize, u64> = by_device
+            .iter()
+            .flat_map(|(device, l)| l[1..].iter().map(move |i| (*i, *device)))
+            .collect();
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut job_logs = Vec::new();
+        for (i, plan) in plans.iter().enumerate() {
+            let Some(plan) = plan.clone().filter(|_| !flushers.contains(&i)) else {
+                continue;
+            };
+            let log = logs[i].clone();
+            let pages = pages_of.contains_key(&i);
+            jobs.push(Box::new(move || {
+                match pages {
+                    true => log.write_plan_pages(&plan),
+                    false => log.sync_plan(&plan),
+                }
+                .map(|()| 0)
+            }));
+            job_logs.push(i);
+        }
+        let mut done: HashMap<usize, Result<i64>> =
+            job_logs.into_iter().zip(self.pool.run_all(jobs)).collect();
+        // Each flusher's fdatasync starts after every write of its device has completed.
+        let mut flushed: HashMap<u64, bool> = HashMap::new();
+        for (device, l) in &by_device {
+            if let Some(plan) = &plans[l[0]] {
+                let r = logs[l[0]].sync_plan(plan).map(|()| 0);
+                flushed.insert(*device, r.is_ok());
+                done.insert(l[0], r);
+            }
+        }
+        let mut shared = 0;
+        for (i, plan) in plans.iter().enumerate() {
+            let Some(plan) = plan else { continue };
+            let log = &logs[i];
+            let outcome = match (done.remove(&i), pages_of.get(&i)) {
+                (Some(Ok(_)), Some(device)) if flushed.get(device) == Some(&true) => {
+                    shared += 1;
+                    Ok(log.commit_durable(plan, false))
+                }
+                // Its flush failed: its own fdatasync instead.
+                (Some(Ok(_)), Some(_)) => {
+                    log.sync_plan(plan).map(|()| log.commit_durable(plan, true))
+                }
+                (Some(Ok(_)), None) => Ok(log.commit_durable(plan, true)),
+                (Some(Err(e)), _) => Err(e),
+                (None, _) => Err(StorageError::InvalidArgument("fsync thread panicked")),
+            };
+            outcomes[i] = Some(outcome);
+        }
+        let outcomes = outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or(Err(StorageError::InvalidArgument("log not synced"))))
+            .collect();
+        (outcomes, shared)
+    }
+}
+
+/// The logs of a round that can share a cache flush, by device: at least two whose records
+/// need only their pages written, on a file system whose fdatasync flushes the disk's cache
+/// for all (see [`shared_flush`]), the first of them one with no allocation to commit, whose
+/// fdatasync is sure to flush the cache itself.
+fn flush_groups(plans: &[Option<Arc<SyncPlan>>]) -> HashMap<u64, Vec<usize>> {
+    let mut by_device: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, plan) in plans.iter().enumerate() {
+        if let Some(plan) = plan.as_ref().filter(|p| p.pages_only) {
+            if let Some(device) = shared_flush::shared_flush_device(&plan.files[0].0) {
+                by_device.entry(device).or_default().push(i);
+            }
+        }
+    }
+    by_device.retain(|_, l| {
+        let flusher = l
+            .iter()
+            .position(|i| plans[*i].as_ref().is_some_and(|p| p.allocation_durable));
+        match flusher {
+            Some(at) if l.len() > 1 => {
+                l.swap(0, at);
+                true
+            }
+            _ => false,
+        }
+    });
+    by_device
+}
+
+/// One log's fsync work in a round, run by a helper thread or the round's own.
+type Job = Box<dyn FnOnce() -> Result<i64> + Send>;
+
 /// At most this many fsyncs of one round run at once: concurrent fdatasyncs of different
 /// files can share the file system's journal commit, where one after another each waits for
 /// its own.
 const SYNC_THREADS: usize = 4;
 
-/// The logs of one round handed to a helper: their outcomes go back with the chunk's index.
+/// Jobs of one round handed to a helper: their outcomes go back with the chunk's index.
 struct SyncJob {
     index: usize,
-    logs: Vec<Arc<PartitionLog>>,
+    jobs: Vec<Job>,
     outcomes: std::sync::mpsc::Sender<(usize, Vec<Result<i64>>)>,
 }
 
@@ -338,32 +536,44 @@ struct SyncPool {
 }
 
 impl SyncPool {
-    /// [`PartitionLog::sync_durable`] of every log, spread over up to [`SYNC_THREADS`]
-    /// threads when there are several; outcomes in the order of `logs`.
-    fn sync_all(&self, logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
-        if logs.len() <= 1 {
-            return sync_logs(logs);
+    /// Runs `jobs`, spread over up to [`SYNC_THREADS`] threads when there are several;
+    /// outcomes in the order of `jobs`.
+    fn run_all(&self, jobs: Vec<Job>) -> Vec<Result<i64>> {
+        let total = jobs.len();
+        if total <= 1 {
+            return run_jobs(jobs);
         }
-        let threads = logs.len().min(SYNC_THREADS);
-        let chunk = logs.len().div_ceil(threads);
-        let chunks: Vec<&[Arc<PartitionLog>]> = logs.chunks(chunk).collect();
+        let threads = total.min(SYNC_THREADS);
+        let chunk = total.div_ceil(threads);
+        let mut chunks: Vec<Vec<Job>> = Vec::new();
+        let mut jobs = jobs.into_iter();
+        loop {
+            let part: Vec<Job> = jobs.by_ref().take(chunk).collect();
+            if part.is_empty() {
+                break;
+            }
+            chunks.push(part);
+        }
+        let sizes: Vec<usize> = chunks.iter().map(Vec::len).collect();
         let (tx, rx) = std::sync::mpsc::channel();
         let mut outcomes: Vec<Option<Vec<Result<i64>>>> = (0..chunks.len()).map(|_| None).collect();
         let mut handed = 0;
-        for (index, part) in chunks.iter().enumerate().skip(1) {
+        let mut chunks = chunks.into_iter();
+        let first = chunks.next().unwrap_or_default();
+        for (index, part) in chunks.enumerate() {
             let job = SyncJob {
-                index,
-                logs: part.to_vec(),
+                index: index + 1,
+                jobs: part,
                 outcomes: tx.clone(),
             };
             match self.submit(job) {
                 Ok(()) => handed += 1,
                 // No helper to take it (stopped, or every one died): done here.
-                Err(job) => outcomes[index] = Some(sync_logs(&job.logs)),
+                Err(job) => outcomes[index + 1] = Some(run_jobs(job.jobs)),
             }
         }
         drop(tx);
-        outcomes[0] = Some(sync_logs(chunks[0]));
+        outcomes[0] = Some(run_jobs(first));
         for _ in 0..handed {
             match rx.recv() {
                 Ok((index, r)) => outcomes[index] = Some(r),
@@ -373,10 +583,10 @@ impl SyncPool {
         // A chunk whose helper panicked has no outcome: its logs are not known to be synced.
         outcomes
             .into_iter()
-            .zip(&chunks)
-            .flat_map(|(o, part)| {
+            .zip(sizes)
+            .flat_map(|(o, size)| {
                 o.unwrap_or_else(|| {
-                    (0..part.len())
+                    (0..size)
                         .map(|_| Err(StorageError::InvalidArgument("fsync thread panicked")))
                         .collect()
                 })
@@ -411,7 +621,7 @@ impl SyncPool {
                             Err(_) => return,
                         }
                     };
-                    let _ = job.outcomes.send((job.index, sync_logs(&job.logs)));
+                    let _ = job.outcomes.send((job.index, run_jobs(job.jobs)));
                 });
             if spawned.is_ok() {
                 started += 1;
@@ -427,8 +637,8 @@ impl SyncPool {
     }
 }
 
-fn sync_logs(logs: &[Arc<PartitionLog>]) -> Vec<Result<i64>> {
-    logs.iter().map(|l| l.sync_durable()).collect()
+fn run_jobs(jobs: Vec<Job>) -> Vec<Result<i64>> {
+    jobs.into_iter().map(|job| job()).collect()
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -444,190 +654,5 @@ fn describe(e: &StorageError) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::mpsc;
-
-    use bytes::BytesMut;
-
-    use super::*;
-    use crate::protocol::records::testutil::{build_test_batch, TestBatch};
-    use crate::storage::LogConfig;
-
-    fn batch(records: usize) -> BytesMut {
-        BytesMut::from(
-            &build_test_batch(&TestBatch {
-                records,
-                base_timestamp: 1000,
-                ..TestBatch::default()
-            })[..],
-        )
-    }
-
-    fn open(dir: &tempfile::TempDir, name: &str) -> Arc<PartitionLog> {
-        let config = LogConfig {
-            segment_bytes: 400,
-            ..LogConfig::default()
-        };
-        Arc::new(PartitionLog::open(dir.path().join(name), config, 0, true, 0).expect("open"))
-    }
-
-    fn waiter(
-        log: &Arc<PartitionLog>,
-        offset: i64,
-        tx: &mpsc::Sender<(i64, std::result::Result<(), SyncFailed>)>,
-    ) -> Waiter {
-        let tx = tx.clone();
-        Waiter {
-            log: log.clone(),
-            offset,
-            done: Box::new(move |r| {
-                let _ = tx.send((offset, r));
-            }),
-        }
-    }
-
-    fn service() -> GroupCommit {
-        GroupCommit {
-            queue: Mutex::new(Queue::default()),
-            wake: Condvar::new(),
-            stats: Mutex::new(GroupCommitStats::default()),
-            pool: SyncPool::default(),
-        }
-    }
-
-    #[test]
-    fn one_round_syncs_each_log_once_and_answers_every_waiter() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (a, b) = (open(&dir, "t-0"), open(&dir, "t-1"));
-        assert_eq!((a.durable_offset(), b.durable_offset()), (0, 0));
-        let (tx, rx) = mpsc::channel();
-        let mut batch_of_waiters = Vec::new();
-        for _ in 0..6 {
-            let end = a
-                .append_as_leader(batch(2), 0, None, 0)
-                .expect("append")
-                .last_offset
-                + 1;
-            batch_of_waiters.push(waiter(&a, end, &tx));
-        }
-        let end_b = b
-            .append_as_leader(batch(3), 0, None, 0)
-            .expect("append")
-            .last_offset
-            + 1;
-        batch_of_waiters.push(waiter(&b, end_b, &tx));
-        // Several segments were rolled since the log opened: all of them are covered.
-        assert!(a.num_segments() > 1);
-        let g = service();
-        assert!(g.round(batch_of_waiters).is_empty());
-        let answered: Vec<_> = rx.try_iter().collect();
-        assert_eq!(answered.len(), 7);
-        assert!(answered.iter().all(|(_, r)| r.is_ok()));
-        assert_eq!((a.durable_offset(), b.durable_offset()), (12, 3));
-        assert_eq!(
-            g.stats(),
-            GroupCommitStats {
-                rounds: 1,
-                log_syncs: 2,
-                requests: 7
-            }
-        );
-    }
-
-    #[test]
-    fn rounds_over_many_logs_use_the_helpers_and_run_inline_once_they_stop() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let logs: Vec<_> = (0..6).map(|i| open(&dir, &format!("t-{i}"))).collect();
-        let g = service();
-        let (tx, rx) = mpsc::channel();
-        for round in 1..=3 {
-            let waiters = logs
-                .iter()
-                .map(|l| {
-                    let end = l
-                        .append_as_leader(batch(1), 0, None, 0)
-                        .expect("append")
-                        .last_offset
-                        + 1;
-                    waiter(l, end, &tx)
-                })
-                .collect();
-            if round == 3 {
-                g.pool.stop();
-            }
-            assert!(g.round(waiters).is_empty());
-            let answered: Vec<_> = rx.try_iter().collect();
-            assert_eq!(answered.len(), 6, "round {round}");
-            assert!(answered.iter().all(|(_, r)| r.is_ok()));
-            assert!(logs.iter().all(|l| l.durable_offset() == round));
-            // Helpers were started by the first round and kept; stopped by the last.
-            assert_eq!(g.pool.jobs.lock().unwrap().is_some(), round < 3);
-        }
-        assert!(g.pool.jobs.lock().unwrap().is_none());
-        assert_eq!(g.stats().log_syncs, 18);
-    }
-
-    #[test]
-    fn truncation_takes_the_durable_mark_back() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let log = open(&dir, "t-0");
-        for _ in 0..4 {
-            log.append_as_leader(batch(2), 0, None, 0).expect("append");
-        }
-        assert_eq!(log.sync_durable().expect("sync"), 8);
-        log.truncate_to(4).expect("truncate");
-        assert_eq!(log.durable_offset(), 4);
-        // New records at the old offsets are not durable until the next round.
-        log.append_as_leader(batch(4), 1, None, 0).expect("append");
-        assert_eq!(log.durable_offset(), 4);
-        let (tx, rx) = mpsc::channel();
-        let g = service();
-        // A waiter for an offset past what the log now holds is answered once what remains
-        // is durable.
-        assert!(g
-            .round(vec![waiter(&log, 8, &tx), waiter(&log, 20, &tx)])
-            .is_empty());
-        assert_eq!(rx.try_iter().count(), 2);
-        assert_eq!(log.durable_offset(), 8);
-        log.truncate_fully_and_start_at(100)
-            .expect("truncate fully");
-        assert_eq!(log.durable_offset(), 100);
-    }
-
-    #[test]
-    fn the_thread_answers_requests_and_stop_fails_the_rest() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let log = open(&dir, "t-0");
-        let g = GroupCommit::start();
-        let (tx, rx) = mpsc::channel();
-        let mut expected = 0;
-        for _ in 0..20 {
-            let end = log
-                .append_as_leader(batch(1), 0, None, 0)
-                .expect("append")
-                .last_offset
-                + 1;
-            let tx = tx.clone();
-            g.sync(log.clone(), end, Box::new(move |r| drop(tx.send(r))));
-            expected += 1;
-        }
-        for _ in 0..expected {
-            let r = rx
-                .recv_timeout(std::time::Duration::from_secs(10))
-                .expect("answered");
-            assert!(r.is_ok());
-        }
-        assert_eq!(log.durable_offset(), 20);
-        let stats = g.stats();
-        assert_eq!(stats.requests, 20);
-        assert!(stats.rounds >= 1 && stats.rounds <= 20);
-        // Already durable: answered at once, without a round.
-        let tx2 = tx.clone();
-        g.sync(log.clone(), 20, Box::new(move |r| drop(tx2.send(r))));
-        assert!(rx.try_recv().expect("at once").is_ok());
-        g.stop();
-        log.append_as_leader(batch(1), 0, None, 0).expect("append");
-        g.sync(log.clone(), 21, Box::new(move |r| drop(tx.send(r))));
-        assert!(rx.try_recv().expect("refused at once").is_err());
-    }
-}
+#[path = "durable_tests.rs"]
+mod tests;

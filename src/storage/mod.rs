@@ -18,6 +18,7 @@ pub mod producer_snapshot;
 mod recovery;
 mod retention;
 pub mod segment;
+mod shared_flush;
 pub mod time_index;
 mod truncation;
 pub mod txn_index;

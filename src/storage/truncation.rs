@@ -44,6 +44,8 @@ impl PartitionLog {
             inner.log_end_offset = offset;
             inner.recovery_point = inner.recovery_point.min(offset);
             inner.durable.offset = inner.durable.offset.min(offset);
+            // The active segment's file was cut back: blocks past the cut are gone.
+            inner.durable.allocation_synced = 0;
             inner.truncations += 1;
             inner.epochs.truncate_from_end(offset)?;
             // Producer state after the truncation point no longer describes the log.
@@ -84,6 +86,7 @@ impl PartitionLog {
             inner.log_end_offset = offset;
             inner.recovery_point = offset;
             inner.durable.offset = offset;
+            inner.durable.allocation_synced = 0;
             inner.truncations += 1;
             inner.epochs.clear()?;
             delete_snapshots_where(&inner.dir, |_| true)?;
