@@ -77,6 +77,15 @@ else
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse2 fuse >/dev/null
 fi
 
+# ---- 2c. losetup and mkfs.ext4 (the power-loss test's disk-cache cases) ----------
+if command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null; then
+  log "losetup, mkfs.ext4: present, skip"
+else
+  log "losetup, mkfs.ext4: apt-get install mount e2fsprogs"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mount e2fsprogs >/dev/null
+fi
+
 # ---- 3. Python venv -----------------------------------------------------------
 VENV="$CACHE/venv"
 PYREQ="$HERE/requirements.txt"

@@ -9,6 +9,11 @@ any open handle), and only then written to STORE (and fsynced there). Reads see 
 data, as they see the page cache. Killing this process (SIGKILL) is the power cut: STORE then
 holds exactly the data that was fsynced before it, and nothing written later.
 
+Only the ranges written (or zero-filled by a truncation) since the file's last fsync are
+written to STORE at the next one, and the contents stay cached here, so a large file that is
+fsynced often (a disk image under a loop device, whose flushes are fsyncs of it) costs its
+changes, not its size.
+
 The model is strict for file contents and sizes (a file's unsynced writes and truncations
 are all lost together) and lenient for the namespace: creating, renaming and deleting files
 and directories reach STORE at once, as if every directory were fsynced after each change.
@@ -27,8 +32,10 @@ from fuse import FUSE, FuseOSError, Operations
 class VolatileFS(Operations):
     def __init__(self, store):
         self.store = os.path.realpath(store)
-        # Unsynced contents by path: the whole file as the writer sees it.
+        # Contents by path of files written through the mount: the whole file as the writer
+        # sees it, and the ranges not yet in STORE.
         self.dirty = {}
+        self.ranges = {}
         self._mutex = threading.Lock()
         self.fds = {}
         self.next_fh = 1
@@ -70,14 +77,18 @@ class VolatileFS(Operations):
     def unlink(self, path):
         with self._mutex:
             self.dirty.pop(path, None)
+            self.ranges.pop(path, None)
         os.unlink(self._p(path))
 
     def rename(self, old, new):
         with self._mutex:
             os.rename(self._p(old), self._p(new))
             self.dirty.pop(new, None)
+            self.ranges.pop(new, None)
             if old in self.dirty:
                 self.dirty[new] = self.dirty.pop(old)
+            if old in self.ranges:
+                self.ranges[new] = self.ranges.pop(old)
 
     def chmod(self, path, mode):
         os.chmod(self._p(path), mode)
@@ -104,6 +115,7 @@ class VolatileFS(Operations):
         os.close(fd)
         with self._mutex:
             self.dirty.pop(path, None)
+            self.ranges.pop(path, None)
             fh = self.next_fh
             self.next_fh += 1
         return fh
@@ -132,25 +144,33 @@ class VolatileFS(Operations):
             if len(data) < offset:
                 data.extend(b"\0" * (offset - len(data)))
             data[offset:end] = buf
+            self.ranges.setdefault(path, []).append((min(offset, len(data)), end))
             return len(buf)
 
     def truncate(self, path, length, fh=None):
         with self._mutex:
             data = self._content(path)
-            if len(data) > length:
+            old = len(data)
+            if old > length:
                 del data[length:]
             else:
-                data.extend(b"\0" * (length - len(data)))
+                data.extend(b"\0" * (length - old))
+            # The size itself is written at the next fsync; a grown tail must be zeros there.
+            self.ranges.setdefault(path, []).append((min(old, length), length))
 
     def fsync(self, path, datasync, fh):
         with self._mutex:
-            data = self.dirty.pop(path, None)
-            if data is None:
+            data = self.dirty.get(path)
+            ranges = self.ranges.pop(path, None)
+            if data is None or ranges is None:
                 return 0
             with open(self._p(path), "r+b") as f:
                 f.truncate(len(data))
-                f.seek(0)
-                f.write(data)
+                for start, end in ranges:
+                    end = min(end, len(data))
+                    if start < end:
+                        f.seek(start)
+                        f.write(data[start:end])
                 f.flush()
                 os.fsync(f.fileno())
         return 0
