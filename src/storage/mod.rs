@@ -7,6 +7,7 @@ pub mod config;
 pub mod durable;
 pub mod epoch;
 pub mod error;
+mod flush;
 mod index;
 pub mod log;
 pub mod log_dir;
