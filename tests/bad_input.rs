@@ -179,3 +179,72 @@ fn f_api_versions(f: &mut BytesMut, correlation_id: i32) {
     f.put_i32(correlation_id);
     f.put_i16(-1);
 }
+
+/// A long-poll Fetch pipelined before two ApiVersions: the ready answers wait behind it, in
+/// request order, and the Fetch (its first poll made inline by the reader, then left to a task
+/// of its own) is woken by a produce from another connection, not by its timeout.
+#[tokio::test]
+async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
+    use bytes::Buf;
+    use strata::protocol::codec::Decode;
+    use strata::protocol::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
+    use strata::protocol::messages::fetch_response::FetchResponse;
+    use strata::protocol::messages::{produce_request, produce_response};
+    let b = TestBroker::start(&[]).await;
+    let mut admin = b.client().await;
+    assert_eq!(create_topic_with(&mut admin, "waits", 1, &[]).await, 0);
+    let mut c = b.client().await;
+    let fetch = FetchRequest {
+        replica_id: -1,
+        max_wait_ms: 10_000,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        topics: vec![FetchTopic {
+            topic: "waits".into(),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    c.write_request(1, 4, false, &fetch).await;
+    let mut frames = BytesMut::new();
+    f_api_versions(&mut frames, 2);
+    f_api_versions(&mut frames, 3);
+    c.stream.write_all(&frames).await.unwrap();
+    // Nothing may come before the Fetch's answer, which waits for data.
+    let early = tokio::time::timeout(std::time::Duration::from_millis(300), c.read_frame()).await;
+    assert!(early.is_err(), "an answer came before the waiting fetch's");
+    let sent = std::time::Instant::now();
+    let mut req = common::txn::produce_req("waits", batch(&[b"woken"], None));
+    req.acks = 1;
+    let r = api_call!(
+        admin,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        req
+    );
+    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    let mut first = tokio::time::timeout(std::time::Duration::from_secs(5), c.read_frame())
+        .await
+        .expect("the produce wakes the fetch well before its 10 s wait")
+        .expect("fetch response");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(first.get_i32(), 1, "the fetch is answered first");
+    let fetched = FetchResponse::decode(&mut first, 4).expect("decodes");
+    let partition = &fetched.responses[0].partitions[0];
+    assert_eq!((partition.error_code, partition.high_watermark), (0, 1));
+    assert_eq!(
+        common::cluster::values(partition),
+        vec!["woken".to_string()]
+    );
+    for id in [2, 3] {
+        let mut resp = c.read_frame().await.expect("response");
+        assert_eq!(resp.get_i32(), id, "responses in request order");
+    }
+}

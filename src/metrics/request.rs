@@ -94,6 +94,12 @@ impl RequestTiming {
         REQUEST.scope(self.clone(), f)
     }
 
+    /// Runs `f` (a first poll of the request's future, made inline) with this request's
+    /// timing as the current one.
+    pub fn sync_scope<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
+        REQUEST.sync_scope(self.clone(), f)
+    }
+
     /// The time spent in purgatory so far.
     pub fn remote(&self) -> Duration {
         Duration::from_nanos(self.remote_nanos.load(Ordering::Relaxed))

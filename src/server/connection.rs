@@ -4,7 +4,9 @@
 //! are processed concurrently (Kafka clients pipeline up to five), while the writer sends the
 //! responses strictly in the order the requests arrived. Produce requests run their append
 //! stage inline in the reader, so appends happen in connection order; only their wait for
-//! acknowledgement runs concurrently. A frame larger than `socket.request.max.bytes` or with a
+//! acknowledgement runs concurrently. The reader also makes the first poll of each response
+//! future: a response ready then goes straight to the writer, and only one that waits gets a
+//! task of its own. A frame larger than `socket.request.max.bytes` or with a
 //! negative size closes the connection before anything is allocated, as Kafka does.
 //!
 //! Slow and silent clients cannot hold resources: a frame's bytes are read into a buffer that
@@ -29,9 +31,10 @@
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
 //! them, as Kafka's SocketServer closes its connections at shutdown.
-use std::sync::Arc;
-
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes};
@@ -90,6 +93,8 @@ enum CloseReason {
     Authentication(String),
     /// The SASL exchange did not finish within `strata.request.read.timeout.ms`.
     AuthenticationTimeout,
+    /// A handler panicked: the responses after it could not keep their order.
+    HandlerFailed,
     Shutdown,
 }
 
@@ -186,11 +191,46 @@ async fn serve<R, W>(
     }
 }
 
-/// A request whose response the writer sends in turn: the handler's task (its response and
-/// when it was ready) and what the request metrics need.
+/// A request whose response the writer sends in turn, and what the request metrics need.
 struct InFlight {
-    handle: JoinHandle<(Option<handlers::Response>, Instant)>,
+    reply: Reply,
     request: Option<RequestMeta>,
+}
+
+/// A response (and when it was ready) as the writer takes it. Most responses are ready at the
+/// handler's first poll, which the reader makes inline: only those that wait (acks=all, a
+/// long-poll fetch, a coordinator) become tasks of their own. A task per request cost a
+/// wake-up of another worker per request, the writer and the new task being both runnable
+/// (BENCHMARKS.md, "Why eight partitions cost twice as much").
+enum Reply {
+    Ready(Option<handlers::Response>, Instant),
+    Running(JoinHandle<(Option<handlers::Response>, Instant)>),
+}
+
+impl Reply {
+    fn abort(&self) {
+        if let Reply::Running(handle) = self {
+            handle.abort();
+        }
+    }
+}
+
+/// Polls a handler's response future once, inline and under its request's timing; a future
+/// still pending is spawned to finish on its own. Err: the handler panicked.
+fn first_poll(timing: &Arc<RequestTiming>, mut fut: handlers::ResponseFuture) -> Result<Reply, ()> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        timing.sync_scope(|| fut.as_mut().poll(&mut cx))
+    }))
+    .map_err(|_| ())?;
+    Ok(match polled {
+        Poll::Ready(response) => Reply::Ready(response, Instant::now()),
+        // Spawned, the future is polled again with its task's waker, which replaces the no-op
+        // one wherever it registered (tokio's primitives keep the waker of the latest poll).
+        Poll::Pending => Reply::Running(tokio::spawn(
+            timing.scope(async move { (fut.await, Instant::now()) }),
+        )),
+    })
 }
 
 /// A request's identity and the phases measured before its response is ready.
@@ -323,10 +363,10 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     drop(reservation);
                     drop(queued);
                     activity.in_flight.fetch_add(1, Ordering::AcqRel);
-                    let handle = tokio::spawn(async move { (Some(bytes.into()), Instant::now()) });
+                    let reply = Reply::Ready(Some(bytes.into()), Instant::now());
                     if tx
                         .send(InFlight {
-                            handle,
+                            reply,
                             request: None,
                         })
                         .await
@@ -358,11 +398,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
         drop(queued);
         match outcome {
             Outcome::Respond(fut) => {
-                let handle = tokio::spawn(timing.scope(async move { (fut.await, Instant::now()) }));
+                let Ok(reply) = first_poll(&timing, fut) else {
+                    tracing::error!(peer = %context.peer, "request handler failed");
+                    return CloseReason::HandlerFailed;
+                };
                 activity.in_flight.fetch_add(1, Ordering::AcqRel);
                 if tx
                     .send(InFlight {
-                        handle,
+                        reply,
                         request: api,
                     })
                     .await
@@ -476,25 +519,24 @@ async fn write_loop<W: SendRegion>(
         tokio::time::sleep(SHUTDOWN_DRAIN).await;
     };
     tokio::pin!(drain_over);
-    while let Some(InFlight {
-        mut handle,
-        request,
-    }) = rx.recv().await
-    {
-        let joined = tokio::select! {
-            biased;
-            r = &mut handle => r,
-            // Dropping the handles detaches their tasks; nothing they do is cut short.
-            _ = peer_gone.cancelled() => return,
-            _ = &mut drain_over => {
-                handle.abort();
-                rx.close();
-                while let Ok(h) = rx.try_recv() {
-                    h.handle.abort();
+    while let Some(InFlight { reply, request }) = rx.recv().await {
+        let joined = match reply {
+            Reply::Ready(response, ready) => Ok((response, ready)),
+            Reply::Running(mut handle) => tokio::select! {
+                biased;
+                r = &mut handle => r,
+                // Dropping the handles detaches their tasks; nothing they do is cut short.
+                _ = peer_gone.cancelled() => return,
+                _ = &mut drain_over => {
+                    handle.abort();
+                    rx.close();
+                    while let Ok(h) = rx.try_recv() {
+                        h.reply.abort();
+                    }
+                    let _ = wr.flush().await;
+                    return;
                 }
-                let _ = wr.flush().await;
-                return;
-            }
+            },
         };
         let taken = Instant::now();
         let (response, ready) = match joined {
