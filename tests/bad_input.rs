@@ -187,9 +187,8 @@ fn f_api_versions(f: &mut BytesMut, correlation_id: i32) {
 async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
     use bytes::Buf;
     use strata::protocol::codec::Decode;
-    use strata::protocol::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
+    use strata::protocol::messages::fetch_request::FetchRequest;
     use strata::protocol::messages::fetch_response::FetchResponse;
-    use strata::protocol::messages::{produce_request, produce_response};
     let b = TestBroker::start(&[]).await;
     let mut admin = b.client().await;
     assert_eq!(create_topic_with(&mut admin, "waits", 1, &[]).await, 0);
@@ -197,19 +196,7 @@ async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
     let fetch = FetchRequest {
         replica_id: -1,
         max_wait_ms: 10_000,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        topics: vec![FetchTopic {
-            topic: "waits".into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: 1 << 20,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
+        ..fetch_request("waits", 0, 0, 1 << 20)
     };
     c.write_request(1, 4, false, &fetch).await;
     let mut frames = BytesMut::new();

@@ -360,19 +360,7 @@ async fn a_consumer_over_its_quota_gets_an_empty_throttled_fetch() {
     assert_eq!(r.entries[0].error_code, 0);
     let fetch = FetchRequest {
         max_wait_ms: 100,
-        min_bytes: 1,
-        max_bytes: 1 << 20,
-        topics: vec![FetchTopic {
-            topic: "f".into(),
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: 1 << 20,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
+        ..fetch_request("f", 0, 0, 1 << 20)
     };
     let r = api_call!(
         c,

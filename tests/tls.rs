@@ -72,22 +72,7 @@ async fn fetch_from_start(c: &mut TlsConn, topic: &str) -> fetch_response::Parti
         fetch_request::FetchRequest,
         fetch_response::FetchResponse,
         12,
-        fetch_request::FetchRequest {
-            max_wait_ms: 0,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![fetch_request::FetchTopic {
-                topic: topic.into(),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
+        common::fetch_request(topic, 0, 0, 1 << 20)
     );
     fetched.responses[0].partitions[0].clone()
 }
