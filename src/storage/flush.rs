@@ -11,15 +11,20 @@ use super::error::{IoContext, Result};
 use super::log::{Inner, PartitionLog};
 
 impl Inner {
-    /// fsyncs every segment that may hold data past the recovery point, then moves it to the
-    /// log end offset.
-    pub fn flush(&mut self) -> Result<()> {
-        let from = self
-            .segments
+    /// The base offset of the segment holding the recovery point: the first that may hold
+    /// bytes not yet flushed.
+    fn first_unflushed_base(&self) -> i64 {
+        self.segments
             .range(..=self.recovery_point)
             .next_back()
             .map(|(b, _)| *b)
-            .unwrap_or(i64::MIN);
+            .unwrap_or(i64::MIN)
+    }
+
+    /// fsyncs every segment that may hold data past the recovery point, then moves it to the
+    /// log end offset.
+    pub fn flush(&mut self) -> Result<()> {
+        let from = self.first_unflushed_base();
         for seg in self.segments.range(from..).map(|(_, s)| s) {
             seg.flush()?;
         }
@@ -60,12 +65,7 @@ impl PartitionLog {
                 if inner.recovery_point >= target {
                     return Ok(false);
                 }
-                let from = inner
-                    .segments
-                    .range(..=inner.recovery_point)
-                    .next_back()
-                    .map(|(b, _)| *b)
-                    .unwrap_or(i64::MIN);
+                let from = inner.first_unflushed_base();
                 let paths: Vec<PathBuf> = inner
                     .segments
                     .range(from..target)
