@@ -82,7 +82,7 @@ pub(super) fn group_share_config(p: &Props) -> Result<GroupShareConfig, ConfigEr
             return Err(ConfigError::invalid(
                 key,
                 &value.to_string(),
-                &format!("Value must be no less than {low} and no more than {high}"),
+                format!("Value must be no less than {low} and no more than {high}"),
             ));
         }
     }
