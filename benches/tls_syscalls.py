@@ -12,6 +12,11 @@ context switches (counting costs the broker little, unlike strace, whose stops c
 each read finds waiting), printed per GB of payload with the broker's CPU per GB of the run.
 
 Knobs: STRATA_BINS (colon-separated; default target/release/strata), BENCH_SYS_ROUNDS=2,
+BENCH_SYS_LO_MTU (e.g. 1500: for the runs, loopback gets that MTU and segmentation offload off,
+so that a request crosses it in MSS-sized segments as on a network without receive offload;
+restored afterwards; needs root and ethtool), BENCH_SYS_LO_RATE (e.g. 1gbit, with
+BENCH_SYS_LO_MTU: loopback is also paced to that rate by a token bucket, `tc qdisc ... tbf`, so
+that a request's segments arrive spread over time as from a link of that speed),
 BENCH_SYS_N=200000, BENCH_SYS_RATE=-1 (ProducerPerformance --throughput, records/s: a fixed
 rate below every run's maximum makes the runs comparable when the machine is busy; -1 is as
 fast as the client goes), BENCH_SYS_PORT=22600 (PLAINTEXT; SSL is +2), BENCH_WORK.
@@ -34,9 +39,11 @@ ROUNDS = int(os.environ.get("BENCH_SYS_ROUNDS", "2"))
 N = int(os.environ.get("BENCH_SYS_N", "200000"))
 PORT = int(os.environ.get("BENCH_SYS_PORT", "22600"))
 RATE = int(os.environ.get("BENCH_SYS_RATE", "-1"))
+LO_MTU = os.environ.get("BENCH_SYS_LO_MTU")
+LO_RATE = os.environ.get("BENCH_SYS_LO_RATE")
 SIZE = 1024
 PROTOCOLS = ("PLAINTEXT", "SSL")
-SYSCALLS = ("recvfrom", "sendto", "writev", "write", "epoll_wait", "futex", "sched_yield", "madvise",
+SYSCALLS = ("recvfrom", "sendto", "writev", "write", "epoll_wait", "futex", "sched_yield", "setsockopt", "madvise",
             "brk", "mprotect", "munmap")
 EVENTS = ["context-switches", "page-faults"] + [f"syscalls:sys_enter_{c}" for c in SYSCALLS]
 
@@ -94,14 +101,33 @@ def one(binary, rnd, certs):
     return out
 
 
+def loopback(mtu, offload, rate=None):
+    subprocess.run(["ip", "link", "set", "lo", "mtu", str(mtu)], check=True)
+    subprocess.run(["ethtool", "-K", "lo", "tso", offload, "gso", offload], check=True)
+    if rate:
+        # A bucket of two segments: segments leave at the link's rate, not in bursts.
+        subprocess.run(["tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", rate,
+                        "burst", str(2 * int(mtu)), "latency", "50ms"], check=True)
+    else:
+        subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
+
+
 def main():
     certs = S.make_certs(os.path.join(C.WORK, "secure-certs"))
     runs = []
-    for rnd in range(ROUNDS):
-        order = BINS if rnd % 2 == 0 else list(reversed(BINS))
-        for binary in order:
-            runs.append(one(binary, rnd, certs))
-    print(json.dumps({"n": N, "record_size": SIZE, "rate": RATE, "runs": runs}, indent=1))
+    if LO_MTU:
+        loopback(LO_MTU, "off", LO_RATE)
+    try:
+        for rnd in range(ROUNDS):
+            order = BINS if rnd % 2 == 0 else list(reversed(BINS))
+            for binary in order:
+                runs.append(one(binary, rnd, certs))
+    finally:
+        if LO_MTU:
+            loopback(65536, "on")
+    print(json.dumps({"n": N, "record_size": SIZE, "rate": RATE, "lo_mtu": LO_MTU, "lo_rate": LO_RATE,
+                      "runs": runs},
+                     indent=1))
 
 
 if __name__ == "__main__":
