@@ -14,7 +14,7 @@ each read finds waiting), printed per GB of payload with the broker's CPU per GB
 Knobs: STRATA_BINS (colon-separated; default target/release/strata), BENCH_SYS_ROUNDS=2,
 BENCH_SYS_LO_MTU (e.g. 1500: for the runs, loopback gets that MTU and segmentation offload off,
 so that a request crosses it in MSS-sized segments as on a network without receive offload;
-restored afterwards; needs root and ethtool), BENCH_SYS_LO_RATE (e.g. 1gbit, with
+its MTU restored afterwards and offload turned back on; needs root, ethtool and tc), BENCH_SYS_LO_RATE (e.g. 1gbit, with
 BENCH_SYS_LO_MTU: loopback is also paced to that rate by a token bucket, `tc qdisc ... tbf`, so
 that a request's segments arrive spread over time as from a link of that speed),
 BENCH_SYS_N=200000, BENCH_SYS_RATE=-1 (ProducerPerformance --throughput, records/s: a fixed
@@ -43,8 +43,8 @@ LO_MTU = os.environ.get("BENCH_SYS_LO_MTU")
 LO_RATE = os.environ.get("BENCH_SYS_LO_RATE")
 SIZE = 1024
 PROTOCOLS = ("PLAINTEXT", "SSL")
-SYSCALLS = ("recvfrom", "sendto", "writev", "write", "epoll_wait", "futex", "sched_yield", "setsockopt", "madvise",
-            "brk", "mprotect", "munmap")
+SYSCALLS = ("recvfrom", "sendto", "writev", "write", "epoll_wait", "futex", "sched_yield",
+            "setsockopt", "madvise", "brk", "mprotect", "munmap")
 EVENTS = ["context-switches", "page-faults"] + [f"syscalls:sys_enter_{c}" for c in SYSCALLS]
 
 
@@ -116,6 +116,7 @@ def main():
     certs = S.make_certs(os.path.join(C.WORK, "secure-certs"))
     runs = []
     if LO_MTU:
+        mtu_before = open("/sys/class/net/lo/mtu").read().strip()
         loopback(LO_MTU, "off", LO_RATE)
     try:
         for rnd in range(ROUNDS):
@@ -124,10 +125,9 @@ def main():
                 runs.append(one(binary, rnd, certs))
     finally:
         if LO_MTU:
-            loopback(65536, "on")
-    print(json.dumps({"n": N, "record_size": SIZE, "rate": RATE, "lo_mtu": LO_MTU, "lo_rate": LO_RATE,
-                      "runs": runs},
-                     indent=1))
+            loopback(mtu_before, "on")
+    print(json.dumps({"n": N, "record_size": SIZE, "rate": RATE, "lo_mtu": LO_MTU,
+                      "lo_rate": LO_RATE, "runs": runs}, indent=1))
 
 
 if __name__ == "__main__":
