@@ -181,8 +181,8 @@ fn f_api_versions(f: &mut BytesMut, correlation_id: i32) {
 }
 
 /// A long-poll Fetch pipelined before two ApiVersions: the ready answers wait behind it, in
-/// request order, and the Fetch (its first poll made inline by the reader, then left to a task
-/// of its own) is woken by a produce from another connection, not by its timeout.
+/// request order, and the Fetch (its first poll made inline by the reader, then polled by the
+/// connection's writer) is woken by a produce from another connection, not by its timeout.
 #[tokio::test]
 async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
     use bytes::Buf;
@@ -234,4 +234,81 @@ async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
         let mut resp = c.read_frame().await.expect("response");
         assert_eq!(resp.get_i32(), id, "responses in request order");
     }
+}
+
+/// Two long-poll Fetches pipelined on one connection wait in the writer, one behind the other.
+/// The second's data arrives while the first still waits, and its own wait ends while the
+/// first's goes on: neither the wake-up nor the deadline may be lost by waiting in line, so
+/// once the first is answered at its deadline the second follows at once, with its data.
+#[tokio::test]
+async fn a_fetch_waiting_behind_another_keeps_its_wake_up_and_its_deadline() {
+    use bytes::Buf;
+    use std::time::{Duration, Instant};
+    use strata::protocol::codec::Decode;
+    use strata::protocol::messages::fetch_request::FetchRequest;
+    use strata::protocol::messages::fetch_response::FetchResponse;
+    let b = TestBroker::start(&[]).await;
+    let mut admin = b.client().await;
+    for topic in ["first", "second", "third"] {
+        assert_eq!(create_topic_with(&mut admin, topic, 1, &[]).await, 0);
+    }
+    let mut c = b.client().await;
+    let long_poll = |topic: &str, max_wait_ms: i32| FetchRequest {
+        replica_id: -1,
+        max_wait_ms,
+        ..fetch_request(topic, 0, 0, 1 << 20)
+    };
+    let sent = Instant::now();
+    c.write_request(1, 4, false, &long_poll("first", 1_500))
+        .await;
+    c.write_request(1, 4, false, &long_poll("second", 10_000))
+        .await;
+    c.write_request(1, 4, false, &long_poll("third", 300)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut req = common::txn::produce_req("second", batch(&[b"arrived-early"], None));
+    req.acks = 1;
+    let r = api_call!(
+        admin,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        req
+    );
+    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let mut frame = tokio::time::timeout(Duration::from_secs(5), c.read_frame())
+            .await
+            .expect("each fetch is answered well before the second's 10 s wait")
+            .expect("fetch response");
+        let id = frame.get_i32();
+        let fetched = FetchResponse::decode(&mut frame, 4).expect("decodes");
+        answers.push((
+            id,
+            sent.elapsed(),
+            fetched.responses[0].partitions[0].clone(),
+        ));
+    }
+    let ids: Vec<i32> = answers.iter().map(|a| a.0).collect();
+    assert_eq!(ids, vec![1, 2, 3], "answers in request order");
+    let (_, first_at, first) = &answers[0];
+    assert!(
+        *first_at >= Duration::from_millis(1_400),
+        "the first waits its own 1.5 s"
+    );
+    assert!(first.records.as_ref().is_none_or(|r| r.is_empty()));
+    for (_, at, _) in &answers[1..] {
+        assert!(
+            at.saturating_sub(*first_at) < Duration::from_millis(1_000),
+            "a fetch behind the first is answered right after it, not after a wait of its own"
+        );
+    }
+    let second = &answers[1].2;
+    assert_eq!((second.error_code, second.high_watermark), (0, 1));
+    assert_eq!(
+        common::cluster::values(second),
+        vec!["arrived-early".to_string()]
+    );
+    let third = &answers[2].2;
+    assert_eq!((third.error_code, third.high_watermark), (0, 0));
 }

@@ -112,6 +112,17 @@ pub mod write_txn_markers;
 /// A response future, ready to be spawned; yields the framed response (None: send nothing).
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Option<Response>> + Send + 'static>>;
 
+/// Whether a request of `api_key` whose future must wait after its first poll loses nothing but
+/// its answer when that future is dropped. A Fetch's effects (a follower's fetch position, the
+/// reads) happen at each check of its long poll, and the wait between checks only watches its
+/// partitions; so the connection's writer can await it in its turn, rather than a task of its
+/// own, and drop it when the client goes away. Everything else that waits (an acks=all produce
+/// after its append, a coordinator's reply, a share fetch that acquires records) runs to its end
+/// whatever happens to the connection.
+pub fn droppable_while_waiting(api_key: i16) -> bool {
+    api_key == fetch_request::FetchRequest::API_KEY
+}
+
 pub enum Outcome {
     Respond(ResponseFuture),
     /// Kafka closes the connection for requests it cannot parse (unknown key, bad header).

@@ -5,8 +5,10 @@
 //! responses strictly in the order the requests arrived. Produce requests run their append
 //! stage inline in the reader, so appends happen in connection order; only their wait for
 //! acknowledgement runs concurrently. The reader also makes the first poll of each response
-//! future: a response ready then goes straight to the writer, and only one that waits gets a
-//! task of its own. A frame larger than `socket.request.max.bytes` or with a
+//! future: a response ready then goes straight to the writer. A long-poll Fetch that must wait
+//! goes to the writer too, which polls it itself in its turn, so the produce that gives it data
+//! wakes one task, not the fetch's task and then the writer; any other response that waits
+//! gets a task of its own. A frame larger than `socket.request.max.bytes` or with a
 //! negative size closes the connection before anything is allocated, as Kafka does.
 //!
 //! Slow and silent clients cannot hold resources: a frame's bytes are read into a buffer that
@@ -26,7 +28,8 @@
 //!
 //! A client that closes its side gets no more responses: the connection closes at once (its
 //! slot and socket freed) and the requests it had sent finish detached, as Kafka processes
-//! what it has read from a channel it then closes. At shutdown the reader stops and the
+//! what it has read from a channel it then closes; only its waiting fetches, which would
+//! change nothing more, end with it. At shutdown the reader stops and the
 //! writer sends the responses already under way, but
 //! waits at most [`SHUTDOWN_DRAIN`] for those still parked (a JoinGroup waiting for its
 //! rebalance, whose timers stop with the broker; a long-poll Fetch): then it closes without
@@ -205,6 +208,11 @@ struct InFlight {
 enum Reply {
     Ready(Option<handlers::Response>, Instant),
     Running(JoinHandle<(Option<handlers::Response>, Instant)>),
+    /// A waiting request that may be dropped unanswered
+    /// ([`handlers::droppable_while_waiting`]), polled by the writer when its turn comes.
+    /// Its waits are registered by the first poll and its deadline is fixed, so the time it
+    /// spends behind earlier responses loses no wake-up and stretches no timeout.
+    Parked(handlers::ResponseFuture, Arc<RequestTiming>),
 }
 
 impl Reply {
@@ -216,8 +224,13 @@ impl Reply {
 }
 
 /// Polls a handler's response future once, inline and under its request's timing; a future
-/// still pending is spawned to finish on its own. Err: the handler panicked.
-fn first_poll(timing: &Arc<RequestTiming>, mut fut: handlers::ResponseFuture) -> Result<Reply, ()> {
+/// still pending is parked for the writer if `droppable`, else spawned to finish on its own.
+/// Err: the handler panicked.
+fn first_poll(
+    timing: &Arc<RequestTiming>,
+    mut fut: handlers::ResponseFuture,
+    droppable: bool,
+) -> Result<Reply, ()> {
     let mut cx = Context::from_waker(Waker::noop());
     let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
         timing.sync_scope(|| fut.as_mut().poll(&mut cx))
@@ -225,6 +238,7 @@ fn first_poll(timing: &Arc<RequestTiming>, mut fut: handlers::ResponseFuture) ->
     .map_err(|_| ())?;
     Ok(match polled {
         Poll::Ready(response) => Reply::Ready(response, Instant::now()),
+        Poll::Pending if droppable => Reply::Parked(fut, timing.clone()),
         // Spawned, the future is polled again with its task's waker, which replaces the no-op
         // one wherever it registered (tokio's primitives keep the waker of the latest poll).
         Poll::Pending => Reply::Running(tokio::spawn(
@@ -398,7 +412,10 @@ async fn read_loop<R: AsyncRead + Unpin>(
         drop(queued);
         match outcome {
             Outcome::Respond(fut) => {
-                let Ok(reply) = first_poll(&timing, fut) else {
+                let droppable = api
+                    .as_ref()
+                    .is_some_and(|m| handlers::droppable_while_waiting(m.api_key));
+                let Ok(reply) = first_poll(&timing, fut, droppable) else {
                     tracing::error!(peer = %context.peer, "request handler failed");
                     return CloseReason::HandlerFailed;
                 };
@@ -520,23 +537,39 @@ async fn write_loop<W: SendRegion>(
     };
     tokio::pin!(drain_over);
     while let Some(InFlight { reply, request }) = rx.recv().await {
-        let joined = match reply {
-            Reply::Ready(response, ready) => Ok((response, ready)),
-            Reply::Running(mut handle) => tokio::select! {
-                biased;
-                r = &mut handle => r,
-                // Dropping the handles detaches their tasks; nothing they do is cut short.
-                _ = peer_gone.cancelled() => return,
-                _ = &mut drain_over => {
+        let turn = match reply {
+            Reply::Ready(response, ready) => Turn::Done(Ok((response, ready))),
+            Reply::Running(mut handle) => {
+                let turn = await_turn(&mut handle, &peer_gone, drain_over.as_mut()).await;
+                if matches!(turn, Turn::Drained) {
                     handle.abort();
-                    rx.close();
-                    while let Ok(h) = rx.try_recv() {
-                        h.reply.abort();
-                    }
-                    let _ = wr.flush().await;
-                    return;
                 }
-            },
+                turn.map(|joined| joined.map_err(|e| e.to_string()))
+            }
+            Reply::Parked(fut, timing) => {
+                let parked = std::pin::pin!(unwinding(timing.scope(fut)));
+                await_turn(parked, &peer_gone, drain_over.as_mut())
+                    .await
+                    .map(|polled| {
+                        polled
+                            .map(|response| (response, Instant::now()))
+                            .map_err(|()| "panicked".to_string())
+                    })
+            }
+        };
+        let joined = match turn {
+            Turn::Done(joined) => joined,
+            // Dropping the handles detaches their tasks; nothing they do is cut short. Parked
+            // futures end here, unanswered.
+            Turn::PeerGone => return,
+            Turn::Drained => {
+                rx.close();
+                while let Ok(h) = rx.try_recv() {
+                    h.reply.abort();
+                }
+                let _ = wr.flush().await;
+                return;
+            }
         };
         let taken = Instant::now();
         let (response, ready) = match joined {
@@ -576,6 +609,51 @@ async fn write_loop<W: SendRegion>(
         }
     }
     let _ = wr.flush().await;
+}
+
+/// How the writer's wait for the response whose turn it is ended.
+enum Turn<T> {
+    Done(T),
+    /// The client closed its side: nothing more is written.
+    PeerGone,
+    /// Shutdown started [`SHUTDOWN_DRAIN`] ago.
+    Drained,
+}
+
+impl<T> Turn<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Turn<U> {
+        match self {
+            Turn::Done(t) => Turn::Done(f(t)),
+            Turn::PeerGone => Turn::PeerGone,
+            Turn::Drained => Turn::Drained,
+        }
+    }
+}
+
+async fn await_turn<F: std::future::Future + Unpin>(
+    response: F,
+    peer_gone: &CancellationToken,
+    drain_over: std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) -> Turn<F::Output> {
+    tokio::select! {
+        biased;
+        r = response => Turn::Done(r),
+        _ = peer_gone.cancelled() => Turn::PeerGone,
+        _ = drain_over => Turn::Drained,
+    }
+}
+
+/// Awaits `fut`, turning a panic in any of its polls into Err, as a task's handle does.
+async fn unwinding<F: std::future::Future>(fut: F) -> Result<F::Output, ()> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
+    })
+    .await
 }
 
 /// Writes one response: its in-memory bytes, and between them the file regions of a
