@@ -70,15 +70,26 @@ async fn a_returning_follower_is_expanded_into_the_isr_by_the_leader() {
         sample(&m, &format!("{rm}underreplicatedpartitions")),
         Some(0.0)
     );
-    // The followers' fetches, whatever version the fetchers use.
-    let follower_fetches: f64 = m
-        .lines()
-        .filter(|l| {
-            l.starts_with("kafka_network_requestmetrics_requests_total{request=\"FetchFollower\"")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
-    assert!(follower_fetches > 0.0, "{m}");
+    // The followers' fetches, whatever version the fetchers use. A fetch is counted when it
+    // is answered, and a caught-up follower's fetch waits up to replica.fetch.wait.max.ms
+    // (500 ms): at the moment of the expansion every fetch may still be waiting.
+    let follower_fetches = |m: &str| -> f64 {
+        m.lines()
+            .filter(|l| {
+                l.starts_with(
+                    "kafka_network_requestmetrics_requests_total{request=\"FetchFollower\"",
+                )
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut m = m;
+    while follower_fetches(&m) == 0.0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        m = scrape(admin).await;
+    }
+    assert!(follower_fetches(&m) > 0.0, "{m}");
 }
 
 /// The controller's answers to a leader's ISR proposals, as the AlterPartition sender counts
