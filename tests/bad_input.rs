@@ -180,6 +180,20 @@ fn f_api_versions(f: &mut BytesMut, correlation_id: i32) {
     f.put_i16(-1);
 }
 
+/// Appends one record to partition 0 of `topic` with acks=1.
+async fn produce_one(admin: &mut Client, topic: &str, value: &[u8]) {
+    let mut req = common::txn::produce_req(topic, batch(&[value], None));
+    req.acks = 1;
+    let r = api_call!(
+        admin,
+        produce_request::ProduceRequest,
+        produce_response::ProduceResponse,
+        9,
+        req
+    );
+    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+}
+
 /// A long-poll Fetch pipelined before two ApiVersions: the ready answers wait behind it, in
 /// request order, and the Fetch (its first poll made inline by the reader, then polled by the
 /// connection's writer) is woken by a produce from another connection, not by its timeout.
@@ -207,16 +221,7 @@ async fn a_waiting_fetch_keeps_request_order_and_wakes_on_a_produce() {
     let early = tokio::time::timeout(std::time::Duration::from_millis(300), c.read_frame()).await;
     assert!(early.is_err(), "an answer came before the waiting fetch's");
     let sent = std::time::Instant::now();
-    let mut req = common::txn::produce_req("waits", batch(&[b"woken"], None));
-    req.acks = 1;
-    let r = api_call!(
-        admin,
-        produce_request::ProduceRequest,
-        produce_response::ProduceResponse,
-        9,
-        req
-    );
-    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    produce_one(&mut admin, "waits", b"woken").await;
     let mut first = tokio::time::timeout(std::time::Duration::from_secs(5), c.read_frame())
         .await
         .expect("the produce wakes the fetch well before its 10 s wait")
@@ -265,16 +270,7 @@ async fn a_fetch_waiting_behind_another_keeps_its_wake_up_and_its_deadline() {
         .await;
     c.write_request(1, 4, false, &long_poll("third", 300)).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut req = common::txn::produce_req("second", batch(&[b"arrived-early"], None));
-    req.acks = 1;
-    let r = api_call!(
-        admin,
-        produce_request::ProduceRequest,
-        produce_response::ProduceResponse,
-        9,
-        req
-    );
-    assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    produce_one(&mut admin, "second", b"arrived-early").await;
     let mut answers = Vec::new();
     for _ in 0..3 {
         let mut frame = tokio::time::timeout(Duration::from_secs(5), c.read_frame())
