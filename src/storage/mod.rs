@@ -9,6 +9,7 @@ pub mod epoch;
 pub mod error;
 mod flush;
 mod index;
+mod load;
 pub mod log;
 pub mod log_dir;
 mod log_lock;
