@@ -232,19 +232,18 @@ fn first_poll(
     droppable: bool,
 ) -> Result<Reply, ()> {
     let mut cx = Context::from_waker(Waker::noop());
-    let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        timing.sync_scope(|| fut.as_mut().poll(&mut cx))
-    }))
-    .map_err(|_| ())?;
-    Ok(match polled {
-        Poll::Ready(response) => Reply::Ready(response, Instant::now()),
-        Poll::Pending if droppable => Reply::Parked(fut, timing.clone()),
-        // Spawned, the future is polled again with its task's waker, which replaces the no-op
-        // one wherever it registered (tokio's primitives keep the waker of the latest poll).
-        Poll::Pending => Reply::Running(tokio::spawn(
-            timing.scope(async move { (fut.await, Instant::now()) }),
-        )),
-    })
+    Ok(
+        match timing.sync_scope(|| poll_catching(fut.as_mut(), &mut cx)) {
+            Poll::Ready(Err(())) => return Err(()),
+            Poll::Ready(Ok(response)) => Reply::Ready(response, Instant::now()),
+            Poll::Pending if droppable => Reply::Parked(fut, timing.clone()),
+            // Spawned, the future is polled again with its task's waker, which replaces the no-op
+            // one wherever it registered (tokio's primitives keep the waker of the latest poll).
+            Poll::Pending => Reply::Running(tokio::spawn(
+                timing.scope(async move { (fut.await, Instant::now()) }),
+            )),
+        },
+    )
 }
 
 /// A request's identity and the phases measured before its response is ready.
@@ -643,17 +642,22 @@ async fn await_turn<F: std::future::Future + Unpin>(
     }
 }
 
-/// Awaits `fut`, turning a panic in any of its polls into Err, as a task's handle does.
+/// Polls `fut` once; a panic in the poll ends it with Err, as a task's handle reports one.
+fn poll_catching<F: std::future::Future + ?Sized>(
+    fut: std::pin::Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<F::Output, ()>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+        Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(_) => Poll::Ready(Err(())),
+    }
+}
+
+/// Awaits `fut`, turning a panic in any of its polls into Err.
 async fn unwinding<F: std::future::Future>(fut: F) -> Result<F::Output, ()> {
     let mut fut = std::pin::pin!(fut);
-    std::future::poll_fn(|cx| {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => Poll::Ready(Err(())),
-        }
-    })
-    .await
+    std::future::poll_fn(|cx| poll_catching(fut.as_mut(), cx)).await
 }
 
 /// Writes one response: its in-memory bytes, and between them the file regions of a
