@@ -30,9 +30,9 @@ struct Cli {
 enum Command {
     /// Run the broker (the default).
     Serve,
-    /// Print the supported-API table as Markdown (the README's table is generated from it).
+    /// Print the supported-API table as Markdown (docs/supported-apis.md is generated from it).
     ApiTable,
-    /// Print the supported configuration keys as Markdown (also generated into the README).
+    /// Print the supported configuration keys as Markdown (docs/configuration.md's table).
     ConfigKeys,
     /// Prepare log dirs before a first start, as Kafka's `kafka-storage` tool does.
     Storage {
