@@ -9,13 +9,19 @@
 //! - every relative link, and every repository path in backticks, names something that exists;
 //! - every crate of `Cargo.toml` is in `docs/dependencies.md` with its reason.
 //!
-//! Markdown is read just far enough for that: fenced blocks, code spans, links and headings
-//! (whose anchors follow GitHub's rule).
+//! Markdown is read just far enough for that (`markdown.rs`: fenced blocks, code spans, links,
+//! headings with GitHub's anchors), and so are the shell lines the pages show (`shell.rs`).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use strata::config::{registry, BrokerConfig};
+
+use markdown::{github_slug, normalize, pages, Doc};
+use shell::{settings, shell_words, strata_args};
+
+mod markdown;
+mod shell;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -86,316 +92,6 @@ const FILE_EXTENSIONS: &[&str] = &[
     "txt",
     "imported",
 ];
-
-struct Doc {
-    /// Relative to the repository root.
-    path: PathBuf,
-    text: String,
-    /// The text with fenced blocks blanked (line numbers kept).
-    prose: String,
-    fences: Vec<Fence>,
-}
-
-struct Fence {
-    lang: String,
-    /// 1-based line of the opening fence.
-    line: usize,
-    body: String,
-}
-
-impl Doc {
-    fn read(relative: &str) -> Doc {
-        let path = PathBuf::from(relative);
-        let text = std::fs::read_to_string(Path::new(ROOT).join(&path))
-            .unwrap_or_else(|e| panic!("{relative}: {e}"));
-        let mut prose = String::new();
-        let mut fences = Vec::new();
-        let mut open: Option<(String, String, usize)> = None;
-        for (i, line) in text.lines().enumerate() {
-            let trimmed = line.trim_start();
-            let is_fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
-            match (&mut open, is_fence) {
-                (None, true) => {
-                    let lang = trimmed.trim_start_matches(['`', '~']).trim().to_string();
-                    open = Some((lang, String::new(), i + 1));
-                }
-                (Some(_), true) => {
-                    let (lang, body, line) = open.take().unwrap();
-                    fences.push(Fence { lang, line, body });
-                }
-                (Some((_, body, _)), false) => {
-                    body.push_str(line);
-                    body.push('\n');
-                }
-                (None, false) => prose.push_str(line),
-            }
-            prose.push('\n');
-        }
-        assert!(open.is_none(), "{relative}: a fenced block is not closed");
-        Doc {
-            path,
-            text,
-            prose,
-            fences,
-        }
-    }
-
-    fn name(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    /// The code spans of the prose with their line, contents unescaped (`\|` in tables).
-    fn code_spans(&self) -> Vec<(usize, String)> {
-        code_spans(&self.prose)
-            .into_iter()
-            .map(|(start, _, content)| (line_of(&self.prose, start), content))
-            .collect()
-    }
-
-    /// The link targets of the prose (outside code spans), with their line.
-    fn links(&self) -> Vec<(usize, String)> {
-        let mut blanked = self.prose.clone().into_bytes();
-        for (start, end, _) in code_spans(&self.prose) {
-            blanked[start..end].fill(b' ');
-        }
-        let blanked = String::from_utf8(blanked).unwrap();
-        let mut out = Vec::new();
-        for (i, _) in blanked.match_indices("](") {
-            let rest = &blanked[i + 2..];
-            if let Some(end) = rest.find(')') {
-                out.push((line_of(&blanked, i), rest[..end].trim().to_string()));
-            }
-        }
-        out
-    }
-
-    /// GitHub's anchors for the headings of this page.
-    fn anchors(&self) -> BTreeSet<String> {
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        let mut out = BTreeSet::new();
-        for line in self.prose.lines() {
-            let Some(heading) = line
-                .strip_prefix('#')
-                .map(|h| h.trim_start_matches('#'))
-                .filter(|h| h.starts_with(' '))
-            else {
-                continue;
-            };
-            let slug = github_slug(heading);
-            let n = seen.entry(slug.clone()).or_insert(0);
-            out.insert(if *n == 0 {
-                slug.clone()
-            } else {
-                format!("{slug}-{n}")
-            });
-            *n += 1;
-        }
-        out
-    }
-
-    /// Each shell command of the page: the lines of its non-`properties` blocks (continuation
-    /// lines joined) and its code spans.
-    fn commands(&self) -> Vec<(usize, Vec<String>)> {
-        let mut out = Vec::new();
-        for fence in &self.fences {
-            if fence.lang == "properties" {
-                continue;
-            }
-            let mut joined = String::new();
-            let mut first = fence.line + 1;
-            for (i, line) in fence.body.lines().enumerate() {
-                if joined.is_empty() {
-                    first = fence.line + 1 + i;
-                }
-                match line.strip_suffix('\\') {
-                    Some(head) => joined.push_str(head),
-                    None => {
-                        joined.push_str(line);
-                        for words in shell_words(&joined) {
-                            out.push((first, words));
-                        }
-                        joined.clear();
-                    }
-                }
-            }
-        }
-        for (line, span) in self.code_spans() {
-            for words in shell_words(&span) {
-                out.push((line, words));
-            }
-        }
-        out
-    }
-}
-
-/// Every page checked: the README and `docs/*.md`.
-fn pages() -> Vec<Doc> {
-    let mut names: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
-    names.sort();
-    names.insert(0, "README.md".into());
-    names.iter().map(|n| Doc::read(n)).collect()
-}
-
-fn line_of(text: &str, byte: usize) -> usize {
-    text[..byte].matches('\n').count() + 1
-}
-
-/// Code spans as CommonMark reads them: a run of n backticks up to the next run of exactly n.
-/// Returns (start, end) byte offsets of the whole span and its content.
-fn code_spans(text: &str) -> Vec<(usize, usize, String)> {
-    let b = text.as_bytes();
-    let run = |from: usize| b[from..].iter().take_while(|&&c| c == b'`').count();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'`' {
-            i += 1;
-            continue;
-        }
-        let n = run(i);
-        let open_end = i + n;
-        let mut j = open_end;
-        let mut close = None;
-        while j < b.len() {
-            if b[j] == b'`' {
-                let m = run(j);
-                if m == n {
-                    close = Some(j);
-                    break;
-                }
-                j += m;
-            } else {
-                j += 1;
-            }
-        }
-        match close {
-            Some(c) => {
-                let content = text[open_end..c].replace('\n', " ").replace("\\|", "|");
-                out.push((i, c + n, content.trim().to_string()));
-                i = c + n;
-            }
-            None => i = open_end,
-        }
-    }
-    out
-}
-
-/// GitHub's heading anchor: the text as rendered (code marks and link targets dropped),
-/// lower-cased, every character but letters, digits, `-`, `_` and spaces removed, spaces as `-`.
-fn github_slug(heading: &str) -> String {
-    let mut text = String::new();
-    let mut rest = heading.trim();
-    while let Some(i) = rest.find("](") {
-        let end = rest[i..].find(')').map(|e| i + e + 1).unwrap_or(rest.len());
-        text.push_str(&rest[..i]);
-        rest = &rest[end..];
-    }
-    text.push_str(rest);
-    text.trim()
-        .to_lowercase()
-        .chars()
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The words of each simple command in a line of shell: quotes removed, a variable or `$(...)`
-/// read as `2` (a value every documented use takes), commands separated at `;`, `&`, `|`, and
-/// a `$(...)`'s command returned too; stops at a comment or a redirection.
-fn shell_words(line: &str) -> Vec<Vec<String>> {
-    let mut commands = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let chars: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    let mut quote: Option<char> = None;
-    let flush = |words: &mut Vec<String>, word: &mut String, in_word: &mut bool| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('\''), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (_, '$') => {
-                in_word = true;
-                word.push('2');
-                match chars.get(i + 1) {
-                    Some('(') => {
-                        let mut depth = 0;
-                        let start = i + 2;
-                        let mut j = i + 1;
-                        while j < chars.len() {
-                            match chars[j] {
-                                '(' => depth += 1,
-                                ')' => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        break;
-                                    }
-                                }
-                                _ => {}
-                            }
-                            j += 1;
-                        }
-                        let inner: String = chars[start..j.min(chars.len())].iter().collect();
-                        commands.extend(shell_words(&inner));
-                        i = j;
-                    }
-                    Some('{') => {
-                        while i < chars.len() && chars[i] != '}' {
-                            i += 1;
-                        }
-                    }
-                    _ => {
-                        while chars
-                            .get(i + 1)
-                            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        {
-                            i += 1;
-                        }
-                    }
-                }
-            }
-            (Some(_), c) => word.push(c),
-            (None, c) if c.is_whitespace() => flush(&mut words, &mut word, &mut in_word),
-            (None, '#') if !in_word => break,
-            (None, '>' | '<') => break,
-            (None, ';' | '&' | '|') => {
-                flush(&mut words, &mut word, &mut in_word);
-                if !words.is_empty() {
-                    commands.push(std::mem::take(&mut words));
-                }
-            }
-            (None, c) => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-        i += 1;
-    }
-    flush(&mut words, &mut word, &mut in_word);
-    if !words.is_empty() {
-        commands.push(words);
-    }
-    commands
-}
 
 /// Whether `s` is written like a config key: dot-separated lower-case words, maybe ending in
 /// `.*` (a family of keys), and not a file name.
@@ -468,67 +164,6 @@ fn unknown_key(key: &str, names: &BTreeSet<String>, used: &mut BTreeSet<&'static
         return !strata::config::security::TLS_KEYS.contains(&inner);
     }
     true
-}
-
-/// The `key=value` settings a command makes with `--override` and `--add-config`.
-fn settings(words: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for pair in words.windows(2) {
-        match pair[0].as_str() {
-            "--override" => out.push(pair[1].clone()),
-            "--add-config" => {
-                // Split at commas outside brackets (`SCRAM-SHA-512=[iterations=8192,password=x]`).
-                let mut depth = 0;
-                let mut item = String::new();
-                for c in pair[1].chars() {
-                    match c {
-                        '[' => depth += 1,
-                        ']' => depth -= 1,
-                        ',' if depth == 0 => {
-                            out.push(std::mem::take(&mut item));
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    item.push(c);
-                }
-                out.push(item);
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The arguments of the `strata` binary in a command, if it runs it (`strata ...` or
-/// `cargo run [...] -- ...`).
-fn strata_args(words: &[String]) -> Option<Vec<String>> {
-    let words: Vec<&String> = words
-        .iter()
-        .skip_while(|w| w.contains('=') && w.starts_with(|c: char| c.is_ascii_uppercase()))
-        .collect();
-    match words.first().map(|w| w.as_str()) {
-        Some("strata") => Some(words[1..].iter().map(|w| w.to_string()).collect()),
-        Some("cargo") if words.get(1).is_some_and(|w| *w == "run") => {
-            let cargo_args: Vec<&&String> = words.iter().take_while(|w| **w != "--").collect();
-            let other_target = cargo_args.windows(2).any(|p| {
-                p[0].as_str() == "--example"
-                    || (p[0].as_str() == "--bin" && p[1].as_str() != "strata")
-            });
-            if other_target {
-                return None;
-            }
-            Some(
-                words
-                    .iter()
-                    .skip_while(|w| **w != "--")
-                    .skip(1)
-                    .map(|w| w.to_string())
-                    .collect(),
-            )
-        }
-        _ => None,
-    }
 }
 
 fn section(doc: &Doc, name: &str) -> String {
@@ -604,7 +239,7 @@ fn every_config_key_named_exists() {
     }
     assert!(
         unknown.is_empty(),
-        "not keys of the config registry (src/config), nor on the lists of tests/docs.rs:\n{}",
+        "not keys of the config registry (src/config), nor on the lists of tests/docs/main.rs:\n{}",
         unknown.join("\n")
     );
     let unused: Vec<&&str> = CLIENT_KEYS
@@ -710,11 +345,14 @@ fn every_test_command_shown_exists() {
                 ["cargo", "test", rest @ ..] => {
                     if let Some(i) = rest.iter().position(|w| *w == "--test") {
                         let name = rest.get(i + 1).unwrap_or(&"");
+                        // Cargo's test targets: `tests/<name>.rs` or `tests/<name>/main.rs`.
+                        let tests = Path::new(ROOT).join("tests");
                         if !name.is_empty()
                             && !name.starts_with('<')
-                            && !Path::new(ROOT).join(format!("tests/{name}.rs")).exists()
+                            && !tests.join(format!("{name}.rs")).exists()
+                            && !tests.join(name).join("main.rs").exists()
                         {
-                            missing.push(format!("{}:{line}: no tests/{name}.rs", doc.name()));
+                            missing.push(format!("{}:{line}: no test target {name}", doc.name()));
                         }
                     }
                 }
@@ -763,21 +401,6 @@ fn every_relative_link_and_anchor_exists() {
         }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
-}
-
-/// `docs/../README.md` as `README.md`.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[test]
