@@ -251,7 +251,9 @@ pub fn refused_setting(key: &str, value: &str) -> Option<String> {
         || inner == "principal.builder.class";
     if tls_or_sasl {
         return Some(
-            "TLS and SASL are not implemented yet; every listener serves PLAINTEXT".into(),
+            "Strata's TLS and SASL do not implement this setting or value, and it would change \
+             how clients are authenticated, so it is refused rather than ignored"
+                .into(),
         );
     }
     if inner == "authorizer.class.name" && value.trim() != STANDARD_AUTHORIZER {
