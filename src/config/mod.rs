@@ -90,6 +90,13 @@ impl ConfigError {
     }
 }
 
+impl From<&ConfigError> for ErrorCode {
+    /// What AlterConfigs / CreateTopics answer for a config Strata refuses.
+    fn from(_: &ConfigError) -> ErrorCode {
+        ErrorCode::INVALID_CONFIG
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
