@@ -11,7 +11,8 @@
 //! - [`describe`]: DescribeConfigs entries (source, synonyms, type ids) for brokers and topics;
 //! - [`dynamic`]: dynamic broker configs (per broker and cluster default) over the static ones.
 //!
-//! Config is a leaf: it depends on nothing but the record compression ids.
+//! Config is a leaf: of ours it uses only `error` (for [`ConfigError`]'s code), so every layer
+//! may read it; mapping its values to protocol or storage types is done where they are used.
 use std::fmt;
 use std::path::PathBuf;
 
