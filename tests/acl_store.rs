@@ -9,10 +9,8 @@ use std::sync::Arc;
 use common::authz::*;
 use common::TestBroker;
 use strata::broker::Broker;
-use strata::controller::acls::{
-    operation as op, pattern_type, permission_type, resource_type as rt,
-};
 use strata::handlers::ConnectionContext;
+use strata::protocol::acl::{operation as op, pattern_type, permission_type, resource_type as rt};
 use strata::protocol::messages::*;
 use strata::security::KafkaPrincipal;
 

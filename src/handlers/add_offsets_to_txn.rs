@@ -3,8 +3,8 @@
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::add_offsets_to_txn_response::AddOffsetsToTxnResponse;
 use std::sync::Arc;
 

@@ -7,8 +7,8 @@
 //! its metadata cache, not its log manager).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -99,7 +99,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::ALTER,
+        crate::protocol::acl::operation::ALTER,
         |r: &mut crate::protocol::messages::add_raft_voter_response::AddRaftVoterResponse, code| {
             r.error_code = code.code()
         },

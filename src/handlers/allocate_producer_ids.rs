@@ -54,7 +54,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::CLUSTER_ACTION,
+        crate::protocol::acl::operation::CLUSTER_ACTION,
         |r: &mut crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

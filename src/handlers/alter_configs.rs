@@ -4,7 +4,7 @@
 //! (Kafka refuses it too).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -148,7 +148,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::CLUSTER_ACTION,
+        crate::protocol::acl::operation::CLUSTER_ACTION,
         |r: &mut crate::protocol::messages::alter_partition_response::AlterPartitionResponse,
          code| r.error_code = code.code(),
     ) {

@@ -84,7 +84,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::ALTER,
+        crate::protocol::acl::operation::ALTER,
         |r: &mut crate::protocol::messages::alter_partition_reassignments_response::AlterPartitionReassignmentsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

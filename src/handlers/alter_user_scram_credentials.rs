@@ -70,7 +70,7 @@ pub async fn start(
     // Kafka's controller: ALTER on the cluster, else every user's result is
     // CLUSTER_AUTHORIZATION_FAILED.
     let authorized =
-        super::authz::Authz::new(&broker, &conn).cluster(crate::controller::acls::operation::ALTER);
+        super::authz::Authz::new(&broker, &conn).cluster(crate::protocol::acl::operation::ALTER);
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {

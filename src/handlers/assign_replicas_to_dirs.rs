@@ -98,7 +98,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::CLUSTER_ACTION,
+        crate::protocol::acl::operation::CLUSTER_ACTION,
         |r: &mut crate::protocol::messages::assign_replicas_to_dirs_response::AssignReplicasToDirsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

@@ -13,9 +13,9 @@
 use std::sync::Arc;
 
 use super::{connection_scope, Broker, ConnectionContext, ListenerScope};
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use crate::controller::MetadataImage;
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::authorizer::{operations_of, Action};
 use crate::security::{Authorizer, KafkaPrincipal};
 

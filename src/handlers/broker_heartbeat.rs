@@ -70,7 +70,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::CLUSTER_ACTION,
+        crate::protocol::acl::operation::CLUSTER_ACTION,
         |r: &mut crate::protocol::messages::broker_heartbeat_response::BrokerHeartbeatResponse,
          code| r.error_code = code.code(),
     ) {

@@ -4,8 +4,8 @@
 //! group rather than the names of topics it cannot see.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::consumer_group_describe_response::{
     ConsumerGroupDescribeResponse, DescribedGroup,
 };

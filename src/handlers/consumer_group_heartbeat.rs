@@ -3,8 +3,8 @@
 //! until the group's records reached the ISR of its `__consumer_offsets` partition.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};

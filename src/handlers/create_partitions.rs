@@ -5,7 +5,7 @@
 use super::authz::Authz;
 use super::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 

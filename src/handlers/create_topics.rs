@@ -6,8 +6,8 @@
 use super::authz::Authz;
 use super::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::quotas::MutationQuota;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! partition of every topic: a share partition without state is skipped).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::delete_groups_response::DeletableGroupResult;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 use super::authz::Authz;
 use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::internal_topics::{is_known_internal, REFUSED};

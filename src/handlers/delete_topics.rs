@@ -5,7 +5,7 @@
 use super::authz::Authz;
 use super::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 

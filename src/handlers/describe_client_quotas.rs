@@ -72,7 +72,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE_CONFIGS,
+        crate::protocol::acl::operation::DESCRIBE_CONFIGS,
         |r: &mut DescribeClientQuotasResponse, code| {
             r.error_code = code.code();
             r.error_message = Some(code.message());

@@ -74,7 +74,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::describe_cluster_response::DescribeClusterResponse,
          code| r.error_code = code.code(),
     ) {
@@ -84,8 +84,8 @@ pub async fn start(
     if request.include_cluster_authorized_operations {
         response.cluster_authorized_operations = super::authz::Authz::new(&broker, &conn)
             .authorized_operations(
-                crate::controller::acls::resource_type::CLUSTER,
-                crate::controller::acls::CLUSTER_NAME,
+                crate::protocol::acl::resource_type::CLUSTER,
+                crate::protocol::acl::CLUSTER_NAME,
             );
     }
     ready(header, Some(response))

@@ -4,7 +4,7 @@
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::config::delegation_tokens::TokenSettings;
-use crate::controller::acls::{operation, resource_type};
 use crate::controller::delegation_tokens::{
     describe_tokens, settings_hmac, split_principal, DelegationTokens,
 };
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_delegation_token_request::DescribeDelegationTokenRequest;
 use crate::protocol::messages::describe_delegation_token_response::*;

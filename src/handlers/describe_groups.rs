@@ -3,8 +3,8 @@
 //! that is not a classic group, KIP-1043).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::describe_groups_response::DescribedGroup;
 use std::sync::Arc;
 

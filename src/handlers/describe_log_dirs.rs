@@ -121,7 +121,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::describe_log_dirs_response::DescribeLogDirsResponse,
          code| r.error_code = code.code(),
     ) {

@@ -3,8 +3,8 @@
 //! describe-producers` to find hanging transactions).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};

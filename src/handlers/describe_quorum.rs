@@ -96,7 +96,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::describe_quorum_response::DescribeQuorumResponse,
          code| r.error_code = code.code(),
     ) {

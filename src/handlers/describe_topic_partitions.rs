@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use super::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{operation, resource_type};
 use crate::controller::image::{is_internal_topic, MetadataImage, TopicImage};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_topic_partitions_request::DescribeTopicPartitionsRequest;

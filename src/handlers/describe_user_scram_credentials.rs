@@ -95,7 +95,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut DescribeUserScramCredentialsResponse, code| {
             r.error_code = code.code();
             r.error_message = Some(code.message());

@@ -95,7 +95,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::ALTER,
+        crate::protocol::acl::operation::ALTER,
         |r: &mut crate::protocol::messages::elect_leaders_response::ElectLeadersResponse, code| {
             r.error_code = code.code()
         },

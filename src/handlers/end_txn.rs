@@ -7,8 +7,8 @@
 //! transaction that is already committed on some partitions.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::end_txn_response::EndTxnResponse;
 use std::sync::Arc;
 

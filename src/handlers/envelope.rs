@@ -13,8 +13,8 @@ use bytes::Bytes;
 
 use super::{Broker, ConnectionContext, ResponseFuture};
 use crate::cluster::envelope::{deserialize_principal, host_from_bytes, ENVELOPED_APIS};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::{Decode, DecodeError};
 use crate::protocol::header::{request_header_version, RequestHeader};
 use crate::protocol::messages::envelope_request::EnvelopeRequest;

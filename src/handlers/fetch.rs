@@ -15,7 +15,7 @@
 //! Consumers get NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 use std::time::Duration;
 

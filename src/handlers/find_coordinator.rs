@@ -8,7 +8,7 @@
 //! as in Kafka.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};

@@ -2,8 +2,8 @@
 //! tells it to rejoin, as Kafka's group coordinator answers.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::heartbeat_response::HeartbeatResponse;
 use std::sync::Arc;
 

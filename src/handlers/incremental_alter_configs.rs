@@ -8,7 +8,7 @@
 //! alone and not persisted, as in Kafka.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::HashSet;
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
+use crate::protocol::acl::{operation, resource_type};
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -5,8 +5,8 @@
 //! partition (Kafka's coordinators append with acks=all).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

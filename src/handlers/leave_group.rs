@@ -3,8 +3,8 @@
 //! Kafka's coordinators append with acks=all.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::leave_group_response::LeaveGroupResponse;
 use std::sync::Arc;
 

@@ -12,8 +12,8 @@ use super::describe_configs::{
     RESOURCE_TOPIC,
 };
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::list_config_resources_request::ListConfigResourcesRequest;
 use crate::protocol::messages::list_config_resources_response::*;

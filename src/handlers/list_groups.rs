@@ -2,7 +2,7 @@
 //! coordinates, with their state and type filters (KIP-518, KIP-848).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};

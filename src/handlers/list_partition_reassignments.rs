@@ -78,7 +78,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::list_partition_reassignments_response::ListPartitionReassignmentsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

@@ -5,7 +5,7 @@
 //! a future broker is to send).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};

@@ -8,8 +8,8 @@
 //! UNKNOWN_TOPIC_ID, and the answer names every topic by id again.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};

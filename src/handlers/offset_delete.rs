@@ -6,8 +6,8 @@
 use super::authz::Authz;
 use super::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::offset_delete_response::OffsetDeleteResponse;
 use std::sync::Arc;
 

@@ -6,8 +6,8 @@
 //! is left out, as it cannot be named.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::offset_fetch_request::OffsetFetchRequestTopics;
 use crate::protocol::messages::offset_fetch_response::{

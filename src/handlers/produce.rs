@@ -12,7 +12,7 @@
 //! for the group commit's fsync of the batch (`replica::durable_ack`).
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -42,7 +42,7 @@ pub async fn start(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::ALTER,
+        crate::protocol::acl::operation::ALTER,
         |r: &mut crate::protocol::messages::remove_raft_voter_response::RemoveRaftVoterResponse,
          code| r.error_code = code.code(),
     ) {

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use super::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::share_fetch_request::ShareFetchRequest;

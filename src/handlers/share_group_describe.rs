@@ -3,8 +3,8 @@
 //! describe is TOPIC_AUTHORIZATION_FAILED rather than a list of names it cannot see.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::share_group_describe_response::{
     DescribedGroup, ShareGroupDescribeResponse,
 };

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use super::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::controller::features::{self, FeatureUpdate};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::update_features_request::UpdateFeaturesRequest;
 use crate::protocol::messages::update_features_response::{

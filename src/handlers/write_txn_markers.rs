@@ -11,7 +11,7 @@
 //! marker is confirmed once replicated to its ISR.
 use super::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
