@@ -1,7 +1,7 @@
 //! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the
 //! transaction (consume-transform-produce). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

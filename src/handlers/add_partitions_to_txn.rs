@@ -5,7 +5,7 @@
 //! A partition exists if the cluster's metadata image has it, wherever its replicas live:
 //! the coordinator hosts no replica of most partitions it adds (Kafka's coordinator checks
 //! its metadata cache, not its log manager).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

@@ -89,7 +89,7 @@ pub async fn start(
 ) -> ResponseFuture {
     // Kafka's controller: ALTER_CONFIGS on the cluster, else every entry is
     // CLUSTER_AUTHORIZATION_FAILED.
-    let authorized = super::authz::Authz::new(&broker, &conn)
+    let authorized = super::common::authz::Authz::new(&broker, &conn)
         .cluster(crate::protocol::acl::operation::ALTER_CONFIGS);
     let cluster = broker.cluster.clone();
     let version = header.api_version;

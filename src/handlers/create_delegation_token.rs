@@ -114,7 +114,7 @@ pub async fn start(
         return ready(header, Some(r));
     }
     if owner != requester
-        && !super::authz::Authz::new(&broker, &conn).allowed(
+        && !super::common::authz::Authz::new(&broker, &conn).allowed(
             operation::CREATE_TOKENS,
             resource_type::USER,
             &owner.to_string(),

@@ -3,8 +3,8 @@
 //! refused with INVALID_REQUEST as Kafka does. The active controller decides placement and
 //! commits the topic ([`crate::cluster::create_topics::on_controller`]); other brokers
 //! forward the request.
-use super::authz::Authz;
-use super::throttle;
+use super::common::authz::Authz;
+use super::common::throttle;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::AclFilter;
 use crate::error::ErrorCode;

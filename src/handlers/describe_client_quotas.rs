@@ -4,7 +4,7 @@
 //! Kafka's brokers serve it from theirs.
 use std::sync::Arc;
 
-use super::{ready, throttle::QuotaClient, Broker, ConnectionContext, ResponseFuture};
+use super::{common::throttle::QuotaClient, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_client_quotas_request::DescribeClientQuotasRequest;
 use crate::protocol::messages::describe_client_quotas_response::*;
@@ -68,7 +68,7 @@ pub async fn start(
 ) -> ResponseFuture {
     // Kafka: DESCRIBE_CONFIGS on the cluster, else the whole request is
     // CLUSTER_AUTHORIZATION_FAILED.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,

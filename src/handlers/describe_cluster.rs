@@ -70,7 +70,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
@@ -82,7 +82,7 @@ pub async fn start(
     }
     let mut response = handle(&broker, &conn.listener_name, &request);
     if request.include_cluster_authorized_operations {
-        response.cluster_authorized_operations = super::authz::Authz::new(&broker, &conn)
+        response.cluster_authorized_operations = super::common::authz::Authz::new(&broker, &conn)
             .authorized_operations(
                 crate::protocol::acl::resource_type::CLUSTER,
                 crate::protocol::acl::CLUSTER_NAME,

@@ -102,7 +102,7 @@ pub async fn start(
         let r = refused(ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED);
         return ready(header, Some(r));
     }
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     let may_describe = |token_id: &str, owner: &str| {
         authz.allowed(
             operation::DESCRIBE,

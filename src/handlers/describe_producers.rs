@@ -1,7 +1,7 @@
 //! DescribeProducers (key 61), version 0: the active idempotent and transactional producers of
 //! each partition, from the partition's producer state (used by `kafka-transactions
 //! describe-producers` to find hanging transactions).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, Broker, ConnectionContext, ResponseFuture};
 use crate::cluster::leader_offsets::high_watermarks;
 use crate::error::ErrorCode;

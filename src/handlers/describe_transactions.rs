@@ -1,5 +1,5 @@
 //! DescribeTransactions (key 65), version 0: the state of transactional ids (`kafka-transactions describe`).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::{operation, resource_type};

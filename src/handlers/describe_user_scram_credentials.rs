@@ -91,7 +91,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: DESCRIBE on the cluster, else the whole request is CLUSTER_AUTHORIZATION_FAILED.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,

@@ -112,7 +112,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: CLUSTER_ACTION on the cluster, or the envelope is refused whole.
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     if authz.require_cluster(operation::CLUSTER_ACTION).is_err() {
         tracing::warn!(principal = %conn.principal(), "an Envelope from a principal that is not a broker");
         return super::ready(

@@ -1,6 +1,6 @@
 //! Heartbeat (key 12): a classic member's liveness within its session; REBALANCE_IN_PROGRESS
 //! tells it to rejoin, as Kafka's group coordinator answers.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

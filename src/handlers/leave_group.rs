@@ -1,7 +1,7 @@
 //! LeaveGroup (key 13): members leave a classic group, which rebalances; the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition, as
 //! Kafka's coordinators append with acks=all.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

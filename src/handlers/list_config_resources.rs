@@ -104,7 +104,7 @@ pub async fn start(
     request: ListConfigResourcesRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     let response = match authz.require_cluster(operation::DESCRIBE_CONFIGS) {
         Ok(()) => handle(&broker, header.api_version, &conn.listener_name, &request),
         Err(code) => ListConfigResourcesResponse {

@@ -5,7 +5,7 @@
 //! share-state RPCs share.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::coordinator::share_state::ShareStateError;
 use crate::error::ErrorCode;

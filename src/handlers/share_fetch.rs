@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

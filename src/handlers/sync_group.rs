@@ -1,7 +1,7 @@
 //! SyncGroup (key 14), versions 0-5: the leader hands out assignments; followers wait for them.
 //! Delayed like JoinGroup; in a cluster released only once the group's records (the leader's
 //! assignment) reached the ISR of its `__consumer_offsets` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
 use crate::error::ErrorCode;
 use crate::protocol::acl::operation;

@@ -5,7 +5,7 @@
 //! INVALID_UPDATE_VERSION at the top level; per-feature results (v0-1) are sent on success only.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::features::{self, FeatureUpdate};
 use crate::controller::service::{ControllerError, ControllerService};
