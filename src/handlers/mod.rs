@@ -1,8 +1,19 @@
-//! One module per Kafka API, and the API table that drives both dispatch and ApiVersions, so
-//! the versions we advertise cannot drift from the ones we serve.
+//! One module per Kafka API (this folder's listing is the API table; what several handlers
+//! share is in [`common`]), and here the table itself, which drives both dispatch and
+//! ApiVersions, so the versions we advertise cannot drift from the ones we serve.
 //!
-//! Each handler module exposes `handle(broker, header, request) -> Option<Response>` (None only
-//! for `acks=0` produce, which Kafka never answers).
+//! Each API module exposes `async fn start(broker, header, request, conn) -> ResponseFuture`:
+//! it checks and starts the work, and the future it returns yields the framed response (None
+//! only for `acks=0` produce, which Kafka never answers). Work that waits (an acks=all append,
+//! a coordinator's reply) waits in that future, so later requests of the connection start.
+//!
+//! This file also holds [`start`], which reads a frame's header and closes the connection where
+//! Kafka does (unknown key, unadvertised version, an API its listener does not serve, a request
+//! that does not parse); the listener scopes ([`CONTROLLER_APIS`], [`CONTROLLER_ONLY_APIS`]);
+//! the futures handlers answer with ([`ready`], [`later`], [`after_group_write`],
+//! [`controller_only`], [`forwarded`]); and the README's API and config tables.
+//!
+//! A handler may use the broker and everything below it; only `server` and `admin` are above.
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
