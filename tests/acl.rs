@@ -10,10 +10,8 @@ use std::sync::Arc;
 
 use common::authz::*;
 use strata::broker::Broker;
-use strata::controller::acls::{
-    operation as op, pattern_type, permission_type, resource_type as rt,
-};
 use strata::handlers::ListenerScope;
+use strata::protocol::acl::{operation as op, pattern_type, permission_type, resource_type as rt};
 use strata::protocol::messages::*;
 
 async fn metadata(

@@ -6,7 +6,7 @@
 mod common;
 
 use common::authz::*;
-use strata::controller::acls::{operation as op, pattern_type, resource_type as rt};
+use strata::protocol::acl::{operation as op, pattern_type, resource_type as rt};
 use strata::protocol::messages::*;
 
 fn alter_quota(user: &str, rate: f64) -> alter_client_quotas_request::AlterClientQuotasRequest {

@@ -9,10 +9,8 @@ use std::sync::Arc;
 use common::authz::*;
 use common::TestBroker;
 use strata::broker::Broker;
-use strata::controller::acls::{
-    operation as op, pattern_type, permission_type, resource_type as rt,
-};
 use strata::handlers::ConnectionContext;
+use strata::protocol::acl::{operation as op, pattern_type, permission_type, resource_type as rt};
 use strata::protocol::messages::*;
 use strata::security::KafkaPrincipal;
 
@@ -223,7 +221,7 @@ async fn acls_reach_every_node_of_a_three_node_cluster() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         assert_eq!(seen, 3, "node {} has every ACL", i + 1);
-        let authz = strata::handlers::authz::Authz::new(&b, &{
+        let authz = strata::handlers::common::authz::Authz::new(&b, &{
             let conn = ConnectionContext::plaintext_broker("127.0.0.1:1".parse().unwrap());
             conn.set_principal(KafkaPrincipal::parse(ALICE).unwrap());
             conn

@@ -17,8 +17,8 @@ use common::{api_call, Client, TestBroker};
 use hmac::Mac;
 use strata::broker::Broker;
 use strata::config::SecurityProtocol;
-use strata::controller::acls::{operation as op, pattern_type, resource_type as rt};
 use strata::handlers::{ConnectionContext, ListenerScope, Outcome};
+use strata::protocol::acl::{operation as op, pattern_type, resource_type as rt};
 use strata::protocol::codec::{Decode, Encode};
 use strata::protocol::header::{request_header_version, response_header_version, RequestHeader};
 use strata::protocol::messages::alter_user_scram_credentials_request::{

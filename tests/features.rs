@@ -278,7 +278,7 @@ async fn a_formatted_release_version_is_where_the_cluster_starts() {
 #[tokio::test]
 async fn update_features_needs_alter_on_the_cluster() {
     use common::authz::*;
-    use strata::controller::acls::{operation as op, pattern_type, resource_type as rt};
+    use strata::protocol::acl::{operation as op, pattern_type, resource_type as rt};
     use strata::protocol::messages::update_features_response::UpdateFeaturesResponse;
     let tb = secured_broker().await;
     let b = tb.running.as_ref().unwrap().broker.clone();

@@ -9,7 +9,7 @@
 //! DeleteTopics): the ones a controller-side quota needs the client for; and the delegation
 //! token changes (Create, Renew, ExpireDelegationToken), which the controller decides by the
 //! client's principal (the token's owner and requester, who may renew). Other admin requests
-//! are forwarded bare, authorized at the broker (see `handlers/authz.rs`).
+//! are forwarded bare, authorized at the broker (see `handlers/common/authz.rs`).
 use std::net::IpAddr;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};

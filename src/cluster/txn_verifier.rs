@@ -4,7 +4,7 @@
 //! add them (part 2, `VerifyOnly` false). Answered here when this broker leads the
 //! transactional id's `__transaction_state` partition, and sent to that leader over the
 //! inter-broker listener otherwise. The produce path asks before a transactional producer's
-//! first write to a partition (`handlers::produce_verification`), TxnOffsetCommit before its
+//! first write to a partition (`handlers::common::produce_verification`), TxnOffsetCommit before its
 //! offsets are written.
 //!
 //! The answers carry Kafka's translations: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH,

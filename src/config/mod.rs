@@ -11,7 +11,8 @@
 //! - [`describe`]: DescribeConfigs entries (source, synonyms, type ids) for brokers and topics;
 //! - [`dynamic`]: dynamic broker configs (per broker and cluster default) over the static ones.
 //!
-//! Config is a leaf: it depends on nothing but the record compression ids.
+//! Config is a leaf: of ours it uses only `error` (for [`ConfigError`]'s code), so every layer
+//! may read it; mapping its values to protocol or storage types is done where they are used.
 use std::fmt;
 use std::path::PathBuf;
 
@@ -87,6 +88,13 @@ impl ConfigError {
     /// The Kafka error code for AlterConfigs/CreateTopics answers.
     pub fn error_code(&self) -> ErrorCode {
         ErrorCode::from(self)
+    }
+}
+
+impl From<&ConfigError> for ErrorCode {
+    /// What AlterConfigs / CreateTopics answer for a config Strata refuses.
+    fn from(_: &ConfigError) -> ErrorCode {
+        ErrorCode::INVALID_CONFIG
     }
 }
 

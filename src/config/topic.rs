@@ -13,8 +13,6 @@ use super::registry::{
     LONG_MAX, TIMESTAMP_TYPES,
 };
 use super::ConfigError;
-use crate::protocol::records::Compression;
-pub use crate::protocol::records::TimestampType;
 
 /// `cleanup.policy`: delete, compact, both or (Kafka 4.1+) neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,16 +77,31 @@ impl CompressionType {
             CompressionType::Zstd => "zstd",
         }
     }
+}
 
-    /// The codec batches are stored with; `None` keeps what the producer used.
-    pub fn codec(self) -> Option<Compression> {
+/// `message.timestamp.type`: the producer's CreateTime, or LogAppendTime set by the broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimestampType {
+    #[default]
+    CreateTime,
+    LogAppendTime,
+}
+
+impl TimestampType {
+    /// Kafka's name (`message.timestamp.type` values).
+    pub fn name(self) -> &'static str {
         match self {
-            CompressionType::Producer => None,
-            CompressionType::Uncompressed => Some(Compression::None),
-            CompressionType::Gzip => Some(Compression::Gzip),
-            CompressionType::Snappy => Some(Compression::Snappy),
-            CompressionType::Lz4 => Some(Compression::Lz4),
-            CompressionType::Zstd => Some(Compression::Zstd),
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+
+    /// The type from Kafka's name (case-sensitive, as Kafka's validator).
+    pub fn from_name(name: &str) -> Option<TimestampType> {
+        match name {
+            "CreateTime" => Some(TimestampType::CreateTime),
+            "LogAppendTime" => Some(TimestampType::LogAppendTime),
+            _ => None,
         }
     }
 }
@@ -477,7 +490,8 @@ mod tests {
         assert_eq!(c.retention_ms, 1000);
         assert!(c.cleanup_policy.compact && c.cleanup_policy.delete);
         assert_eq!(c.message_timestamp_type, TimestampType::LogAppendTime);
-        assert_eq!(c.compression_type.codec(), Some(Compression::Zstd));
+        // Stored as zstd: `replica::partition_config` maps the type to the record codec.
+        assert_eq!(c.compression_type, CompressionType::Zstd);
         assert_eq!(
             TopicConfig::resolve(&map(&[("retention.mss", "1")]), &b).unwrap_err(),
             ConfigError::UnknownConfig {

@@ -8,6 +8,8 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::error::ErrorCode;
+
 /// A controller's node id; the same number as the Kafka `node.id`.
 pub type NodeId = u64;
 
@@ -154,6 +156,23 @@ impl std::fmt::Display for VoterChangeError {
 }
 
 impl std::error::Error for VoterChangeError {}
+
+impl From<&VoterChangeError> for ErrorCode {
+    /// AddRaftVoter / RemoveRaftVoter, as Kafka's `AddVoterHandler` / `RemoveVoterHandler`.
+    fn from(e: &VoterChangeError) -> ErrorCode {
+        match e {
+            VoterChangeError::NotLeader { .. } | VoterChangeError::Shutdown => {
+                ErrorCode::NOT_LEADER_OR_FOLLOWER
+            }
+            VoterChangeError::DuplicateVoter => ErrorCode::DUPLICATE_VOTER,
+            VoterChangeError::VoterNotFound => ErrorCode::VOTER_NOT_FOUND,
+            VoterChangeError::ChangeInProgress | VoterChangeError::TimedOut => {
+                ErrorCode::REQUEST_TIMED_OUT
+            }
+            VoterChangeError::Other(_) => ErrorCode::UNKNOWN_SERVER_ERROR,
+        }
+    }
+}
 
 /// What DescribeQuorum reports.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -45,6 +45,18 @@ impl ControllerError {
     }
 }
 
+impl From<&ControllerError> for ErrorCode {
+    fn from(e: &ControllerError) -> ErrorCode {
+        match e {
+            // Both are retriable for the sender: it finds the active controller and retries.
+            ControllerError::NotController | ControllerError::Quorum(_) => {
+                ErrorCode::NOT_CONTROLLER
+            }
+            ControllerError::TimedOut => ErrorCode::REQUEST_TIMED_OUT,
+        }
+    }
+}
+
 impl From<QuorumError> for ControllerError {
     fn from(e: QuorumError) -> Self {
         match e {

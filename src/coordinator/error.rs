@@ -42,7 +42,7 @@ pub enum CoordinatorError {
 }
 
 impl CoordinatorError {
-    /// The Kafka error code for group operations (the mapping in `crate::error`).
+    /// The Kafka error code for group operations (the mapping below).
     pub fn code(&self) -> ErrorCode {
         ErrorCode::from(self)
     }
@@ -78,6 +78,37 @@ impl CoordinatorError {
                 ErrorCode::INVALID_COMMIT_OFFSET_SIZE
             }
             other => other.code(),
+        }
+    }
+}
+
+impl From<&CoordinatorError> for ErrorCode {
+    fn from(e: &CoordinatorError) -> ErrorCode {
+        use CoordinatorError::*;
+        match e {
+            InvalidGroupId => ErrorCode::INVALID_GROUP_ID,
+            UnknownMemberId => ErrorCode::UNKNOWN_MEMBER_ID,
+            IllegalGeneration => ErrorCode::ILLEGAL_GENERATION,
+            RebalanceInProgress => ErrorCode::REBALANCE_IN_PROGRESS,
+            InconsistentGroupProtocol => ErrorCode::INCONSISTENT_GROUP_PROTOCOL,
+            InvalidSessionTimeout => ErrorCode::INVALID_SESSION_TIMEOUT,
+            MemberIdRequired => ErrorCode::MEMBER_ID_REQUIRED,
+            GroupMaxSizeReached => ErrorCode::GROUP_MAX_SIZE_REACHED,
+            FencedInstanceId => ErrorCode::FENCED_INSTANCE_ID,
+            CoordinatorNotAvailable => ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            NotCoordinator => ErrorCode::NOT_COORDINATOR,
+            GroupIdNotFound | GroupNotFound(_) => ErrorCode::GROUP_ID_NOT_FOUND,
+            NonEmptyGroup => ErrorCode::NON_EMPTY_GROUP,
+            GroupSubscribedToTopic => ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC,
+            OffsetMetadataTooLarge => ErrorCode::OFFSET_METADATA_TOO_LARGE,
+            FencedMemberEpoch => ErrorCode::FENCED_MEMBER_EPOCH,
+            StaleMemberEpoch => ErrorCode::STALE_MEMBER_EPOCH,
+            UnreleasedInstanceId => ErrorCode::UNRELEASED_INSTANCE_ID,
+            UnsupportedAssignor => ErrorCode::UNSUPPORTED_ASSIGNOR,
+            InvalidRegularExpression => ErrorCode::INVALID_REGULAR_EXPRESSION,
+            InvalidRequest(_) => ErrorCode::INVALID_REQUEST,
+            UnsupportedVersion => ErrorCode::UNSUPPORTED_VERSION,
+            Log(e) => ErrorCode::from(e),
         }
     }
 }

@@ -1,8 +1,16 @@
-//! The group coordinator: classic consumer groups and committed offsets on `__consumer_offsets`.
+//! The three coordinators on internal topics, each computing records and a response and
+//! changing state only by replaying records (also when a partition is loaded):
 //!
-//! Mirrors Kafka 4's `GroupCoordinatorService` / `GroupCoordinatorShard` /
-//! `GroupMetadataManager` (classic groups) / `OffsetMetadataManager`, sans-io and
-//! deterministic:
+//! - the group coordinator (most of this folder): classic, consumer (KIP-848) and share
+//!   (KIP-932) groups and committed offsets on `__consumer_offsets`; Kafka 4's
+//!   `GroupCoordinatorService` / `GroupCoordinatorShard` / `GroupMetadataManager` /
+//!   `OffsetMetadataManager`, sans-io and deterministic;
+//! - the transaction coordinator ([`txn`]): transactional ids, their producer ids and epochs
+//!   and the two-phase end of a transaction on `__transaction_state`;
+//! - the share coordinator ([`share_state`]): KIP-932's durable share-partition state on
+//!   `__share_group_state`.
+//!
+//! The group coordinator's parts:
 //!
 //! - [`runtime`]: the coordinator pattern. Every operation computes `(records, response)`; the
 //!   records go to the group's `__consumer_offsets` partition through [`CoordinatorLog`] and the
@@ -17,14 +25,22 @@
 //!   server-side assignors, records types 3-8).
 //! - [`share`]: KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, the `simple`
 //!   assignor, records types 10-15).
-//! - [`share_state`]: the share coordinator, KIP-932's durable share-partition state on
-//!   `__share_group_state`.
+//! - [`txn_offsets`]: offsets committed inside a transaction (TxnOffsetCommit), pending until
+//!   the transaction's marker.
 //! - [`shard`]: one `__consumer_offsets` partition's state; [`service`]: the async facade the
-//!   handlers call.
+//!   handlers call; [`error`]: [`CoordinatorError`] and its mapping to Kafka error codes.
 //! - [`client_metrics`]: KIP-714 client telemetry subscriptions per client instance (Kafka's
 //!   `ClientMetricsManager` without a receiver plugin).
 //!
-//! Depends on `protocol`, `clock` and `error` only; it knows nothing of sockets or storage.
+//! For the group and transaction coordinators, [`offsets_topic`]: `__consumer_offsets` and
+//! `__transaction_state` as their logs (appends through the replica manager, reads back for
+//! loading, topic creation). The share coordinator's log is given to it from above
+//! (`cluster::share_persister`).
+//!
+//! Uses `protocol`, `clock`, `error` and `metrics`, and knows nothing of sockets. Only
+//! [`offsets_topic`] reaches the partitions (`replica`) and which topics are internal
+//! (`controller::image`); [`share_state`] takes its state types (key, batches, writes) from
+//! `replica::share_persister`, the interface the share partitions persist through.
 pub mod admin;
 pub mod client_metrics;
 pub mod consumer;

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use crate::error::ErrorCode;
 use crate::protocol::messages::join_group_response::JoinGroupResponse;
 use crate::protocol::messages::sync_group_response::SyncGroupResponse;
 
@@ -21,8 +22,8 @@ pub struct CoordinatorRecord {
     pub value: Option<Bytes>,
 }
 
-/// Why an append to a coordinator partition failed. Mapped to Kafka error codes in
-/// [`crate::coordinator::error`].
+/// Why an append to a coordinator partition failed, mapped to Kafka error codes below: every
+/// coordinator (group, transaction, share) answers a failed append the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoordinatorLogError {
     /// This node no longer leads the partition (Kafka: NOT_LEADER_OR_FOLLOWER).
@@ -33,6 +34,23 @@ pub enum CoordinatorLogError {
     RecordTooLarge,
     /// The log directory failed (Kafka: KAFKA_STORAGE_ERROR).
     Storage(String),
+}
+
+impl From<&CoordinatorLogError> for ErrorCode {
+    /// A failed append to a coordinator's internal partition, as all three of Kafka's
+    /// coordinators answer it (`appendGroupMetadataErrorToResponseError`,
+    /// `appendTransactionToLog`, and the share coordinator's
+    /// `CoordinatorOperationExceptionHelper.handleOperationException`): a lost leadership or a
+    /// failed log directory sends the client to find the coordinator again (NOT_COORDINATOR).
+    fn from(e: &CoordinatorLogError) -> ErrorCode {
+        match e {
+            CoordinatorLogError::NotAvailable => ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            CoordinatorLogError::NotLeader | CoordinatorLogError::Storage(_) => {
+                ErrorCode::NOT_COORDINATOR
+            }
+            CoordinatorLogError::RecordTooLarge => ErrorCode::UNKNOWN_SERVER_ERROR,
+        }
+    }
 }
 
 /// Where coordinator records go. The broker implements it over the `__consumer_offsets`

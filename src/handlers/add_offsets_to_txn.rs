@@ -1,10 +1,10 @@
 //! AddOffsetsToTxn (key 25), versions 0-4: the group's `__consumer_offsets` partition joins the
 //! transaction (consume-transform-produce). In a cluster the answer waits until the
 //! coordinator's record reached the ISR of the id's `__transaction_state` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::add_offsets_to_txn_response::AddOffsetsToTxnResponse;
 use std::sync::Arc;
 

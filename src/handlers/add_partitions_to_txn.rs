@@ -5,10 +5,10 @@
 //! A partition exists if the cluster's metadata image has it, wherever its replicas live:
 //! the coordinator hosts no replica of most partitions it adds (Kafka's coordinator checks
 //! its metadata cache, not its log manager).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -89,8 +89,8 @@ pub async fn start(
 ) -> ResponseFuture {
     // Kafka's controller: ALTER_CONFIGS on the cluster, else every entry is
     // CLUSTER_AUTHORIZATION_FAILED.
-    let authorized = super::authz::Authz::new(&broker, &conn)
-        .cluster(crate::controller::acls::operation::ALTER_CONFIGS);
+    let authorized = super::common::authz::Authz::new(&broker, &conn)
+        .cluster(crate::protocol::acl::operation::ALTER_CONFIGS);
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {

@@ -2,13 +2,13 @@
 //! overrides or of a dynamic broker config layer (BROKER: this broker's id, or "" for the
 //! cluster-wide default); keys not named are removed. BROKER_LOGGER is not part of this API
 //! (Kafka refuses it too).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::config_changes::{
+use super::common::config_changes::{
     alter_outcome, alter_resource, forward_changes, AlterError, ResourceChange,
 };
 use super::{later, Broker, ResponseFuture};

@@ -80,11 +80,11 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::ALTER,
+        crate::protocol::acl::operation::ALTER,
         |r: &mut crate::protocol::messages::alter_partition_reassignments_response::AlterPartitionReassignmentsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

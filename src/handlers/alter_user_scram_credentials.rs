@@ -69,8 +69,8 @@ pub async fn start(
 ) -> ResponseFuture {
     // Kafka's controller: ALTER on the cluster, else every user's result is
     // CLUSTER_AUTHORIZATION_FAILED.
-    let authorized =
-        super::authz::Authz::new(&broker, &conn).cluster(crate::controller::acls::operation::ALTER);
+    let authorized = super::common::authz::Authz::new(&broker, &conn)
+        .cluster(crate::protocol::acl::operation::ALTER);
     let cluster = broker.cluster.clone();
     let version = header.api_version;
     later(header, async move {

@@ -94,11 +94,11 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: CLUSTER_ACTION on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::CLUSTER_ACTION,
+        crate::protocol::acl::operation::CLUSTER_ACTION,
         |r: &mut crate::protocol::messages::assign_replicas_to_dirs_response::AssignReplicasToDirsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

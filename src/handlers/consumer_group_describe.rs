@@ -2,10 +2,10 @@
 //! needs DESCRIBE on the group, and (KAFKA-18813) on every topic its members subscribe to or are
 //! assigned: a caller who may not describe one of them gets TOPIC_AUTHORIZATION_FAILED for the
 //! group rather than the names of topics it cannot see.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::consumer_group_describe_response::{
     ConsumerGroupDescribeResponse, DescribedGroup,
 };

@@ -1,10 +1,10 @@
 //! ConsumerGroupHeartbeat (API 68) v0-1, KIP-848: the consumer group protocol's only
 //! membership request (join, heartbeat, reconcile, leave). In a cluster the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};

@@ -4,7 +4,7 @@
 //! creation otherwise); SECURITY_DISABLED without an authorizer.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::{create_acls, AclBinding};
 use crate::controller::service::{ControllerError, ControllerService};

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{operation, resource_type};
 use crate::controller::delegation_tokens::{create_token, split_principal, CreateToken, Created};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::create_delegation_token_request::CreateDelegationTokenRequest;
 use crate::protocol::messages::create_delegation_token_response::CreateDelegationTokenResponse;
@@ -114,7 +114,7 @@ pub async fn start(
         return ready(header, Some(r));
     }
     if owner != requester
-        && !super::authz::Authz::new(&broker, &conn).allowed(
+        && !super::common::authz::Authz::new(&broker, &conn).allowed(
             operation::CREATE_TOKENS,
             resource_type::USER,
             &owner.to_string(),

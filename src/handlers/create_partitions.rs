@@ -1,15 +1,15 @@
 //! CreatePartitions (key 37), versions 0-3: grows a topic's partition count; shrinking or
 //! keeping the count is INVALID_PARTITIONS, as Kafka. The active controller
 //! places the new partitions ([`on_controller`]); brokers forward. Internal topics are
-//! refused on both sides (see [`super::internal_topics`]).
-use super::authz::Authz;
-use super::throttle;
+//! refused on both sides (see [`super::common::internal_topics`]).
+use super::common::authz::Authz;
+use super::common::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 
-use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
+use super::common::internal_topics::{is_known_internal, refusal_message, REFUSED};
 use super::{later, ready, Broker, ResponseFuture};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::controller::{create_partitions, CreatePartitionsSpec};

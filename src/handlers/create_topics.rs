@@ -3,11 +3,11 @@
 //! refused with INVALID_REQUEST as Kafka does. The active controller decides placement and
 //! commits the topic ([`crate::cluster::create_topics::on_controller`]); other brokers
 //! forward the request.
-use super::authz::Authz;
-use super::throttle;
+use super::common::authz::Authz;
+use super::common::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::quotas::MutationQuota;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! SECURITY_DISABLED without an authorizer; INVALID_REQUEST for a filter with an unknown field.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::controller::acls::{delete_acls, AclBinding, AclFilter};
 use crate::controller::service::{ControllerError, ControllerService};

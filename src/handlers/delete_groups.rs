@@ -2,10 +2,10 @@
 //! until its tombstones reached the ISR of its `__consumer_offsets` partition. A deleted share
 //! group's durable share-partition state goes with it (DeleteShareGroupState on every
 //! partition of every topic: a share partition without state is skipped).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::delete_groups_response::DeletableGroupResult;
 use std::sync::Arc;
 

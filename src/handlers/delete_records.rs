@@ -1,14 +1,14 @@
 //! DeleteRecords (key 21), versions 0-2: moves a partition's log start offset forward (-1
 //! means the high watermark); offsets past the high watermark are OFFSET_OUT_OF_RANGE.
 //! Internal topics are refused, as Kafka's `ReplicaManager` refuses them.
-use super::authz::Authz;
-use super::unknown_partitions::{add_errors, split_refused};
+use super::common::authz::Authz;
+use super::common::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
-use super::internal_topics::{is_known_internal, REFUSED};
+use super::common::internal_topics::{is_known_internal, REFUSED};
 use super::{ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_records_request::DeleteRecordsRequest;

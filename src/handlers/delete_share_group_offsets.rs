@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::share_fetch::empty_group_request;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequest;

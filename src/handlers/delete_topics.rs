@@ -1,15 +1,15 @@
 //! DeleteTopics (key 20), versions 1-6 (by id from 6): removes the topic from metadata and its
 //! data from disk; `delete.topic.enable=false` refuses with TOPIC_DELETION_DISABLED. The
 //! active controller removes the topic ([`on_controller`]); brokers forward. Internal topics
-//! are refused on both sides (see [`super::internal_topics`]).
-use super::authz::Authz;
-use super::throttle;
+//! are refused on both sides (see [`super::common::internal_topics`]).
+use super::common::authz::Authz;
+use super::common::throttle;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::quotas::MutationQuota;
 use std::sync::Arc;
 
-use super::internal_topics::{is_known_internal, refusal_message, REFUSED};
+use super::common::internal_topics::{is_known_internal, refusal_message, REFUSED};
 use super::{later, ready, Broker, ResponseFuture};
 use crate::controller::delete_topics;
 use crate::controller::service::{ControllerError, ControllerService};

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{operation, AclFilter};
+use crate::controller::acls::AclFilter;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_acls_request::DescribeAclsRequest;
 use crate::protocol::messages::describe_acls_response::*;

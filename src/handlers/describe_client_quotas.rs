@@ -4,7 +4,7 @@
 //! Kafka's brokers serve it from theirs.
 use std::sync::Arc;
 
-use super::{ready, throttle::QuotaClient, Broker, ConnectionContext, ResponseFuture};
+use super::{common::throttle::QuotaClient, ready, Broker, ConnectionContext, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_client_quotas_request::DescribeClientQuotasRequest;
 use crate::protocol::messages::describe_client_quotas_response::*;
@@ -68,11 +68,11 @@ pub async fn start(
 ) -> ResponseFuture {
     // Kafka: DESCRIBE_CONFIGS on the cluster, else the whole request is
     // CLUSTER_AUTHORIZATION_FAILED.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE_CONFIGS,
+        crate::protocol::acl::operation::DESCRIBE_CONFIGS,
         |r: &mut DescribeClientQuotasResponse, code| {
             r.error_code = code.code();
             r.error_message = Some(code.message());

@@ -70,11 +70,11 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::describe_cluster_response::DescribeClusterResponse,
          code| r.error_code = code.code(),
     ) {
@@ -82,10 +82,10 @@ pub async fn start(
     }
     let mut response = handle(&broker, &conn.listener_name, &request);
     if request.include_cluster_authorized_operations {
-        response.cluster_authorized_operations = super::authz::Authz::new(&broker, &conn)
+        response.cluster_authorized_operations = super::common::authz::Authz::new(&broker, &conn)
             .authorized_operations(
-                crate::controller::acls::resource_type::CLUSTER,
-                crate::controller::acls::CLUSTER_NAME,
+                crate::protocol::acl::resource_type::CLUSTER,
+                crate::protocol::acl::CLUSTER_NAME,
             );
     }
     ready(header, Some(response))

@@ -2,13 +2,13 @@
 //! (GROUP, KIP-848) or of a client-metrics subscription (CLIENT_METRICS, KIP-714) with its
 //! value, source, read-only and sensitive flags, synonyms (v1+, in Kafka's precedence order)
 //! and type (v3+), so `kafka-configs --describe --all` shows what Kafka would.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::config_changes::is_this_broker;
+use super::common::config_changes::is_this_broker;
 use super::{ready, Broker, ResponseFuture};
 use crate::config::client_metrics::describe_client_metrics;
 use crate::config::describe::broker_key_synonyms;

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
 use crate::config::delegation_tokens::TokenSettings;
-use crate::controller::acls::{operation, resource_type};
 use crate::controller::delegation_tokens::{
     describe_tokens, settings_hmac, split_principal, DelegationTokens,
 };
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_delegation_token_request::DescribeDelegationTokenRequest;
 use crate::protocol::messages::describe_delegation_token_response::*;
@@ -102,7 +102,7 @@ pub async fn start(
         let r = refused(ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED);
         return ready(header, Some(r));
     }
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     let may_describe = |token_id: &str, owner: &str| {
         authz.allowed(
             operation::DESCRIBE,

@@ -1,10 +1,10 @@
 //! DescribeGroups (key 15), versions 0-6: the state, protocol and members of classic groups
 //! from the group coordinator, read-only (v6: GROUP_ID_NOT_FOUND with a message for a group
 //! that is not a classic group, KIP-1043).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::describe_groups_response::DescribedGroup;
 use std::sync::Arc;
 

@@ -1,10 +1,10 @@
 //! DescribeProducers (key 61), version 0: the active idempotent and transactional producers of
 //! each partition, from the partition's producer state (used by `kafka-transactions
 //! describe-producers` to find hanging transactions).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{ready, Broker, ResponseFuture};

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, Broker, ConnectionContext, ResponseFuture};
 use crate::cluster::leader_offsets::high_watermarks;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_share_group_offsets_request::DescribeShareGroupOffsetsRequest;

@@ -11,11 +11,12 @@
 //! with ELR off.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::{operation, resource_type};
 use crate::controller::image::{is_internal_topic, MetadataImage, TopicImage};
+use crate::controller::topics::validate_topic_name;
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::describe_topic_partitions_request::DescribeTopicPartitionsRequest;
@@ -105,9 +106,9 @@ pub fn handle(
         }
         let Some(topic) = image.topics.get(&name) else {
             if !all_topics {
-                let code = match super::context::validate_topic_name(&name) {
+                let code = match validate_topic_name(&name) {
                     Ok(()) => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
-                    Err(e) => e.code,
+                    Err(_) => ErrorCode::INVALID_TOPIC_EXCEPTION,
                 };
                 response.topics.push(error_topic(name, code));
             }

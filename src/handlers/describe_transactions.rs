@@ -1,8 +1,8 @@
 //! DescribeTransactions (key 65), version 0: the state of transactional ids (`kafka-transactions describe`).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::describe_transactions_response::TransactionState;
 use std::sync::Arc;
 

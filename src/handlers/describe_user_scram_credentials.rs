@@ -91,11 +91,11 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: DESCRIBE on the cluster, else the whole request is CLUSTER_AUTHORIZATION_FAILED.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut DescribeUserScramCredentialsResponse, code| {
             r.error_code = code.code();
             r.error_message = Some(code.message());

@@ -5,10 +5,10 @@
 //! markers written (Kafka's `endTransaction` sends markers from the append's callback): a
 //! marker written for a prepare record a new coordinator may not have would let it abort a
 //! transaction that is already committed on some partitions.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::end_txn_response::EndTxnResponse;
 use std::sync::Arc;
 

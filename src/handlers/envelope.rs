@@ -13,8 +13,8 @@ use bytes::Bytes;
 
 use super::{Broker, ConnectionContext, ResponseFuture};
 use crate::cluster::envelope::{deserialize_principal, host_from_bytes, ENVELOPED_APIS};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::{Decode, DecodeError};
 use crate::protocol::header::{request_header_version, RequestHeader};
 use crate::protocol::messages::envelope_request::EnvelopeRequest;
@@ -112,7 +112,7 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: CLUSTER_ACTION on the cluster, or the envelope is refused whole.
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     if authz.require_cluster(operation::CLUSTER_ACTION).is_err() {
         tracing::warn!(principal = %conn.principal(), "an Envelope from a principal that is not a broker");
         return super::ready(

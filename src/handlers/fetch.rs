@@ -13,14 +13,14 @@
 //! a high watermark below the leader's (v18, KIP-1166) is answered at once rather than parked,
 //! so a new high watermark reaches it without waiting for new data; for consumers v18 is v17.
 //! Consumers get NOT_LEADER_OR_FOLLOWER from a partition this broker does not lead.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::response::RecordsPlaceholders;
-use super::{encode_response, throttle, Broker, ResponseFuture};
+use super::common::response::RecordsPlaceholders;
+use super::{common::throttle, encode_response, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::metrics::{counts_as_failed, PartitionOutcome};
 use crate::protocol::codec::Uuid;

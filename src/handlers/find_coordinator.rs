@@ -6,9 +6,9 @@
 //! `__share_group_state` partition, for the brokers' state RPCs: the key is
 //! `group:topicId:partition` (INVALID_REQUEST otherwise), and the caller needs CLUSTER_ACTION,
 //! as in Kafka.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};

@@ -1,9 +1,9 @@
 //! Heartbeat (key 12): a classic member's liveness within its session; REBALANCE_IN_PROGRESS
 //! tells it to rejoin, as Kafka's group coordinator answers.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::heartbeat_response::HeartbeatResponse;
 use std::sync::Arc;
 

@@ -1,18 +1,18 @@
 //! IncrementalAlterConfigs (key 44), versions 0-1: SET, DELETE, APPEND and SUBTRACT (list keys)
 //! on topic overrides and on dynamic broker configs (BROKER: this broker's id, or "" for the
 //! cluster-wide default), validated as a whole before anything is written and committed by
-//! the active controller ([`config_changes`](super::config_changes), [`on_controller`]);
+//! the active controller ([`config_changes`](super::common::config_changes), [`on_controller`]);
 //! group configs (GROUP, KIP-848) and client-metrics subscriptions (CLIENT_METRICS, KIP-714),
 //! kept in the metadata image like topic overrides;
 //! and log levels (BROKER_LOGGER, Kafka's `RuntimeLoggerManager`), applied by this broker
 //! alone and not persisted, as in Kafka.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::config_changes::{
+use super::common::config_changes::{
     alter_outcome, alter_resource, check_node_id, forward_changes, AlterError, ResourceChange,
 };
 use super::describe_configs::RESOURCE_BROKER_LOGGER;

@@ -3,9 +3,9 @@
 //! KIP-360). Producer ids come from blocks reserved in the metadata log, never reused. In a
 //! cluster a transactional answer waits until the coordinator's record reached the ISR of the
 //! id's `__transaction_state` partition (Kafka's `appendTransactionToLog` with acks=all).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
+use crate::protocol::acl::{operation, resource_type};
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -3,10 +3,10 @@
 //! future the connection's writer awaits while later requests keep being read. In a cluster
 //! it is released only once the group's records reached the ISR of its `__consumer_offsets`
 //! partition (Kafka's coordinators append with acks=all).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -1,10 +1,10 @@
 //! LeaveGroup (key 13): members leave a classic group, which rebalances; the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition, as
 //! Kafka's coordinators append with acks=all.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::leave_group_response::LeaveGroupResponse;
 use std::sync::Arc;
 

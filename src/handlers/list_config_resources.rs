@@ -12,8 +12,8 @@ use super::describe_configs::{
     RESOURCE_TOPIC,
 };
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::list_config_resources_request::ListConfigResourcesRequest;
 use crate::protocol::messages::list_config_resources_response::*;
@@ -104,7 +104,7 @@ pub async fn start(
     request: ListConfigResourcesRequest,
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
-    let authz = super::authz::Authz::new(&broker, &conn);
+    let authz = super::common::authz::Authz::new(&broker, &conn);
     let response = match authz.require_cluster(operation::DESCRIBE_CONFIGS) {
         Ok(()) => handle(&broker, header.api_version, &conn.listener_name, &request),
         Err(code) => ListConfigResourcesResponse {

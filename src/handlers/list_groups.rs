@@ -1,8 +1,8 @@
 //! ListGroups (key 16): the groups whose `__consumer_offsets` partitions this broker
 //! coordinates, with their state and type filters (KIP-518, KIP-848).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};

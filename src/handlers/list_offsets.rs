@@ -8,11 +8,11 @@
 //! on; without tiered storage the two tiered sentinels are answered offset -1, epoch -1, as
 //! Kafka answers them for a topic without remote storage. v0 (`max_num_offsets`,
 //! `old_style_offsets`) is not served, as Kafka 4 removed it.
-use super::authz::Authz;
-use super::unknown_partitions::{add_errors, split_refused};
+use super::common::authz::Authz;
+use super::common::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };

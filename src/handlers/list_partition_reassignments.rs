@@ -74,11 +74,11 @@ pub async fn start(
     conn: Arc<ConnectionContext>,
 ) -> ResponseFuture {
     // Kafka: DESCRIBE on the cluster, CLUSTER_AUTHORIZATION_FAILED otherwise.
-    if let Some(refused) = super::authz::refuse_cluster(
+    if let Some(refused) = super::common::authz::refuse_cluster(
         &broker,
         &conn,
         &header,
-        crate::controller::acls::operation::DESCRIBE,
+        crate::protocol::acl::operation::DESCRIBE,
         |r: &mut crate::protocol::messages::list_partition_reassignments_response::ListPartitionReassignmentsResponse, code| r.error_code = code.code(),
     ) {
         return refused;

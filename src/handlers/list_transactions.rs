@@ -1,7 +1,7 @@
 //! ListTransactions (key 66), versions 0-1: transactional ids filtered by state, producer id and (v1) duration.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
+use crate::protocol::acl::{operation, resource_type};
 use std::sync::Arc;
 
 use super::{group_context, ready, Broker, ResponseFuture};

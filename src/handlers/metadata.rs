@@ -3,12 +3,13 @@
 //! always for older versions, as Kafka). v13's top-level error code (KIP-1102) is always 0: a
 //! Kafka 4.3 broker never sets it either (clients act on REBOOTSTRAP_REQUIRED there, which only
 //! a future broker is to send).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};
+use crate::controller::topics::validate_topic_name;
 use crate::controller::TopicMeta;
 use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
@@ -152,8 +153,8 @@ pub fn handle(
                 if let Some(meta) = broker.cluster.topic(&name) {
                     return described(topic_response(broker, &meta));
                 }
-                if let Err(e) = super::context::validate_topic_name(&name) {
-                    return error_topic(Some(name), Uuid::ZERO, e.code);
+                if validate_topic_name(&name).is_err() {
+                    return error_topic(Some(name), Uuid::ZERO, ErrorCode::INVALID_TOPIC_EXCEPTION);
                 }
                 if !allow_auto_create {
                     return error_topic(
@@ -254,7 +255,7 @@ fn auto_created(
         .flatten()
         .filter_map(|t| t.name.clone())
         .filter(|n| broker.cluster.topic(n).is_none())
-        .filter(|n| super::context::validate_topic_name(n).is_ok())
+        .filter(|n| validate_topic_name(n).is_ok())
         .filter(|n| {
             authz.visible(operation::DESCRIBE, resource_type::TOPIC, n)
                 && (authz.visible(operation::CREATE, resource_type::CLUSTER, CLUSTER_NAME)

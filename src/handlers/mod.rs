@@ -1,8 +1,19 @@
-//! One module per Kafka API, and the API table that drives both dispatch and ApiVersions, so
-//! the versions we advertise cannot drift from the ones we serve.
+//! One module per Kafka API (this folder's listing is the API table; what several handlers
+//! share is in [`common`]), and here the table itself, which drives both dispatch and
+//! ApiVersions, so the versions we advertise cannot drift from the ones we serve.
 //!
-//! Each handler module exposes `handle(broker, header, request) -> Option<Response>` (None only
-//! for `acks=0` produce, which Kafka never answers).
+//! Each API module exposes `async fn start(broker, header, request, conn) -> ResponseFuture`:
+//! it checks and starts the work, and the future it returns yields the framed response (None
+//! only for `acks=0` produce, which Kafka never answers). Work that waits (an acks=all append,
+//! a coordinator's reply) waits in that future, so later requests of the connection start.
+//!
+//! This file also holds [`start`], which reads a frame's header and closes the connection where
+//! Kafka does (unknown key, unadvertised version, an API its listener does not serve, a request
+//! that does not parse); the listener scopes ([`CONTROLLER_APIS`], [`CONTROLLER_ONLY_APIS`]);
+//! the futures handlers answer with ([`ready`], [`later`], [`after_group_write`],
+//! [`controller_only`], [`forwarded`]); and the README's API and config tables.
+//!
+//! A handler may use the broker and everything below it; only `server` and `admin` are above.
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,16 +25,12 @@ use crate::protocol::header::{
     request_header_version, response_header_version, RequestHeader, ResponseHeader,
 };
 
-pub mod authz;
-pub mod config_changes;
-pub mod connection_context;
-pub mod context;
-pub mod response;
+pub mod common;
 
 // Private: every handler names the Broker as `super::Broker`; nothing outside uses this path.
 use crate::broker::Broker;
-pub use connection_context::{ConnectionContext, ListenerScope};
-pub use response::Response;
+pub use common::connection_context::{ConnectionContext, ListenerScope};
+pub use common::response::Response;
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
@@ -75,7 +82,6 @@ pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod initialize_share_group_state;
-pub mod internal_topics;
 pub mod join_group;
 pub mod leave_group;
 pub mod list_config_resources;
@@ -89,7 +95,6 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
-pub mod produce_verification;
 pub mod push_telemetry;
 pub mod read_share_group_state;
 pub mod read_share_group_state_summary;
@@ -102,9 +107,7 @@ pub mod share_fetch;
 pub mod share_group_describe;
 pub mod share_group_heartbeat;
 pub mod sync_group;
-pub mod throttle;
 pub mod txn_offset_commit;
-pub mod unknown_partitions;
 pub mod update_features;
 pub mod write_share_group_state;
 pub mod write_txn_markers;
@@ -150,7 +153,7 @@ macro_rules! api_table {
                     // assign offsets in the received bytes instead of copying them.
                     drop(body);
                     // The request quota (KIP-124) measures the handler's own work.
-                    let quota = throttle::RequestQuota::start(&broker, &header, &conn);
+                    let quota = common::throttle::RequestQuota::start(&broker, &header, &conn);
                     let response = $module::start(broker, header, request, conn).await;
                     Ok(match quota {
                         Some(q) => q.wrap(response),

@@ -6,13 +6,13 @@
 //! id: a known id is committed under its topic's name (offsets are kept by name, so v9 and
 //! v10 clients of one group see the same offsets), an unknown one is answered
 //! UNKNOWN_TOPIC_ID, and the answer names every topic by id again.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
-use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
+use super::common::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;

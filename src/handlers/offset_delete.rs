@@ -3,15 +3,15 @@
 //! coordinators append with acks=all. Partitions that do not exist are answered
 //! UNKNOWN_TOPIC_OR_PARTITION and not passed to the coordinator, as in Kafka (which still
 //! asks the coordinator, so group-level errors are answered whatever the partitions).
-use super::authz::Authz;
-use super::unknown_partitions::{add_errors, split_refused};
+use super::common::authz::Authz;
+use super::common::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::offset_delete_response::OffsetDeleteResponse;
 use std::sync::Arc;
 
-use super::unknown_partitions::{add_unknown, split_unknown};
+use super::common::unknown_partitions::{add_unknown, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::offset_delete_request::OffsetDeleteRequest;

@@ -4,10 +4,10 @@
 //! by its topic's name, an unknown one is answered UNKNOWN_TOPIC_ID (offset -1), and when a
 //! group's offsets are fetched for all topics, a topic that no longer exists (so has no id)
 //! is left out, as it cannot be named.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::messages::offset_fetch_request::OffsetFetchRequestTopics;
 use crate::protocol::messages::offset_fetch_response::{

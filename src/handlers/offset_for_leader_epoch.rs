@@ -1,11 +1,11 @@
 //! OffsetForLeaderEpoch (key 23), versions 2-4: the end offset of the largest epoch at or below
 //! the requested one, from the leader-epoch cache (Kafka's LeaderEpochFileCache.endOffsetFor).
 //! Consumers use it to detect log truncation after a leader change.
-use super::authz::Authz;
-use super::unknown_partitions::{add_errors, split_refused};
+use super::common::authz::Authz;
+use super::common::unknown_partitions::{add_errors, split_refused};
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderTopicResult,
 };

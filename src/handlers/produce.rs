@@ -10,14 +10,14 @@
 //! or `timeout_ms` (REQUEST_TIMED_OUT). On a single node the high watermark is the log end
 //! offset, so nothing waits, unless `strata.log.durable.acks` makes acks=1 and acks=all wait
 //! for the group commit's fsync of the batch (`replica::durable_ack`).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::produce_verification::Verified;
-use super::{later, ready, throttle, Broker, ResponseFuture};
+use super::common::produce_verification::Verified;
+use super::{common::throttle, later, ready, Broker, ResponseFuture};
 use crate::error::ErrorCode;
 use crate::metrics::{counts_as_failed, PartitionOutcome, TopicCounters};
 use crate::protocol::header::RequestHeader;
@@ -335,7 +335,8 @@ pub async fn start(
     let produced = produced_bytes(&request);
     let started = std::time::Instant::now();
     // Kafka mutes the connection while it verifies: the next request waits, as here.
-    let verified = super::produce_verification::verify(&broker, &request, header.api_version).await;
+    let verified =
+        super::common::produce_verification::verify(&broker, &request, header.api_version).await;
     let (mut response, mut waits) =
         handle_with_waits(&broker, header.api_version, request, verified.as_ref());
     response.responses.extend(refused);

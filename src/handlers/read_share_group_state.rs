@@ -5,11 +5,11 @@
 //! share-state RPCs share.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::coordinator::share_state::ShareStateError;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::read_share_group_state_request::ReadShareGroupStateRequest;

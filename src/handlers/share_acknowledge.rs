@@ -9,8 +9,8 @@ use super::share_fetch::{
     acknowledgements, led_partition, member_request, persist_acknowledged, share_settings,
 };
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::share_acknowledge_request::ShareAcknowledgeRequest;

@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::codec::Uuid;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::share_fetch_request::ShareFetchRequest;

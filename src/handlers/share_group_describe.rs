@@ -1,10 +1,10 @@
 //! ShareGroupDescribe (API 77) v1, KIP-932: every group needs DESCRIBE on the group; as with
 //! ConsumerGroupDescribe (KAFKA-18813), a group whose members use a topic the caller may not
 //! describe is TOPIC_AUTHORIZATION_FAILED rather than a list of names it cannot see.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::{operation, resource_type};
 use crate::error::ErrorCode;
+use crate::protocol::acl::{operation, resource_type};
 use crate::protocol::messages::share_group_describe_response::{
     DescribedGroup, ShareGroupDescribeResponse,
 };

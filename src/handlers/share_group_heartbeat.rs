@@ -2,10 +2,10 @@
 //! As Kafka's `handleShareGroupHeartbeat`: UNSUPPORTED_VERSION while `share.version` is 0,
 //! READ on the group, DESCRIBE on every subscribed topic named; in a cluster the answer waits
 //! until the group's records reached the ISR of its `__consumer_offsets` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, ready, Broker, ResponseFuture};

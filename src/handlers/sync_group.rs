@@ -1,10 +1,10 @@
 //! SyncGroup (key 14), versions 0-5: the leader hands out assignments; followers wait for them.
 //! Delayed like JoinGroup; in a cluster released only once the group's records (the leader's
 //! assignment) reached the ISR of its `__consumer_offsets` partition.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{group_context, later, Broker, ResponseFuture};

@@ -9,13 +9,13 @@
 //! coordinator's write): from v5 it adds it (transaction version 2, which sends no
 //! AddOffsetsToTxn), before v5 it verifies that AddOffsetsToTxn added it (KIP-890 part 1, with
 //! `transaction.partition.verification.enable`).
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
-use super::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
+use super::common::unknown_partitions::{add_errors, add_unknown, split_refused, split_unknown};
 use super::{group_context, ready, Broker, ResponseFuture};
 use crate::cluster::txn_verifier::{TxnOperation, TxnProducer};
 use crate::coordinator::offsets_topic::OFFSETS_TOPIC;
@@ -92,7 +92,7 @@ async fn transaction_refusal(
     version: i16,
 ) -> Option<ErrorCode> {
     let operation = TxnOperation::for_txn_offset_commit(version);
-    if !super::produce_verification::consults_coordinator(broker, operation) {
+    if !super::common::produce_verification::consults_coordinator(broker, operation) {
         return None;
     }
     let producer = TxnProducer {
@@ -104,7 +104,7 @@ async fn transaction_refusal(
         OFFSETS_TOPIC.to_string(),
         broker.groups.partition_for(&request.group_id),
     );
-    let answer = super::produce_verification::ask(
+    let answer = super::common::produce_verification::ask(
         broker,
         &producer,
         std::slice::from_ref(&partition),

@@ -5,12 +5,12 @@
 //! INVALID_UPDATE_VERSION at the top level; per-feature results (v0-1) are sent on success only.
 use std::sync::Arc;
 
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::{later, ready, Broker, ConnectionContext, ResponseFuture};
-use crate::controller::acls::operation;
 use crate::controller::features::{self, FeatureUpdate};
 use crate::controller::service::{ControllerError, ControllerService};
 use crate::error::ErrorCode;
+use crate::protocol::acl::operation;
 use crate::protocol::header::RequestHeader;
 use crate::protocol::messages::update_features_request::UpdateFeaturesRequest;
 use crate::protocol::messages::update_features_response::{

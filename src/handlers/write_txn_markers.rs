@@ -9,9 +9,9 @@
 //! local coordinator's ([`crate::coordinator::offsets_topic::write_marker_to_partition`]), including the
 //! completion of transactional offsets on `__consumer_offsets`. In a cluster a partition's
 //! marker is confirmed once replicated to its ISR.
-use super::authz::Authz;
+use super::common::authz::Authz;
 use super::ConnectionContext;
-use crate::controller::acls::operation;
+use crate::protocol::acl::operation;
 use std::sync::Arc;
 
 use super::{later, ready, Broker, ResponseFuture};

@@ -11,7 +11,7 @@
 //!   takes the slot after a frame's size prefix is read and before its body is, and starts the
 //!   handler as soon as the body is in, so this is the only wait between a request arriving
 //!   and its handler starting (zero unless the handlers are falling behind);
-//! - remote: the time the request waited in purgatory ([`crate::replica::wait`]: an acks=all
+//! - remote: the time the request waited in purgatory (`replica::wait`: an acks=all
 //!   produce waiting for the high watermark, a long-poll fetch waiting for data, a coordinator
 //!   append waiting for replication), summed over its waits;
 //! - local: the rest of the handler's time, from the frame fully read to its response ready;

@@ -1,5 +1,6 @@
-//! The sans-io wire layer: primitives, headers, framing, the generated messages and record
-//! batches. Nothing here knows about sockets, storage or handlers.
+//! The sans-io wire layer: primitives, headers, framing, the generated messages, record
+//! batches and the ACL wire values. Nothing here knows about sockets, storage or handlers.
+pub mod acl;
 pub mod codec;
 mod frame;
 pub mod header;

@@ -68,8 +68,21 @@ pub enum AlterPartitionError {
 }
 
 impl AlterPartitionError {
-    /// The Kafka error code (the single mapping lives in `crate::error`).
+    /// The Kafka error code (the mapping below).
     pub fn code(self) -> ErrorCode {
         ErrorCode::from(self)
+    }
+}
+
+impl From<AlterPartitionError> for ErrorCode {
+    fn from(e: AlterPartitionError) -> ErrorCode {
+        match e {
+            AlterPartitionError::FencedLeaderEpoch => ErrorCode::FENCED_LEADER_EPOCH,
+            AlterPartitionError::InvalidUpdateVersion => ErrorCode::INVALID_UPDATE_VERSION,
+            AlterPartitionError::IneligibleReplica => ErrorCode::INELIGIBLE_REPLICA,
+            AlterPartitionError::UnknownTopicOrPartition => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+            AlterPartitionError::NotLeaderOrFollower => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+            AlterPartitionError::InvalidRequest => ErrorCode::INVALID_REQUEST,
+        }
     }
 }

@@ -18,6 +18,7 @@ mod log_dir_failure;
 pub mod manager;
 pub mod partition;
 mod partition_config;
+mod partition_error;
 mod partition_txn;
 pub mod producer_state;
 pub mod share_manager;

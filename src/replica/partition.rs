@@ -4,7 +4,7 @@
 //! transactions go to the segment's `.txnindex`), serves reads bounded by the high watermark or
 //! last stable offset, and snapshots the producer state when a segment rolls and at shutdown.
 //! Leadership changes and the leader side of replication live in `leader.rs`, the follower side
-//! in `follower.rs`, loading at open in `load.rs`.
+//! in `follower.rs`, loading at open in `load.rs`, the errors in `partition_error.rs`.
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -13,16 +13,16 @@ use parking_lot::RwLock;
 use super::ids::{BrokerId, LeaderEpoch, PartitionEpoch};
 use super::leader_state::LeaderState;
 use super::load::{load_producer_state, ProducerStateLoad};
+pub use super::partition_error::PartitionError;
 use super::producer_state::{ProducerStateError, ProducerStateManager, SequenceCheck};
 use super::state_lock::{StateGuard, StateLock};
 use super::txn_verification::TxnVerification;
-use crate::error::ErrorCode;
 use crate::protocol::codec::Uuid;
 use crate::protocol::records::batch;
 use crate::protocol::records::compression::Compression;
 use crate::protocol::records::recompress::apply_topic_compression;
-use crate::protocol::records::validator::{validate_produce, RecordFailure, ValidationConfig};
-use crate::storage::{FetchDataInfo, LogConfig, PartitionLog, StorageError};
+use crate::protocol::records::validator::{validate_produce, ValidationConfig};
+use crate::storage::{FetchDataInfo, LogConfig, PartitionLog};
 
 /// The per-partition settings the replica layer needs, resolved from topic configs.
 #[derive(Debug, Clone)]
@@ -51,123 +51,6 @@ impl Default for PartitionConfig {
             timestamp_after_max_ms: i64::MAX,
             compression: None,
         }
-    }
-}
-
-#[derive(Debug)]
-pub enum PartitionError {
-    Record(batch::BatchError),
-    MessageTooLarge {
-        size: usize,
-        max: usize,
-    },
-    Producer(ProducerStateError),
-    Storage(StorageError),
-    OffsetOutOfRange {
-        offset: i64,
-        log_start_offset: i64,
-        log_end_offset: i64,
-    },
-    FencedLeaderEpoch {
-        current: i32,
-        got: i32,
-    },
-    UnknownLeaderEpoch {
-        current: i32,
-        got: i32,
-    },
-    /// This broker does not lead the partition (or, for a follower fetch, the fetching broker
-    /// is not one of its replicas).
-    NotLeaderOrFollower,
-    /// acks=all with fewer in-sync replicas than `min.insync.replicas`: nothing was written.
-    NotEnoughReplicas {
-        isr: usize,
-        min_insync_replicas: i32,
-    },
-    /// acks=all: written and replicated, but the ISR shrank below `min.insync.replicas`.
-    NotEnoughReplicasAfterAppend {
-        isr: usize,
-        min_insync_replicas: i32,
-    },
-}
-
-impl PartitionError {
-    /// The Kafka error code (the single mapping lives in `crate::error`).
-    pub fn code(&self) -> ErrorCode {
-        ErrorCode::from(self)
-    }
-
-    /// The `error_message` a client reads: what went wrong in words, never Rust debug text,
-    /// and for a failed log directory no server path.
-    pub fn message(&self) -> String {
-        match self {
-            PartitionError::Record(e) => e.to_string(),
-            PartitionError::MessageTooLarge { size, max } => {
-                format!("record batch of {size} bytes is larger than max.message.bytes ({max})")
-            }
-            PartitionError::Producer(ProducerStateError::InvalidProducerEpoch { current, got }) => {
-                format!("producer epoch {got} is older than the current epoch {current}")
-            }
-            PartitionError::Producer(ProducerStateError::OutOfOrderSequence { expected, got }) => {
-                format!("out of order sequence number {got}, expected {expected}")
-            }
-            PartitionError::Producer(ProducerStateError::CoordinatorFenced { current, got }) => {
-                format!("transaction coordinator epoch {got} is older than {current}")
-            }
-            PartitionError::Producer(ProducerStateError::TransactionNotVerified) => {
-                "Record was not part of an ongoing transaction".to_string()
-            }
-            PartitionError::Storage(_) if self.code() == ErrorCode::KAFKA_STORAGE_ERROR => {
-                "the partition's log directory failed".to_string()
-            }
-            PartitionError::Storage(e) => e.to_string(),
-            PartitionError::OffsetOutOfRange {
-                offset,
-                log_start_offset,
-                log_end_offset,
-            } => format!(
-                "offset {offset} is outside the log's range [{log_start_offset}, {log_end_offset}]"
-            ),
-            PartitionError::FencedLeaderEpoch { current, got } => {
-                format!("leader epoch {got} is older than the current epoch {current}")
-            }
-            PartitionError::UnknownLeaderEpoch { current, got } => {
-                format!("leader epoch {got} is newer than the current epoch {current}")
-            }
-            PartitionError::NotLeaderOrFollower => {
-                "this broker is not the partition's leader".to_string()
-            }
-            PartitionError::NotEnoughReplicas {
-                isr,
-                min_insync_replicas,
-            } => format!(
-                "{isr} in-sync replicas, fewer than min.insync.replicas ({min_insync_replicas})"
-            ),
-            PartitionError::NotEnoughReplicasAfterAppend {
-                isr,
-                min_insync_replicas,
-            } => format!(
-                "written, but the in-sync replicas fell to {isr}, below min.insync.replicas \
-                 ({min_insync_replicas})"
-            ),
-        }
-    }
-
-    /// KIP-467: for a batch refused because of particular records, Kafka's message for the
-    /// partition and the refused records (`error_message` and `record_errors` of Produce v8+).
-    pub fn record_errors(&self) -> Option<(&str, &[RecordFailure])> {
-        match self {
-            PartitionError::Record(batch::BatchError::RecordErrors {
-                message, records, ..
-            }) => Some((message, records)),
-            _ => None,
-        }
-    }
-}
-
-impl From<StorageError> for PartitionError {
-    fn from(e: StorageError) -> Self {
-        PartitionError::Storage(e)
     }
 }
 

@@ -1,10 +1,26 @@
 //! A partition's settings derived from its topic's configuration (Kafka's `LogConfig` from
-//! the topic overrides over the broker defaults).
+//! the topic overrides over the broker defaults). Config is a leaf that knows no record
+//! format, so its `compression.type` and `message.timestamp.type` become the record codec and
+//! the LogAppendTime flag here.
 use std::collections::BTreeMap;
 
 use super::PartitionConfig;
-use crate::config::{BrokerConfig, TopicConfig};
+use crate::config::{BrokerConfig, CompressionType, TimestampType, TopicConfig};
+use crate::protocol::records::Compression;
 use crate::storage::LogConfig;
+
+/// The codec batches are stored with for a topic's `compression.type`; `None` keeps what the
+/// producer used.
+fn codec(compression_type: CompressionType) -> Option<Compression> {
+    match compression_type {
+        CompressionType::Producer => None,
+        CompressionType::Uncompressed => Some(Compression::None),
+        CompressionType::Gzip => Some(Compression::Gzip),
+        CompressionType::Snappy => Some(Compression::Snappy),
+        CompressionType::Lz4 => Some(Compression::Lz4),
+        CompressionType::Zstd => Some(Compression::Zstd),
+    }
+}
 
 impl PartitionConfig {
     /// A partition's settings from its topic's resolved configuration.
@@ -39,13 +55,12 @@ impl PartitionConfig {
                 preallocate: tc.preallocate,
             },
             max_message_bytes: tc.max_message_bytes.max(0) as usize,
-            log_append_time: tc.message_timestamp_type
-                == crate::config::TimestampType::LogAppendTime,
+            log_append_time: tc.message_timestamp_type == TimestampType::LogAppendTime,
             compacted: tc.cleanup_policy.compact,
             min_insync_replicas: tc.min_insync_replicas,
             timestamp_before_max_ms: tc.message_timestamp_before_max_ms,
             timestamp_after_max_ms: tc.message_timestamp_after_max_ms,
-            compression: tc.compression_type.codec(),
+            compression: codec(tc.compression_type),
         }
     }
 
@@ -64,5 +79,37 @@ impl PartitionConfig {
             }
         };
         PartitionConfig::from_topic_config(&tc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_compression_and_timestamp_type_become_the_partitions_settings() {
+        let overrides: BTreeMap<String, String> = [
+            ("compression.type", "zstd"),
+            ("message.timestamp.type", "LogAppendTime"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let c = PartitionConfig::for_topic("t", &overrides, &BrokerConfig::default());
+        assert_eq!(c.compression, Some(Compression::Zstd));
+        assert!(c.log_append_time);
+        let c = PartitionConfig::for_topic("t", &BTreeMap::new(), &BrokerConfig::default());
+        assert_eq!(c.compression, None);
+        assert!(!c.log_append_time);
+        for (t, want) in [
+            (CompressionType::Producer, None),
+            (CompressionType::Uncompressed, Some(Compression::None)),
+            (CompressionType::Gzip, Some(Compression::Gzip)),
+            (CompressionType::Snappy, Some(Compression::Snappy)),
+            (CompressionType::Lz4, Some(Compression::Lz4)),
+            (CompressionType::Zstd, Some(Compression::Zstd)),
+        ] {
+            assert_eq!(codec(t), want, "{}", t.name());
+        }
     }
 }

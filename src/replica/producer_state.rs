@@ -7,6 +7,7 @@
 //! `storage::producer_snapshot`) and the batches after it are replayed.
 use std::collections::{HashMap, VecDeque};
 
+use crate::error::ErrorCode;
 use crate::protocol::records::batch::BatchHeader;
 use crate::storage::{PendingAbort, ProducerSnapshotEntry};
 
@@ -53,6 +54,21 @@ pub enum ProducerStateError {
     /// A transactional batch that would start a transaction on this partition without the
     /// coordinator having confirmed the partition is in it (KIP-890 part 1).
     TransactionNotVerified,
+}
+
+impl From<&ProducerStateError> for ErrorCode {
+    fn from(e: &ProducerStateError) -> ErrorCode {
+        match e {
+            ProducerStateError::InvalidProducerEpoch { .. } => ErrorCode::INVALID_PRODUCER_EPOCH,
+            ProducerStateError::OutOfOrderSequence { .. } => {
+                ErrorCode::OUT_OF_ORDER_SEQUENCE_NUMBER
+            }
+            ProducerStateError::CoordinatorFenced { .. } => {
+                ErrorCode::TRANSACTION_COORDINATOR_FENCED
+            }
+            ProducerStateError::TransactionNotVerified => ErrorCode::INVALID_TXN_STATE,
+        }
+    }
 }
 
 /// What an incoming batch is, given the producer's history.

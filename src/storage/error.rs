@@ -1,5 +1,5 @@
-//! Typed storage errors. Their mapping to Kafka error codes is the one in `crate::error`;
-//! nothing in storage panics on bad input or I/O failure.
+//! Typed storage errors and their mapping to Kafka error codes; nothing in storage panics on
+//! bad input or I/O failure.
 
 use std::path::{Path, PathBuf};
 
@@ -107,9 +107,30 @@ impl From<BatchError> for StorageError {
 }
 
 impl StorageError {
-    /// The Kafka error code a client sees for this failure (the mapping in `crate::error`).
+    /// The Kafka error code a client sees for this failure (the mapping below).
     pub fn code(&self) -> ErrorCode {
         ErrorCode::from(self)
+    }
+}
+
+impl From<&StorageError> for ErrorCode {
+    fn from(e: &StorageError) -> ErrorCode {
+        match e {
+            StorageError::Io { .. }
+            | StorageError::CorruptFile { .. }
+            | StorageError::InvalidPartitionDir(_)
+            | StorageError::InconsistentMetaProperties(_)
+            | StorageError::LogDirOffline { .. }
+            | StorageError::NoOnlineLogDir => ErrorCode::KAFKA_STORAGE_ERROR,
+            StorageError::OffsetOutOfRange { .. } => ErrorCode::OFFSET_OUT_OF_RANGE,
+            // A follower append that does not continue the log: a replication bug, not the
+            // client's (Kafka's UnexpectedAppendOffsetException is not an API error either).
+            StorageError::OffsetOutOfOrder { .. } => ErrorCode::UNKNOWN_SERVER_ERROR,
+            StorageError::InvalidRecord(e) => ErrorCode::from(e),
+            // Kafka's RecordBatchTooLargeException: one batch larger than `segment.bytes`.
+            StorageError::RecordBatchTooLarge { .. } => ErrorCode::RECORD_LIST_TOO_LARGE,
+            StorageError::InvalidArgument(_) => ErrorCode::INVALID_REQUEST,
+        }
     }
 }
 

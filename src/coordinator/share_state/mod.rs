@@ -53,7 +53,7 @@ pub fn coordinator_key(key: &SharePartitionKey) -> String {
     format!("{}:{}:{}", key.group_id, key.topic_id, key.partition)
 }
 
-/// Why a state operation failed; [`ShareStateError::code`] is the one mapping to Kafka codes.
+/// Why a state operation failed; mapped to Kafka codes below.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShareStateError {
     /// This broker does not lead the key's `__share_group_state` partition.
@@ -68,24 +68,28 @@ pub enum ShareStateError {
     Log(CoordinatorLogError),
 }
 
-impl ShareStateError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
+impl From<&ShareStateError> for ErrorCode {
+    fn from(e: &ShareStateError) -> ErrorCode {
+        match e {
             ShareStateError::NotCoordinator => ErrorCode::NOT_COORDINATOR,
             ShareStateError::Uninitialized(_) | ShareStateError::InvalidRequest(_) => {
                 ErrorCode::INVALID_REQUEST
             }
             ShareStateError::FencedLeaderEpoch => ErrorCode::FENCED_LEADER_EPOCH,
             ShareStateError::FencedStateEpoch => ErrorCode::FENCED_STATE_EPOCH,
-            ShareStateError::Log(CoordinatorLogError::NotLeader) => ErrorCode::NOT_COORDINATOR,
-            ShareStateError::Log(CoordinatorLogError::NotAvailable) => {
-                ErrorCode::COORDINATOR_NOT_AVAILABLE
-            }
-            ShareStateError::Log(CoordinatorLogError::RecordTooLarge) => {
-                ErrorCode::MESSAGE_TOO_LARGE
-            }
-            ShareStateError::Log(CoordinatorLogError::Storage(_)) => ErrorCode::KAFKA_STORAGE_ERROR,
+            // A failed append answers as in the group and transaction coordinators: Kafka's
+            // share coordinator maps a write's NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR
+            // to NOT_COORDINATOR and MESSAGE_TOO_LARGE to UNKNOWN_SERVER_ERROR
+            // (`CoordinatorOperationExceptionHelper.handleOperationException`).
+            ShareStateError::Log(e) => ErrorCode::from(e),
         }
+    }
+}
+
+impl ShareStateError {
+    /// The Kafka error code (the mapping above).
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::from(self)
     }
 
     pub fn message(&self) -> Option<String> {

@@ -212,3 +212,33 @@ fn keys_hash_as_kafka_names_them() {
     };
     assert_eq!(coordinator_key(&k), "group:AAAAAAAAAAAAAAAAAAAAAA:2");
 }
+
+/// A write whose append to `__share_group_state` fails answers as Kafka's share coordinator
+/// does (`CoordinatorOperationExceptionHelper`): a failed log directory or a lost leadership
+/// is NOT_COORDINATOR, so the persister finds the coordinator again; a batch too large is
+/// UNKNOWN_SERVER_ERROR; nothing is replayed. The same codes as the group and transaction
+/// coordinators give the same failures.
+#[test]
+fn a_failed_state_write_answers_as_kafkas_share_coordinator() {
+    use crate::coordinator::runtime::CoordinatorLogError as L;
+    use crate::error::ErrorCode as E;
+    let (c, log) = coordinator(500);
+    let k = key(0);
+    c.initialize(&k, 0, 0).unwrap();
+    for (failure, want) in [
+        (L::Storage("disk".into()), E::NOT_COORDINATOR),
+        (L::NotLeader, E::NOT_COORDINATOR),
+        (L::NotAvailable, E::COORDINATOR_NOT_AVAILABLE),
+        (L::RecordTooLarge, E::UNKNOWN_SERVER_ERROR),
+    ] {
+        log.fail_with(Some(failure.clone()));
+        let err = c
+            .write(&write(&k, 0, 0, vec![batch(0, 1, 2, 1)]))
+            .unwrap_err();
+        assert_eq!(err, ShareStateError::Log(failure.clone()));
+        assert_eq!(err.code(), want, "{failure:?}");
+        assert_eq!(err.code(), E::from(&failure));
+    }
+    log.fail_with(None);
+    assert_eq!(c.read(&k, 0).unwrap().unwrap().state_batches, Vec::new());
+}

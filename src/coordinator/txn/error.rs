@@ -46,7 +46,7 @@ pub enum TxnApi {
 }
 
 impl TxnError {
-    /// The Kafka error code (the mapping in `crate::error`).
+    /// The Kafka error code (the mapping below).
     pub fn code(&self) -> ErrorCode {
         ErrorCode::from(self)
     }
@@ -81,6 +81,28 @@ impl TxnError {
         match result {
             Ok(_) => ErrorCode::NONE.code(),
             Err(e) => e.wire_for(api, version),
+        }
+    }
+}
+
+impl From<&TxnError> for ErrorCode {
+    fn from(e: &TxnError) -> ErrorCode {
+        use TxnError::*;
+        match e {
+            InvalidRequest => ErrorCode::INVALID_REQUEST,
+            InvalidTransactionTimeout => ErrorCode::INVALID_TRANSACTION_TIMEOUT,
+            ConcurrentTransactions => ErrorCode::CONCURRENT_TRANSACTIONS,
+            ProducerFenced => ErrorCode::PRODUCER_FENCED,
+            InvalidProducerIdMapping => ErrorCode::INVALID_PRODUCER_ID_MAPPING,
+            InvalidTxnState => ErrorCode::INVALID_TXN_STATE,
+            NotCoordinator => ErrorCode::NOT_COORDINATOR,
+            CoordinatorLoadInProgress => ErrorCode::COORDINATOR_LOAD_IN_PROGRESS,
+            TransactionalIdNotFound => ErrorCode::TRANSACTIONAL_ID_NOT_FOUND,
+            UnknownTopicOrPartition => ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+            OperationNotAttempted => ErrorCode::OPERATION_NOT_ATTEMPTED,
+            TransactionAbortable => ErrorCode::TRANSACTION_ABORTABLE,
+            EpochOverflow => ErrorCode::UNKNOWN_SERVER_ERROR,
+            Log(e) => ErrorCode::from(e),
         }
     }
 }

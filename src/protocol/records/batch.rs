@@ -8,6 +8,8 @@
 
 use std::ops::Range;
 
+use crate::error::ErrorCode;
+
 /// Byte offsets of the header fields (`DefaultRecordBatch.*_OFFSET`).
 pub const BASE_OFFSET_OFFSET: usize = 0;
 pub const BATCH_LENGTH_OFFSET: usize = 8;
@@ -59,7 +61,7 @@ pub enum BatchError {
     /// Particular records were refused (KIP-467): INVALID_RECORD or INVALID_TIMESTAMP, Kafka's
     /// message for the batch, and each refused record's index and message.
     RecordErrors {
-        code: crate::error::ErrorCode,
+        code: ErrorCode,
         message: String,
         records: Vec<super::validator::RecordFailure>,
     },
@@ -96,8 +98,23 @@ impl std::error::Error for BatchError {}
 
 impl BatchError {
     /// The Kafka error a produce request gets for this batch.
-    pub fn code(&self) -> crate::error::ErrorCode {
-        crate::error::ErrorCode::from(self)
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::from(self)
+    }
+}
+
+impl From<&BatchError> for ErrorCode {
+    fn from(e: &BatchError) -> ErrorCode {
+        match e {
+            BatchError::InvalidMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            BatchError::MessageTooLarge { .. } => ErrorCode::MESSAGE_TOO_LARGE,
+            BatchError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
+            BatchError::RecordErrors { code, .. } => *code,
+            BatchError::Truncated { .. }
+            | BatchError::CorruptMessage(_)
+            | BatchError::Decompression(_)
+            | BatchError::Empty => ErrorCode::CORRUPT_MESSAGE,
+        }
     }
 }
 

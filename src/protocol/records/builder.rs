@@ -31,31 +31,13 @@ pub const CONTROL_FLAG: i16 = 0x20;
 /// Attribute bit 6: the base timestamp is the delete horizon (KIP-534, set by the cleaner).
 pub const DELETE_HORIZON_FLAG: i16 = 0x40;
 
-/// Which timestamp a batch carries (`message.timestamp.type`).
+/// Which timestamp a batch carries (attribute bit 3; a topic's `message.timestamp.type`, the
+/// config's own type, picks it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimestampType {
     #[default]
     CreateTime,
     LogAppendTime,
-}
-
-impl TimestampType {
-    /// Kafka's name (`message.timestamp.type` values).
-    pub fn name(self) -> &'static str {
-        match self {
-            TimestampType::CreateTime => "CreateTime",
-            TimestampType::LogAppendTime => "LogAppendTime",
-        }
-    }
-
-    /// The type from Kafka's name (case-sensitive, as Kafka's validator).
-    pub fn from_name(name: &str) -> Option<TimestampType> {
-        match name {
-            "CreateTime" => Some(TimestampType::CreateTime),
-            "LogAppendTime" => Some(TimestampType::LogAppendTime),
-            _ => None,
-        }
-    }
 }
 
 /// Builds one v2 record batch. Records added with [`append`](Self::append) get consecutive

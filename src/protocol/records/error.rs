@@ -34,6 +34,20 @@ impl RecordError {
     }
 }
 
+impl From<&RecordError> for ErrorCode {
+    fn from(e: &RecordError) -> ErrorCode {
+        match e {
+            RecordError::UnsupportedCompression(_) => ErrorCode::UNSUPPORTED_COMPRESSION_TYPE,
+            RecordError::InvalidRecord(_) => ErrorCode::INVALID_RECORD,
+            RecordError::UnsupportedMagic(_) => ErrorCode::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+            RecordError::Corrupt(_)
+            | RecordError::Decode(_)
+            | RecordError::Decompression { .. }
+            | RecordError::DecompressedTooLarge { .. } => ErrorCode::CORRUPT_MESSAGE,
+        }
+    }
+}
+
 impl From<DecodeError> for RecordError {
     fn from(e: DecodeError) -> Self {
         RecordError::Decode(e)

@@ -19,8 +19,9 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::BrokerConfig;
-use crate::controller::acls::{
-    operation, pattern_type, permission_type, AclBinding, AclIndex, WILDCARD, WILDCARD_PRINCIPAL,
+use crate::controller::acls::{AclBinding, AclIndex};
+use crate::protocol::acl::{
+    operation, pattern_type, permission_type, WILDCARD, WILDCARD_PRINCIPAL,
 };
 use crate::security::KafkaPrincipal;
 
@@ -279,7 +280,7 @@ pub fn operation_name(op: i8) -> &'static str {
 
 /// Kafka's `ResourceType` names as its audit log writes them.
 pub fn resource_type_name(rt: i8) -> &'static str {
-    use crate::controller::acls::resource_type as r;
+    use crate::protocol::acl::resource_type as r;
     match rt {
         r::TOPIC => "Topic",
         r::GROUP => "Group",
@@ -294,7 +295,7 @@ pub fn resource_type_name(rt: i8) -> &'static str {
 /// The operations Kafka reports as a resource's authorized operations (KIP-430), by
 /// resource type: what Metadata's and DescribeCluster's `*_authorized_operations` range over.
 pub fn operations_of(resource_type: i8) -> &'static [i8] {
-    use crate::controller::acls::resource_type as r;
+    use crate::protocol::acl::resource_type as r;
     match resource_type {
         r::TOPIC => &[
             operation::READ,

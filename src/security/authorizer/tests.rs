@@ -1,6 +1,6 @@
 //! The matching rules of Kafka's StandardAuthorizer, one rule per test.
 use super::*;
-use crate::controller::acls::resource_type;
+use crate::protocol::acl::resource_type;
 
 fn acl(name: &str, pt: i8, principal: &str, host: &str, op: i8, perm: i8) -> AclBinding {
     AclBinding {

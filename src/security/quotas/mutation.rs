@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 
 use super::manager::{resolve, ResolvedQuota};
 use crate::controller::client_quotas::{ClientQuotas, CONTROLLER_MUTATION_RATE};
+use crate::error::ErrorCode;
 
 /// Buckets idle this long are dropped (as the other quota sensors).
 const BUCKET_EXPIRY_MS: i64 = 3_600_000;
@@ -99,6 +100,13 @@ pub struct ControllerMutationQuotaManager {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuotaExceeded {
     pub throttle_time_ms: i64,
+}
+
+impl From<&QuotaExceeded> for ErrorCode {
+    /// A strict controller mutation quota refused a topic (KIP-599).
+    fn from(_: &QuotaExceeded) -> ErrorCode {
+        ErrorCode::THROTTLING_QUOTA_EXCEEDED
+    }
 }
 
 impl ControllerMutationQuotaManager {

@@ -14,7 +14,7 @@
 //! which every client retries without a metadata refresh.
 use std::collections::HashMap;
 
-use super::Broker;
+use crate::broker::Broker;
 use crate::cluster::txn_verifier::{coordinator_of, TxnOperation, TxnProducer};
 use crate::coordinator::offsets_topic::TRANSACTION_TOPIC;
 use crate::error::ErrorCode;
@@ -129,7 +129,7 @@ pub async fn verify(broker: &Broker, request: &ProduceRequest, version: i16) -> 
 
 /// Whether the coordinator is asked at all: always to add a partition (transaction version 2),
 /// to verify only with `transaction.partition.verification.enable`.
-pub(super) fn consults_coordinator(broker: &Broker, operation: TxnOperation) -> bool {
+pub(in crate::handlers) fn consults_coordinator(broker: &Broker, operation: TxnOperation) -> bool {
     operation.supports_epoch_bump()
         || broker
             .dynamic
@@ -141,7 +141,7 @@ pub(super) fn consults_coordinator(broker: &Broker, operation: TxnOperation) -> 
 /// asked again while the producer's previous transaction completes, and waits until the
 /// coordinator's record is replicated when the coordinator is this broker (a remote
 /// coordinator answers only then).
-pub(super) async fn ask(
+pub(in crate::handlers) async fn ask(
     broker: &Broker,
     producer: &TxnProducer,
     partitions: &[(String, i32)],

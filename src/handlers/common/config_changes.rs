@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::Broker;
+use crate::broker::Broker;
 use crate::cluster::ClusterContext;
 use crate::config::dynamic::validate_layer;
 use crate::controller::{RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP, RESOURCE_TOPIC};
@@ -260,7 +260,7 @@ pub async fn forward_changes<R: ResourceResults>(
             IncrementalAlterConfigsRequest::API_KEY,
             1,
             request,
-            super::incremental_alter_configs::on_controller,
+            crate::handlers::incremental_alter_configs::on_controller,
             failed,
         )
         .await;

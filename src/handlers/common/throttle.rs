@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Broker, ConnectionContext, ResponseFuture};
+use crate::broker::Broker;
 use crate::config::SecurityProtocol;
 use crate::controller::client_quotas::{ClientQuotas, REQUEST_PERCENTAGE};
 use crate::controller::MetadataImage;
+use crate::handlers::{ConnectionContext, ResponseFuture};
 use crate::protocol::codec::{Decode, Encode};
 use crate::protocol::header::{response_header_version, RequestHeader, ResponseHeader};
 use crate::protocol::messages::api_versions_response::ApiVersionsResponse;
@@ -118,7 +119,7 @@ fn before_sasl(header: &RequestHeader, conn: &ConnectionContext) -> bool {
 /// client is known). The controller mutation quota is the exception: see
 /// [`charges_mutation_quota`].
 pub fn counts_against_quotas(broker: &Broker, conn: &ConnectionContext) -> bool {
-    super::connection_scope(broker, conn) == super::ListenerScope::Broker
+    crate::handlers::connection_scope(broker, conn) == crate::handlers::ListenerScope::Broker
 }
 
 /// A request measured against its client's `request_percentage` quota (Kafka's
@@ -197,7 +198,7 @@ struct Busy {
 }
 
 impl Future for Busy {
-    type Output = (Option<super::Response>, Duration);
+    type Output = (Option<super::response::Response>, Duration);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let t = Instant::now();

@@ -12,10 +12,11 @@
 //! a client.
 use std::sync::Arc;
 
-use super::{connection_scope, Broker, ConnectionContext, ListenerScope};
-use crate::controller::acls::{operation, resource_type, CLUSTER_NAME};
+use crate::broker::Broker;
 use crate::controller::MetadataImage;
 use crate::error::ErrorCode;
+use crate::handlers::{connection_scope, ConnectionContext, ListenerScope};
+use crate::protocol::acl::{operation, resource_type, CLUSTER_NAME};
 use crate::security::authorizer::{operations_of, Action};
 use crate::security::{Authorizer, KafkaPrincipal};
 
@@ -119,7 +120,7 @@ impl Authz {
             return Some((code, code.message()));
         }
         if !self.enabled() {
-            let message = super::describe_acls::NO_AUTHORIZER.to_string();
+            let message = crate::handlers::describe_acls::NO_AUTHORIZER.to_string();
             return Some((ErrorCode::SECURITY_DISABLED, message));
         }
         None
@@ -172,7 +173,7 @@ pub fn refuse_cluster<R>(
     header: &crate::protocol::header::RequestHeader,
     op: i8,
     refuse: impl FnOnce(&mut R, ErrorCode),
-) -> Option<super::ResponseFuture>
+) -> Option<crate::handlers::ResponseFuture>
 where
     R: crate::protocol::codec::Encode + Default + Send + 'static,
 {
@@ -181,7 +182,7 @@ where
     }
     let mut response = R::default();
     refuse(&mut response, ErrorCode::CLUSTER_AUTHORIZATION_FAILED);
-    Some(super::ready(header.clone(), Some(response)))
+    Some(crate::handlers::ready(header.clone(), Some(response)))
 }
 
 impl Authz {
