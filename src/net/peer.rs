@@ -213,10 +213,10 @@ impl PeerClient {
     /// the request timeout. Returns whether it logged in again; every call does this first,
     /// so a caller need not, unless it wants to know. A failure drops the connection.
     pub async fn reauthenticate_if_due(&mut self) -> Result<bool, PeerError> {
-        if !self
+        let due = self
             .reauthenticate_at
-            .is_some_and(|at| Instant::now() >= at)
-        {
+            .is_some_and(|at| Instant::now() >= at);
+        if !due {
             return Ok(false);
         }
         let Some(sasl) = self.sasl.clone() else {

@@ -362,7 +362,6 @@ mod tests {
                     SaslHandshakeResponse {
                         error_code: 0,
                         mechanisms: vec!["PLAIN".into()],
-                        ..Default::default()
                     }
                     .encode(b, 1)
                 });
@@ -446,7 +445,6 @@ mod tests {
                 SaslHandshakeResponse {
                     error_code: 33,
                     mechanisms: vec!["PLAIN".into()],
-                    ..Default::default()
                 }
                 .encode(b, 1)
             });
