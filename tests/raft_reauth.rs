@@ -20,7 +20,7 @@ async fn raft_connections_re_authenticate_instead_of_being_closed() {
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .with_env_filter(tracing_subscriber::EnvFilter::new(
-            "warn,strata::server::connection=debug,strata::controller::raft::network=debug",
+            "warn,strata::server::connection=debug,strata::net::raft_transport=debug",
         ))
         .finish();
     // A current-thread runtime: every node's tasks log through this subscriber.

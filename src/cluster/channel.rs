@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::controller::Quorum;
-use crate::net::peer::PeerClient;
+use crate::net::connections::PeerConnections;
+use crate::net::peer::{PeerError, PeerSecurity};
 use crate::protocol::codec::{Decode, Encode};
 
 use super::MetadataQuorum;
@@ -32,16 +33,20 @@ pub struct ControllerChannel {
     voters: BTreeMap<i32, String>,
     quorum: Arc<MetadataQuorum>,
     timeout_ms: u64,
-    /// Idle connections by controller id. A call takes one (or connects) and returns it
-    /// after a clean exchange, so a call stuck on an unresponsive controller never holds up
-    /// the others (heartbeats above all: a blocked heartbeat gets a healthy broker fenced).
-    idle: parking_lot::Mutex<Vec<(i32, PeerClient)>>,
-    /// TLS and the SASL login for the controller listener, when it is secured.
-    security: crate::net::peer::PeerSecurity,
+    /// Connections by controller id, with the controller listener's TLS and SASL login. A
+    /// call takes an idle one (or connects) and returns it after a clean exchange, so a call
+    /// stuck on an unresponsive controller never holds up the others (heartbeats above all: a
+    /// blocked heartbeat gets a healthy broker fenced).
+    connections: PeerConnections<i32>,
 }
 
 /// Idle connections kept per channel.
 const MAX_IDLE_CONNECTIONS: usize = 4;
+
+fn connections(node_id: i32, security: PeerSecurity) -> PeerConnections<i32> {
+    PeerConnections::new(format!("strata-broker-{node_id}-to-controller"), security)
+        .with_max_idle_per_peer(MAX_IDLE_CONNECTIONS)
+}
 
 impl ControllerChannel {
     pub fn new(
@@ -55,8 +60,7 @@ impl ControllerChannel {
             voters,
             quorum,
             timeout_ms,
-            idle: parking_lot::Mutex::new(Vec::new()),
-            security: Default::default(),
+            connections: connections(node_id, PeerSecurity::default()),
         }
     }
 
@@ -66,8 +70,8 @@ impl ControllerChannel {
     }
 
     /// Connects to the controllers with the controller listener's TLS and SASL login.
-    pub fn with_security(mut self, security: crate::net::peer::PeerSecurity) -> Self {
-        self.security = security;
+    pub fn with_security(mut self, security: PeerSecurity) -> Self {
+        self.connections = connections(self.node_id, security);
         self
     }
 
@@ -105,35 +109,16 @@ impl ControllerChannel {
             .remove(&(leader as u64))
             .or_else(|| self.voters.get(&leader).cloned())
             .ok_or(ChannelError::NoController)?;
-        let pooled = {
-            let mut idle = self.idle.lock();
-            // Connections to a former leader are of no more use.
-            idle.retain(|(id, _)| *id == leader);
-            idle.pop()
-        };
-        let mut conn = match pooled {
-            Some((_, c)) => c,
-            None => {
-                let client_id = format!("strata-broker-{}-to-controller", self.node_id);
-                PeerClient::connect_secured(&addr, &client_id, timeout_ms, &self.security)
-                    .await
-                    .map_err(|e| ChannelError::Network(format!("{e:?}")))?
-            }
-        };
-        conn.set_request_timeout_ms(timeout_ms);
-        let mut body = conn
-            .call(api_key, api_version, request)
+        // Connections to a former leader are of no more use.
+        self.connections.retain_peers(|id| *id == leader);
+        let mut body = self
+            .connections
+            .call(leader, &addr, timeout_ms, api_key, api_version, request)
             .await
             .map_err(|e| match e {
-                crate::net::peer::PeerError::Timeout => ChannelError::TimedOut,
+                PeerError::Timeout => ChannelError::TimedOut,
                 e => ChannelError::Network(format!("{e:?}")),
             })?;
-        let response = Resp::decode(&mut body, api_version)
-            .map_err(|e| ChannelError::Decode(e.to_string()))?;
-        let mut idle = self.idle.lock();
-        if idle.len() < MAX_IDLE_CONNECTIONS {
-            idle.push((leader, conn));
-        }
-        Ok(response)
+        Resp::decode(&mut body, api_version).map_err(|e| ChannelError::Decode(e.to_string()))
     }
 }

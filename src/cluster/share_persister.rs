@@ -6,16 +6,13 @@
 //! Kafka's share coordinator topic is. While the coordinator is unreachable or answers
 //! NOT_COORDINATOR (its broker died, leadership is moving), the operation is retried with a
 //! growing pause for up to [`RETRY_FOR_MS`], on whoever leads by then.
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-use parking_lot::Mutex;
 
 use super::ClusterContext;
 use crate::coordinator::share_state::{ShareStateCoordinator, SHARE_STATE_TOPIC_NAME};
 use crate::error::ErrorCode;
-use crate::net::peer::PeerClient;
+use crate::net::connections::PeerConnections;
 use crate::protocol::codec::{Decode, Encode};
 use crate::protocol::messages::{
     delete_share_group_state_request as del_req, delete_share_group_state_response as del_resp,
@@ -80,8 +77,8 @@ struct Inner {
     cluster: Arc<ClusterContext>,
     states: Arc<ShareStateCoordinator>,
     topic: ShareStateTopic,
-    /// One idle connection per coordinator broker.
-    idle: Mutex<HashMap<i32, PeerClient>>,
+    /// Connections to the coordinator brokers (one kept idle per broker).
+    connections: PeerConnections<i32>,
 }
 
 #[derive(Clone)]
@@ -93,11 +90,15 @@ impl ClusterSharePersister {
         states: Arc<ShareStateCoordinator>,
         topic: ShareStateTopic,
     ) -> Self {
+        let connections = PeerConnections::new(
+            format!("strata-share-persister-{}", cluster.node_id),
+            cluster.inter_broker_security.clone(),
+        );
         ClusterSharePersister(Arc::new(Inner {
             cluster,
             states,
             topic,
-            idle: Mutex::new(HashMap::new()),
+            connections,
         }))
     }
 }
@@ -174,38 +175,17 @@ impl Inner {
         version: i16,
         request: &Req,
     ) -> Result<Resp, ErrorCode> {
-        let idle = self.idle.lock().remove(&node);
-        let mut client = match idle {
-            Some(c) => c,
-            None => {
-                let addr = self
-                    .cluster
-                    .broker_address(node)
-                    .ok_or(ErrorCode::COORDINATOR_NOT_AVAILABLE)?;
-                let client_id = format!("strata-share-persister-{}", self.cluster.node_id);
-                PeerClient::connect_secured(
-                    &addr,
-                    &client_id,
-                    REQUEST_TIMEOUT_MS,
-                    &self.cluster.inter_broker_security,
-                )
-                .await
-                .map_err(|e| {
-                    tracing::debug!(node, error = %e, "cannot reach the share coordinator");
-                    ErrorCode::COORDINATOR_NOT_AVAILABLE
-                })?
-            }
-        };
-        match client.call_typed(api_key, version, request).await {
-            Ok(response) => {
-                self.idle.lock().entry(node).or_insert(client);
-                Ok(response)
-            }
-            Err(e) => {
-                tracing::debug!(node, error = ?e, "share state request failed");
-                Err(ErrorCode::COORDINATOR_NOT_AVAILABLE)
-            }
-        }
+        let addr = self
+            .cluster
+            .broker_address(node)
+            .ok_or(ErrorCode::COORDINATOR_NOT_AVAILABLE)?;
+        self.connections
+            .call_typed(node, &addr, REQUEST_TIMEOUT_MS, api_key, version, request)
+            .await
+            .map_err(|e| {
+                tracing::debug!(node, error = %e, "share state request failed");
+                ErrorCode::COORDINATOR_NOT_AVAILABLE
+            })
     }
 
     /// Runs the operation on the key's coordinator, again while it is unavailable.

@@ -11,8 +11,9 @@ use crate::cluster::replica_fetcher::{BrokerAddressResolver, ReplicaFetcherManag
 use crate::config::{BrokerConfig, ProcessRole};
 use crate::controller::image::MetadataImage;
 use crate::controller::service::ControllerService;
-use crate::controller::{QuorumConfig, RaftQuorum, TcpRaftTransport};
+use crate::controller::{QuorumConfig, RaftQuorum};
 use crate::net::peer::PeerSecurity;
+use crate::net::raft_transport::TcpRaftTransport;
 use crate::storage::LogManager;
 
 use super::{AdvertisedEndpoint, BrokerParts, ClusterContext, ControllerChannel, MetadataQuorum};
@@ -51,10 +52,7 @@ pub async fn resolve_quorum(
         let derived = super::cluster_id_for(&configured);
         (stored.clone().unwrap_or(derived), configured)
     } else {
-        let security = controller_security(config)?;
-        let transport = TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
-            .with_reauthenticator(raft_reauthenticator(&security, config.node_id))
-            .with_connector(raft_connector(security, config.node_id));
+        let transport = raft_transport(controller_security(config)?, config.node_id);
         let found = crate::controller::raft::voters::discover::<MetadataImage>(
             &transport,
             config.node_id as u64,
@@ -152,11 +150,7 @@ pub async fn start_cluster(
             config.sasl.inter_broker_login.as_ref(),
         )?
     };
-    let transport = Arc::new(
-        TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
-            .with_reauthenticator(raft_reauthenticator(&controller_security, config.node_id))
-            .with_connector(raft_connector(controller_security.clone(), config.node_id)),
-    );
+    let transport = Arc::new(raft_transport(controller_security.clone(), config.node_id));
     let bootstrap_scram = super::bootstrap_scram::formatted(config)?;
     let is_controller = config.process_roles.contains(&ProcessRole::Controller);
     let is_voter = voters.contains_key(&config.node_id);
@@ -282,64 +276,11 @@ fn controller_security(config: &BrokerConfig) -> Result<PeerSecurity, String> {
     }
 }
 
-/// The Raft transport's connector for a secured controller listener (None: plain TCP): TLS,
-/// then the SASL login, before the first Raft frame.
-fn raft_connector(
-    security: PeerSecurity,
-    node_id: i32,
-) -> Option<crate::controller::raft::network::RaftConnector> {
-    if security.is_plaintext() {
-        return None;
-    }
-    let client_id = raft_client_id(node_id);
-    Some(Arc::new(move |addr: String| {
-        let security = security.clone();
-        let client_id = client_id.clone();
-        Box::pin(async move {
-            let (stream, lifetime) = security.connect(&addr, &client_id).await?;
-            Ok((
-                Box::new(stream) as Box<dyn crate::controller::raft::network::RaftStream>,
-                lifetime,
-            ))
-        })
-    }))
-}
-
-fn raft_client_id(node_id: i32) -> String {
-    format!("strata-raft-{node_id}")
-}
-
-/// The Raft transport's re-login on a SASL controller listener (KIP-368); None without SASL.
-pub fn raft_reauthenticator(
-    security: &PeerSecurity,
-    node_id: i32,
-) -> Option<crate::controller::raft::network::RaftReauthenticator> {
-    use crate::controller::raft::network::RaftStream;
-    type Login<'a> = std::pin::Pin<
-        Box<
-            dyn std::future::Future<Output = std::io::Result<Option<std::time::Duration>>>
-                + Send
-                + 'a,
-        >,
-    >;
-    // Pins the closure's signature to the higher-ranked one the transport calls.
-    fn typed<F>(f: F) -> F
-    where
-        F: for<'a> Fn(&'a mut Box<dyn RaftStream>, i32) -> Login<'a>,
-    {
-        f
-    }
-    let sasl = security.sasl.clone()?;
-    let client_id = raft_client_id(node_id);
-    Some(Arc::new(typed(move |stream, first_id| {
-        let sasl = sasl.clone();
-        let client_id = client_id.clone();
-        Box::pin(async move {
-            crate::net::sasl_client::authenticate(stream, sasl.login(), &client_id, first_id)
-                .await
-                .map_err(std::io::Error::from)
-        })
-    })))
+/// The Raft transport to the controller listeners of the quorum's members, with that
+/// listener's TLS and SASL login.
+fn raft_transport(security: PeerSecurity, node_id: i32) -> TcpRaftTransport {
+    TcpRaftTransport::new(RAFT_CALL_TIMEOUT_MS)
+        .with_security(format!("strata-raft-{node_id}"), security)
 }
 
 /// How long a lone voter may take to elect itself before the start fails.

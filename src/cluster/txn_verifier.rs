@@ -14,14 +14,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::ClusterContext;
 use crate::coordinator::offsets_topic::TRANSACTION_TOPIC;
 use crate::coordinator::service::RequestContext;
 use crate::coordinator::txn::TransactionCoordinator;
 use crate::error::ErrorCode;
-use crate::net::peer::PeerClient;
+use crate::net::connections::PeerConnections;
 use crate::protocol::messages::add_partitions_to_txn_request::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnTopic, AddPartitionsToTxnTransaction,
 };
@@ -97,7 +95,8 @@ pub fn coordinator_of(
 /// another.
 #[derive(Default)]
 pub struct TxnVerifier {
-    idle: Mutex<HashMap<i32, PeerClient>>,
+    /// Made at the first question, with the cluster's inter-broker security.
+    connections: std::sync::OnceLock<PeerConnections<i32>>,
 }
 
 impl TxnVerifier {
@@ -134,40 +133,29 @@ impl TxnVerifier {
         leader: i32,
         request: &AddPartitionsToTxnRequest,
     ) -> Result<AddPartitionsToTxnResponse, ErrorCode> {
-        let idle = self.idle.lock().remove(&leader);
-        let mut client = match idle {
-            Some(c) => c,
-            None => {
-                let addr = cluster
-                    .broker_address(leader)
-                    .ok_or(ErrorCode::COORDINATOR_NOT_AVAILABLE)?;
-                let client_id = format!("strata-txn-verifier-{}", cluster.node_id);
-                PeerClient::connect_secured(
-                    &addr,
-                    &client_id,
-                    VERIFY_TIMEOUT_MS,
-                    &cluster.inter_broker_security,
-                )
-                .await
-                .map_err(|e| {
-                    tracing::debug!(leader, error = %e, "cannot reach the transaction coordinator");
-                    ErrorCode::NETWORK_EXCEPTION
-                })?
-            }
-        };
-        match client
-            .call_typed(AddPartitionsToTxnRequest::API_KEY, VERIFY_VERSION, request)
+        let addr = cluster
+            .broker_address(leader)
+            .ok_or(ErrorCode::COORDINATOR_NOT_AVAILABLE)?;
+        let connections = self.connections.get_or_init(|| {
+            PeerConnections::new(
+                format!("strata-txn-verifier-{}", cluster.node_id),
+                cluster.inter_broker_security.clone(),
+            )
+        });
+        connections
+            .call_typed(
+                leader,
+                &addr,
+                VERIFY_TIMEOUT_MS,
+                AddPartitionsToTxnRequest::API_KEY,
+                VERIFY_VERSION,
+                request,
+            )
             .await
-        {
-            Ok(response) => {
-                self.idle.lock().entry(leader).or_insert(client);
-                Ok(response)
-            }
-            Err(e) => {
-                tracing::debug!(leader, error = ?e, "transaction verification failed");
-                Err(ErrorCode::NETWORK_EXCEPTION)
-            }
-        }
+            .map_err(|e| {
+                tracing::debug!(leader, error = %e, "transaction verification failed");
+                ErrorCode::NETWORK_EXCEPTION
+            })
     }
 }
 

@@ -1,17 +1,27 @@
-//! Cluster metadata: topics, partitions, their ids and config overrides, and producer-id
-//! allocation.
+//! The controller (KRaft, KIP-500/KIP-631): the cluster metadata as a replicated log of
+//! records, the image built from it, the decisions that write it, and the quorum that
+//! replicates it.
 //!
-//! - [`metadata`]: the single-node store (a local line-based log replayed at start-up) the
-//!   broker uses today.
-//! - [`records`] and [`image`]: the KRaft-style metadata log records and the image built by
-//!   applying them, which the Raft quorum replicates.
-//! - The controller's decisions, sans-io: each takes the image and returns the records to
-//!   propose plus the reply; the caller commits the records through the quorum and applies
-//!   them. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
+//! - [`records`] and [`image`]: the metadata log's records and the image every node builds by
+//!   applying them.
+//! - [`quorum`] (the [`Quorum`] trait the rest of the process sees) and [`raft`], the quorum on
+//!   openraft: its log and state machine stores, the RPC envelope and the [`RaftTransport`]
+//!   trait it is sent through (start-up gives it the TCP one of `net::raft_transport`, the
+//!   tests an in-memory [`MemNetwork`]), observers, voter changes (KIP-853).
+//! - [`service`]: the active controller (Kafka's `QuorumController`), running the decisions
+//!   one at a time and committing their records through the quorum.
+//! - The decisions, sans-io: each takes the image and returns the records to propose plus the
+//!   reply. [`cluster`] (brokers, heartbeats, fencing), [`topics`], [`partitions`]
 //!   (AlterPartition, elections, reassignments), [`directories`] (KIP-858 log dirs of
 //!   replicas), [`producer_ids`], [`configs`], [`acls`] (the ACLs and their index),
-//!   [`client_quotas`], [`delegation_tokens`] (KIP-48), with the shared election rules in [`election`] and replica placement
-//!   in [`placement`].
+//!   [`client_quotas`], [`scram`], [`delegation_tokens`] (KIP-48), [`features`] (KIP-584),
+//!   with the shared election rules in [`election`], replica placement in [`placement`] and the
+//!   controller's own settings in [`controller_config`].
+//! - [`metadata`]: the line-based store of earlier single-node versions, read once to import
+//!   it into the metadata log.
+//!
+//! Below `net` and the cluster tasks (tests/layering.rs): it uses `protocol`, `replica` and
+//! the leaves, never `net` (the transport comes in as a trait object).
 pub mod acls;
 pub mod client_quotas;
 pub mod cluster;
@@ -53,7 +63,7 @@ pub use quorum::{
     NodeId, Quorum, QuorumConfig, QuorumError, QuorumStatus, ReplicaStatus, ReplicatedState,
     VoterChangeError,
 };
-pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport, TcpRaftTransport};
+pub use raft::{MemNetwork, MemTransport, RaftQuorum, RaftTransport};
 pub use records::{
     BrokerEndpoint, MetadataRecord, NO_LEADER, RESOURCE_BROKER, RESOURCE_CLIENT_METRICS,
     RESOURCE_GROUP, RESOURCE_TOPIC,

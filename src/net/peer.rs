@@ -1,7 +1,6 @@
-//! A Kafka-protocol client connection from this broker to another broker or to the controller
-//! (Kafka's `NetworkClient` as the replica fetcher and the broker-to-controller channel use it):
-//! size-prefixed frames, the request header version that the API version calls for, the
-//! response header stripped and its correlation id checked.
+//! A Kafka-protocol client connection from this broker to another broker, to the controller
+//! or to a foreign cluster (Kafka's `NetworkClient` as the replica fetcher and the
+//! broker-to-controller channel use it), in the framing of [`super::frame`].
 //!
 //! One request at a time per connection (no pipelining): the follower fetcher sends one Fetch
 //! per source broker and waits for it, as Kafka's `ReplicaFetcherThread` does. Every call has
@@ -14,26 +13,26 @@
 //! (`net::sasl_client`) runs right after it, before the first request, all within the connect
 //! timeout. When the peer gives the session a lifetime (KIP-368, `connections.max.reauth.ms`),
 //! the client logs in again on the same connection before it ends, as Kafka's clients do.
-//!
-//! Response frames larger than the configured maximum are refused before anything is
-//! allocated, like the broker's own `socket.request.max.bytes` check on requests.
-use std::time::Duration;
-
-use crate::protocol::codec::{Decode, DecodeError, Encode};
-use crate::protocol::header::{
-    request_header_version, response_header_version, RequestHeader, ResponseHeader,
-};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use tokio::io::BufReader;
+
+use super::frame::{encode_request_as, exchange};
 use super::sasl_client::PeerSasl;
+use crate::config::sasl::PeerLogin;
+use crate::protocol::codec::{Decode, Encode};
 use crate::security::tls::client::PeerTls;
 use crate::security::SecuredStream;
-use bytes::{BufMut, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 
-/// How this broker connects to one listener of its peers: TLS for SSL and SASL_SSL, a SASL
-/// login for SASL_PLAINTEXT and SASL_SSL; neither for PLAINTEXT (the default).
+pub use super::frame::{decode_body, encode_request, PeerError, DEFAULT_MAX_RESPONSE_BYTES};
+
+/// How this broker connects to one listener of another cluster: TLS for SSL and SASL_SSL, a
+/// SASL login for SASL_PLAINTEXT and SASL_SSL; neither for PLAINTEXT (the default). A value
+/// the caller holds and passes to each connection: this cluster's own listeners take theirs
+/// from the broker config ([`PeerSecurity::for_listener`]); a client of a foreign cluster
+/// builds its own ([`PeerSecurity::new`]) from that cluster's settings.
 #[derive(Clone, Debug, Default)]
 pub struct PeerSecurity {
     pub tls: Option<PeerTls>,
@@ -41,19 +40,25 @@ pub struct PeerSecurity {
 }
 
 impl PeerSecurity {
+    /// TLS when `tls` is given, the SASL login `login` when given.
+    pub fn new(tls: Option<PeerTls>, login: Option<PeerLogin>) -> PeerSecurity {
+        PeerSecurity {
+            tls,
+            sasl: login.map(|l| Arc::new(PeerSasl::new(l))),
+        }
+    }
+
     /// The security of `listener` as this broker's config describes it (its TLS settings and
     /// the `login` for it when it is SASL).
     pub fn for_listener(
         config: &crate::config::BrokerConfig,
         listener: &str,
-        login: Option<&crate::config::sasl::PeerLogin>,
+        login: Option<&PeerLogin>,
     ) -> Result<PeerSecurity, String> {
         let tls = crate::security::tls::client::for_listener(config, listener)
             .map_err(|e| e.to_string())?;
-        let sasl = login
-            .filter(|l| l.listener.eq_ignore_ascii_case(listener))
-            .map(|l| Arc::new(PeerSasl::new(l.clone())));
-        Ok(PeerSecurity { tls, sasl })
+        let login = login.filter(|l| l.listener.eq_ignore_ascii_case(listener));
+        Ok(PeerSecurity::new(tls, login.cloned()))
     }
 
     pub fn is_plaintext(&self) -> bool {
@@ -82,72 +87,17 @@ fn reauthenticate_at(lifetime: Option<Duration>) -> Option<Instant> {
     lifetime.map(|l| Instant::now() + l.mul_f64(0.85))
 }
 
-/// Default cap on a response frame: Fetch responses are bounded by
-/// `replica.fetch.response.max.bytes` (10 MiB) plus one oversized first batch, so 100 MiB
-/// (Kafka's `socket.request.max.bytes` default) leaves room.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 100 * 1024 * 1024;
-
-/// Why a call to a peer failed. After any error but `Decode` of a well-framed body the
-/// connection is unusable and must be dropped.
-#[derive(Debug)]
-pub enum PeerError {
-    Io(std::io::Error),
-    /// The connect or the call took longer than its timeout.
-    Timeout,
-    /// The response header or body did not decode.
-    Decode(DecodeError),
-    /// The response answered another request (the stream is out of step).
-    CorrelationMismatch {
-        expected: i32,
-        got: i32,
-    },
-    /// The response frame is larger than allowed (or has a negative size).
-    TooLarge {
-        size: i64,
-        max_bytes: usize,
-    },
-}
-
-impl std::fmt::Display for PeerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PeerError::Io(e) => write!(f, "i/o: {e}"),
-            PeerError::Timeout => write!(f, "timed out"),
-            PeerError::Decode(e) => write!(f, "cannot decode the response: {e}"),
-            PeerError::CorrelationMismatch { expected, got } => {
-                write!(f, "correlation id {got}, expected {expected}")
-            }
-            PeerError::TooLarge { size, max_bytes } => {
-                write!(
-                    f,
-                    "response frame of {size} bytes, at most {max_bytes} allowed"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for PeerError {}
-
-impl From<std::io::Error> for PeerError {
-    fn from(e: std::io::Error) -> Self {
-        PeerError::Io(e)
-    }
-}
-
-impl From<DecodeError> for PeerError {
-    fn from(e: DecodeError) -> Self {
-        PeerError::Decode(e)
-    }
-}
-
 /// One connection to a peer broker.
 pub struct PeerClient {
     stream: BufReader<SecuredStream>,
+    /// The address it was opened to (`host:port`).
+    addr: String,
     /// The login to repeat before the session ends.
     sasl: Option<Arc<PeerSasl>>,
     reauthenticate_at: Option<Instant>,
+    /// Names this broker in the SASL login and, unless `anonymous_requests`, in every request.
     client_id: String,
+    anonymous_requests: bool,
     next_correlation_id: i32,
     request_timeout_ms: u64,
     max_response_bytes: usize,
@@ -183,13 +133,20 @@ impl PeerClient {
             };
         Ok(PeerClient {
             stream: BufReader::with_capacity(64 * 1024, stream),
+            addr: addr.to_string(),
             sasl: security.sasl.clone(),
             reauthenticate_at: reauthenticate_at(lifetime),
             client_id: client_id.to_string(),
+            anonymous_requests: false,
             next_correlation_id: 0,
             request_timeout_ms: timeout_ms,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         })
+    }
+
+    /// The address the connection was opened to.
+    pub fn addr(&self) -> &str {
+        &self.addr
     }
 
     pub fn set_request_timeout_ms(&mut self, timeout_ms: u64) {
@@ -198,6 +155,12 @@ impl PeerClient {
 
     pub fn set_max_response_bytes(&mut self, max_bytes: usize) {
         self.max_response_bytes = max_bytes;
+    }
+
+    /// Sends requests with a null client id (the SASL login keeps naming the client): the
+    /// Raft frames' header has always carried none.
+    pub fn set_anonymous_requests(&mut self) {
+        self.anonymous_requests = true;
     }
 
     /// Sends one request with the next correlation id and returns the response body (header
@@ -223,47 +186,46 @@ impl PeerClient {
         correlation_id: i32,
         body: &impl Encode,
     ) -> Result<Bytes, PeerError> {
-        let timeout = Duration::from_millis(self.request_timeout_ms);
-        if self
-            .reauthenticate_at
-            .is_some_and(|at| Instant::now() >= at)
-        {
-            self.reauthenticate(timeout).await?;
+        self.reauthenticate_if_due().await?;
+        let client_id = (!self.anonymous_requests).then_some(self.client_id.as_str());
+        let frame = encode_request_as(api_key, api_version, correlation_id, client_id, body);
+        let timeout = self.request_timeout();
+        let exchange = exchange(
+            &mut self.stream,
+            &frame,
+            api_key,
+            api_version,
+            correlation_id,
+            self.max_response_bytes,
+        );
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(PeerError::Timeout),
         }
-        let frame = encode_request(api_key, api_version, correlation_id, &self.client_id, body);
-        let max_bytes = self.max_response_bytes;
-        let stream = &mut self.stream;
-        let exchange = async move {
-            let raw = stream.get_mut();
-            raw.write_all(&frame).await?;
-            // A TLS stream holds written bytes until flushed.
-            raw.flush().await?;
-            read_frame(stream, max_bytes).await
-        };
-        let mut response = match tokio::time::timeout(timeout, exchange).await {
-            Ok(r) => r?,
-            Err(_) => return Err(PeerError::Timeout),
-        };
-        let header =
-            ResponseHeader::decode(&mut response, response_header_version(api_key, api_version))?;
-        if header.correlation_id != correlation_id {
-            return Err(PeerError::CorrelationMismatch {
-                expected: correlation_id,
-                got: header.correlation_id,
-            });
-        }
-        Ok(response)
     }
 
-    /// KIP-368: a new SaslHandshake and SaslAuthenticate on this connection before the
-    /// session ends (no request is in flight: one at a time). A failure drops the connection.
-    async fn reauthenticate(&mut self, timeout: Duration) -> Result<(), PeerError> {
+    fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_timeout_ms)
+    }
+
+    /// KIP-368: when the session the peer gave is near its end, a new SaslHandshake and
+    /// SaslAuthenticate on this connection (no request is in flight: one at a time), within
+    /// the request timeout. Returns whether it logged in again; every call does this first,
+    /// so a caller need not, unless it wants to know. A failure drops the connection.
+    pub async fn reauthenticate_if_due(&mut self) -> Result<bool, PeerError> {
+        let due = self
+            .reauthenticate_at
+            .is_some_and(|at| Instant::now() >= at);
+        if !due {
+            return Ok(false);
+        }
         let Some(sasl) = self.sasl.clone() else {
             self.reauthenticate_at = None;
-            return Ok(());
+            return Ok(false);
         };
         let first_id = self.next_correlation_id;
         self.next_correlation_id = self.next_correlation_id.wrapping_add(3);
+        let timeout = self.request_timeout();
         let exchange = super::sasl_client::authenticate(
             &mut self.stream,
             sasl.login(),
@@ -273,7 +235,7 @@ impl PeerClient {
         match tokio::time::timeout(timeout, exchange).await {
             Ok(Ok(lifetime)) => {
                 self.reauthenticate_at = reauthenticate_at(lifetime);
-                Ok(())
+                Ok(true)
             }
             Ok(Err(e)) => Err(PeerError::Io(e.into())),
             Err(_) => Err(PeerError::Timeout),
@@ -293,7 +255,6 @@ impl PeerClient {
     }
 }
 
-/// Decodes a response body that must be consumed entirely.
 /// One ListOffsets (v7) for every partition in `partitions` (topic name to partition
 /// indexes): the offset of each partition answered without an error, by (topic, partition).
 pub async fn list_offsets(
@@ -343,60 +304,14 @@ pub async fn list_offsets(
     Ok(out)
 }
 
-pub fn decode_body<Resp: Decode>(body: &mut Bytes, api_version: i16) -> Result<Resp, PeerError> {
-    let resp = Resp::decode(body, api_version)?;
-    if !body.is_empty() {
-        return Err(PeerError::Decode(DecodeError::TrailingBytes(body.len())));
-    }
-    Ok(resp)
-}
-
-/// A size-prefixed request frame: header of the version the API version calls for, then body.
-pub fn encode_request(
-    api_key: i16,
-    api_version: i16,
-    correlation_id: i32,
-    client_id: &str,
-    body: &impl Encode,
-) -> Bytes {
-    let mut buf = BytesMut::with_capacity(256);
-    buf.put_i32(0);
-    RequestHeader {
-        api_key,
-        api_version,
-        correlation_id,
-        client_id: Some(client_id.to_string()),
-        unknown_tagged_fields: Vec::new(),
-    }
-    .encode(&mut buf, request_header_version(api_key, api_version));
-    body.encode(&mut buf, api_version);
-    let len = (buf.len() - 4) as i32;
-    buf[..4].copy_from_slice(&len.to_be_bytes());
-    buf.freeze()
-}
-
-/// Reads one frame, checking its size before allocating.
-async fn read_frame(
-    stream: &mut BufReader<SecuredStream>,
-    max_bytes: usize,
-) -> Result<Bytes, PeerError> {
-    let size = stream.read_i32().await?;
-    if size < 0 || size as usize > max_bytes {
-        return Err(PeerError::TooLarge {
-            size: size as i64,
-            max_bytes,
-        });
-    }
-    let mut frame = BytesMut::zeroed(size as usize);
-    stream.read_exact(&mut frame).await?;
-    Ok(frame.freeze())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::header::{RequestHeader, ResponseHeader};
     use crate::protocol::messages::api_versions_request::ApiVersionsRequest;
     use crate::protocol::messages::api_versions_response::ApiVersionsResponse;
+    use bytes::BytesMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
     /// A scripted peer: reads one request frame and answers with `answer(request frame)`.
@@ -485,13 +400,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_silent_peer_times_out() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let _held = tokio::spawn(async move {
-            let (s, _) = listener.accept().await.unwrap();
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            drop(s);
-        });
+        let addr = crate::net::test_peers::silent_peer().await;
         let mut c = PeerClient::connect(&addr, "t", 2_000).await.unwrap();
         c.set_request_timeout_ms(100);
         let e = c

@@ -11,12 +11,13 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::frame::{self, decode_body, encode_request, PeerError};
 
 use crate::config::sasl::{PeerLogin, PLAIN};
 use crate::protocol::codec::{Decode, Encode};
-use crate::protocol::header::{response_header_version, ResponseHeader};
 use crate::protocol::messages::sasl_authenticate_request::SaslAuthenticateRequest;
 use crate::protocol::messages::sasl_authenticate_response::SaslAuthenticateResponse;
 use crate::protocol::messages::sasl_handshake_request::SaslHandshakeRequest;
@@ -267,7 +268,8 @@ async fn authenticate_step<S: AsyncRead + AsyncWrite + Unpin>(
     Ok(resp)
 }
 
-/// Writes one request and reads its response (header checked, body decoded whole).
+/// Writes one request and reads its response (header checked, body decoded whole), in the
+/// framing every peer connection uses.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin, Req: Encode, Resp: Decode>(
     stream: &mut S,
     api_key: i16,
@@ -278,42 +280,38 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin, Req: Encode, Resp: Decode>(
 ) -> Result<Resp, SaslClientError> {
     let id = *correlation_id;
     *correlation_id = correlation_id.wrapping_add(1);
-    let frame = super::peer::encode_request(api_key, api_version, id, client_id, request);
-    stream.write_all(&frame).await?;
-    stream.flush().await?;
-    let size = stream.read_i32().await?;
-    if size < 0 || size as usize > MAX_SASL_RESPONSE_BYTES {
-        return Err(SaslClientError::Protocol(format!(
-            "a SASL response frame of {size} bytes"
-        )));
+    let frame = encode_request(api_key, api_version, id, client_id, request);
+    let mut body = frame::exchange(
+        stream,
+        &frame,
+        api_key,
+        api_version,
+        id,
+        MAX_SASL_RESPONSE_BYTES,
+    )
+    .await
+    .map_err(protocol_error)?;
+    decode_body(&mut body, api_version).map_err(protocol_error)
+}
+
+/// A failed exchange: the connection's i/o error as it is, anything else a SASL response that
+/// makes no sense.
+fn protocol_error(e: PeerError) -> SaslClientError {
+    match e {
+        PeerError::Io(e) => SaslClientError::Io(e),
+        PeerError::TooLarge { size, .. } => {
+            SaslClientError::Protocol(format!("a SASL response frame of {size} bytes"))
+        }
+        other => SaslClientError::Protocol(other.to_string()),
     }
-    let mut body = BytesMut::zeroed(size as usize);
-    stream.read_exact(&mut body).await?;
-    let mut body = body.freeze();
-    let header = ResponseHeader::decode(&mut body, response_header_version(api_key, api_version))
-        .map_err(|e| SaslClientError::Protocol(format!("bad response header: {e}")))?;
-    if header.correlation_id != id {
-        return Err(SaslClientError::Protocol(format!(
-            "correlation id {} answers {id}",
-            header.correlation_id
-        )));
-    }
-    let resp = Resp::decode(&mut body, api_version)
-        .map_err(|e| SaslClientError::Protocol(format!("bad response: {e}")))?;
-    if body.has_remaining() {
-        return Err(SaslClientError::Protocol(format!(
-            "{} bytes after the response",
-            body.remaining()
-        )));
-    }
-    Ok(resp)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::header::RequestHeader;
-    use bytes::BufMut;
+    use bytes::{BufMut, BytesMut};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A frame helper for the tests: a response frame of `body` after header v0.
     fn response_frame(correlation_id: i32, body: impl FnOnce(&mut BytesMut)) -> Vec<u8> {
@@ -364,7 +362,6 @@ mod tests {
                     SaslHandshakeResponse {
                         error_code: 0,
                         mechanisms: vec!["PLAIN".into()],
-                        ..Default::default()
                     }
                     .encode(b, 1)
                 });
@@ -448,7 +445,6 @@ mod tests {
                 SaslHandshakeResponse {
                     error_code: 33,
                     mechanisms: vec!["PLAIN".into()],
-                    ..Default::default()
                 }
                 .encode(b, 1)
             });

@@ -2,7 +2,7 @@
 //! authorizer, with the semantics of Kafka's `StandardAuthorizer`) and how fast (client
 //! quotas). Server side only; the client side of TLS and SASL, used by the peer client for
 //! inter-broker and controller traffic, lives in `net` (the TLS client configuration is in
-//! `tls::client`, so the Raft transport below `net` can use it). ACLs, SCRAM credentials and
+//! `tls::client`, which the JWKS fetcher of `sasl` uses too). ACLs, SCRAM credentials and
 //! client quotas are metadata records, so every broker agrees on them and they survive
 //! restarts.
 pub mod authorizer;

@@ -1,8 +1,10 @@
 //! The controller quorum on openraft 0.9 (pinned): KRaft's metadata quorum (KIP-595) with
-//! the consensus left to openraft and only the storage, the network and the public
-//! [`Quorum`] face written here. On a pristine log every voter of `controller.quorum.voters`
-//! initializes with the full set, which openraft documents as safe when the set is the same
-//! everywhere. From then on the membership stored in the log is the voter set, and
+//! the consensus left to openraft and only the storage, the RPCs ([`network`]) and the public
+//! [`Quorum`] face written here. The bytes travel through the [`RaftTransport`] the caller
+//! starts the quorum with (TCP in `net::raft_transport`, in memory in the tests).
+//!
+//! On a pristine log every voter of `controller.quorum.voters` initializes with the full set,
+//! which openraft documents as safe when the set is the same everywhere. From then on the membership stored in the log is the voter set, and
 //! AddRaftVoter / RemoveRaftVoter change it ([`voters`], KIP-853); where a voter is reached
 //! is the configured address in a static quorum, and kept current by the voter itself in a
 //! dynamic one ([`addresses`]).
@@ -30,8 +32,7 @@ use tokio::sync::watch;
 
 pub use network::{
     encode_raft_response, MemNetwork, MemTransport, RaftEnvelope, RaftRpc, RaftRpcHandler,
-    RaftRpcReply, RaftTransport, TcpRaftTransport, MAX_RAFT_FRAME_BYTES, RAFT_API_KEY,
-    RAFT_API_VERSION,
+    RaftRpcReply, RaftTransport, MAX_RAFT_FRAME_BYTES, RAFT_API_KEY, RAFT_API_VERSION,
 };
 
 use self::log_store::LogStore;

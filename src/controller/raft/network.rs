@@ -1,16 +1,17 @@
 //! The raft RPCs between controllers. openraft's requests travel in our own serde_json
-//! envelope ([`RaftRpc`]) over a [`RaftTransport`] that only moves bytes: [`TcpRaftTransport`]
-//! sends each call as a Kafka-framed request (api key [`RAFT_API_KEY`]) on the peer's
-//! controller listener, the way KRaft's Vote/BeginQuorumEpoch/Fetch ride the controller
-//! listener (KIP-595); [`MemNetwork`] is the in-process network of the tests, able to cut links.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+//! envelope ([`RaftRpc`]) over a [`RaftTransport`] that only moves bytes, given to the quorum
+//! at start: `net::raft_transport` sends each call as a Kafka-framed request (api key
+//! [`RAFT_API_KEY`]) on the peer's controller listener, the way KRaft's
+//! Vote/BeginQuorumEpoch/Fetch ride the controller listener (KIP-595); [`MemNetwork`] is the
+//! in-process network of the tests, able to cut links. The frame's constants and the response
+//! the controller listener writes are defined here, where the RPC is.
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use openraft::error::{
     InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
 };
@@ -21,8 +22,6 @@ use openraft::raft::{
 };
 use openraft::BasicNode;
 use parking_lot::Mutex;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use super::types::TypeConfig;
 use crate::controller::quorum::{NodeId, ReplicatedState};
@@ -252,245 +251,6 @@ impl<S: ReplicatedState> RaftNetwork<TypeConfig<S>> for NetClient {
             }
             other => Err(self.unexpected(other)),
         }
-    }
-}
-
-/// Raft RPCs as Kafka-framed requests on the peers' controller listeners:
-/// request `[i32 size][i16 api_key=32000][i16 api_version=0][i32 correlation_id]
-/// [i16 client_id length=-1][payload]`, response `[i32 size][i32 correlation_id][payload]`.
-/// One connection per peer, opened lazily and dropped on any error or timeout; calls to
-/// different peers never wait on each other. On a SASL controller listener whose sessions
-/// expire (`connections.max.reauth.ms`), a connection logs in again before its session ends
-/// (KIP-368), as the brokers' other peer connections do, instead of being closed by the peer.
-pub struct TcpRaftTransport {
-    call_timeout: Duration,
-    next_correlation_id: AtomicI32,
-    peers: Mutex<HashMap<NodeId, PeerSlot>>,
-    /// Opens a connection to a peer's controller listener: TCP unless the caller (which
-    /// knows the listener's security) gives one that adds TLS and the SASL login.
-    connector: RaftConnector,
-    /// Logs in again on an open connection (SASL listeners).
-    reauthenticator: Option<RaftReauthenticator>,
-}
-
-/// One peer's open connection.
-struct PeerConnection {
-    /// The address it was opened to.
-    addr: String,
-    stream: Box<dyn RaftStream>,
-    /// When to log in again: at 85 % of the session the peer gave, as the peer client does.
-    reauthenticate_at: Option<std::time::Instant>,
-}
-
-/// One peer's connection, opened lazily.
-type PeerSlot = Arc<tokio::sync::Mutex<Option<PeerConnection>>>;
-
-fn reauthenticate_at(lifetime: Option<Duration>) -> Option<std::time::Instant> {
-    lifetime.map(|l| std::time::Instant::now() + l.mul_f64(0.85))
-}
-
-/// A connected byte stream to a peer's controller listener.
-pub trait RaftStream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> RaftStream for T {}
-
-/// A connected stream and, when the peer limits the SASL session, how long it lasts.
-pub type RaftConnected = (Box<dyn RaftStream>, Option<Duration>);
-
-/// Connects to `host:port`.
-pub type RaftConnector = Arc<
-    dyn Fn(String) -> Pin<Box<dyn Future<Output = std::io::Result<RaftConnected>> + Send>>
-        + Send
-        + Sync,
->;
-
-/// Logs in again on a connected stream (SaslHandshake and SaslAuthenticate from the given
-/// correlation id on); the new session's lifetime.
-pub type RaftReauthenticator = Arc<
-    dyn for<'a> Fn(
-            &'a mut Box<dyn RaftStream>,
-            i32,
-        )
-            -> Pin<Box<dyn Future<Output = std::io::Result<Option<Duration>>> + Send + 'a>>
-        + Send
-        + Sync,
->;
-
-/// How many correlation ids a login may use (handshake, and SCRAM's two rounds).
-pub const LOGIN_CORRELATION_IDS: i32 = 3;
-
-/// Plain TCP, for PLAINTEXT controller listeners.
-fn tcp_connector() -> RaftConnector {
-    Arc::new(|addr: String| {
-        Box::pin(async move {
-            let stream = TcpStream::connect(&addr).await?;
-            stream.set_nodelay(true)?;
-            Ok((Box::new(stream) as Box<dyn RaftStream>, None))
-        })
-    })
-}
-
-impl TcpRaftTransport {
-    pub fn new(call_timeout_ms: u64) -> Self {
-        TcpRaftTransport {
-            call_timeout: Duration::from_millis(call_timeout_ms),
-            next_correlation_id: AtomicI32::new(0),
-            peers: Mutex::new(HashMap::new()),
-            connector: tcp_connector(),
-            reauthenticator: None,
-        }
-    }
-
-    /// Logs in again with `reauthenticator` before a session ends (SASL listeners).
-    pub fn with_reauthenticator(mut self, reauthenticator: Option<RaftReauthenticator>) -> Self {
-        self.reauthenticator = reauthenticator;
-        self
-    }
-
-    /// Connects with `connector` instead of plain TCP (TLS on a secured controller listener).
-    pub fn with_connector(mut self, connector: Option<RaftConnector>) -> Self {
-        if let Some(connector) = connector {
-            self.connector = connector;
-        }
-        self
-    }
-
-    async fn call_inner(
-        &self,
-        target: NodeId,
-        addr: &str,
-        payload: Bytes,
-    ) -> std::io::Result<Bytes> {
-        let slot = self.peers.lock().entry(target).or_default().clone();
-        let mut conn = slot.lock().await;
-        if conn.as_ref().is_some_and(|c| c.addr != addr) {
-            *conn = None;
-        }
-        self.reauthenticate_if_due(target, &mut conn).await?;
-        if conn.is_none() {
-            let (stream, lifetime) = (self.connector)(addr.to_string()).await?;
-            *conn = Some(PeerConnection {
-                addr: addr.to_string(),
-                stream,
-                reauthenticate_at: reauthenticate_at(lifetime),
-            });
-        }
-        let correlation_id = self.next_correlation_id.fetch_add(1, Ordering::Relaxed);
-        let Some(PeerConnection { stream, .. }) = conn.as_mut() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotConnected,
-                "no connection",
-            ));
-        };
-        let result = exchange(stream, correlation_id, &payload).await;
-        if result.is_err() {
-            *conn = None;
-        }
-        result
-    }
-}
-
-impl TcpRaftTransport {
-    /// KIP-368: a connection whose session is about to end logs in again on the same
-    /// stream (no call is in flight: the slot is held). Without a reauthenticator the
-    /// connection is dropped and the next call opens another; a failed login drops it too.
-    async fn reauthenticate_if_due(
-        &self,
-        target: NodeId,
-        conn: &mut Option<PeerConnection>,
-    ) -> std::io::Result<()> {
-        let Some(c) = conn.as_mut() else {
-            return Ok(());
-        };
-        if !c
-            .reauthenticate_at
-            .is_some_and(|at| std::time::Instant::now() >= at)
-        {
-            return Ok(());
-        }
-        let Some(reauthenticate) = &self.reauthenticator else {
-            *conn = None;
-            return Ok(());
-        };
-        let first_id = self
-            .next_correlation_id
-            .fetch_add(LOGIN_CORRELATION_IDS, Ordering::Relaxed);
-        match reauthenticate(&mut c.stream, first_id).await {
-            Ok(lifetime) => {
-                tracing::debug!(target, "re-authenticated the Raft connection (KIP-368)");
-                c.reauthenticate_at = reauthenticate_at(lifetime);
-                Ok(())
-            }
-            Err(e) => {
-                tracing::warn!(target, error = %e, "re-authenticating the Raft connection failed");
-                *conn = None;
-                Err(e)
-            }
-        }
-    }
-}
-
-async fn exchange(
-    stream: &mut Box<dyn RaftStream>,
-    correlation_id: i32,
-    payload: &[u8],
-) -> std::io::Result<Bytes> {
-    let mut frame = BytesMut::with_capacity(14 + payload.len());
-    frame.put_i32((10 + payload.len()) as i32);
-    frame.put_i16(RAFT_API_KEY);
-    frame.put_i16(RAFT_API_VERSION);
-    frame.put_i32(correlation_id);
-    frame.put_i16(-1);
-    frame.put_slice(payload);
-    stream.write_all(&frame).await?;
-    stream.flush().await?;
-    let size = stream.read_i32().await?;
-    if size < 4 || size as usize > MAX_RAFT_FRAME_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "bad raft response size",
-        ));
-    }
-    let mut body = vec![0u8; size as usize];
-    stream.read_exact(&mut body).await?;
-    let mut body = Bytes::from(body);
-    let got = body.get_i32();
-    if got != correlation_id {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "raft response correlation id mismatch",
-        ));
-    }
-    Ok(body)
-}
-
-impl RaftTransport for TcpRaftTransport {
-    fn call(
-        &self,
-        target: NodeId,
-        addr: &str,
-        payload: Bytes,
-    ) -> Pin<Box<dyn Future<Output = std::io::Result<Bytes>> + Send + '_>> {
-        let addr = addr.to_string();
-        Box::pin(async move {
-            match tokio::time::timeout(self.call_timeout, self.call_inner(target, &addr, payload))
-                .await
-            {
-                Ok(r) => r,
-                Err(_) => {
-                    // The connection may hold a half-read reply: start over next time.
-                    let slot = self.peers.lock().get(&target).cloned();
-                    if let Some(slot) = slot {
-                        if let Ok(mut conn) = slot.try_lock() {
-                            *conn = None;
-                        }
-                    }
-                    Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "raft rpc timed out",
-                    ))
-                }
-            }
-        })
     }
 }
 

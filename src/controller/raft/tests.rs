@@ -10,6 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::*;
+// The TCP transport lives in `net`; the quorum over it is tested here.
+use crate::net::raft_transport::TcpRaftTransport;
 
 mod fuzz_seeds;
 mod observer;

@@ -2,8 +2,8 @@
 //! controllers (replica fetchers, forwarding, transaction markers, the Raft transport): the
 //! truststore the server certificate must chain to, the keystore as the client certificate
 //! for mutual TLS, and the host-name check of `ssl.endpoint.identification.algorithm`
-//! (`https`, Kafka's default; empty turns it off). It lives here rather than in `net` so the
-//! Raft transport, below `net`, can use it too.
+//! (`https`, Kafka's default; empty turns it off). It lives here rather than in `net` because
+//! the OAUTHBEARER JWKS fetcher (`sasl::jwks`) builds its client configuration here too.
 //!
 //! The key material is reloaded when its files change, as the server side reloads it: before
 //! a connection, at most once per [`super::RELOAD_POLL`], the files' modification times are
