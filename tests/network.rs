@@ -65,6 +65,92 @@ async fn a_half_sent_frame_is_closed_after_the_read_deadline() {
     still_serves(&b).await;
 }
 
+/// When the connection's bytes stop, how long until the broker closes it (None: not within
+/// `limit`).
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<Duration> {
+    use tokio::io::AsyncReadExt;
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    loop {
+        match tokio::time::timeout_at((started + limit).into(), stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0)) | Ok(Err(_)) => return Some(started.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// Kafka's idle expiry closes a connection that stopped mid-frame (issue 35): with
+/// `connections.max.idle.ms` shorter than the read timeout, the idle timeout applies.
+#[tokio::test]
+async fn a_frame_stalled_mid_way_is_closed_at_the_idle_timeout_when_that_is_shorter() {
+    let b = TestBroker::start(&[
+        ("connections.max.idle.ms", "1000"),
+        ("strata.request.read.timeout.ms", "30000"),
+    ])
+    .await;
+    let mut c = b.client().await;
+    assert_eq!(api_versions(&mut c).await.error_code, 0);
+    let mut f = BytesMut::new();
+    f.put_i32(100);
+    f.put_slice(&[0u8; 10]);
+    c.stream.write_all(&f).await.unwrap();
+    let closed = closed_within(&mut c.stream, Duration::from_secs(10)).await;
+    let after = closed.expect("a stalled frame held its connection past the idle timeout");
+    assert!(
+        after >= Duration::from_millis(900) && after < Duration::from_millis(3_000),
+        "closed after {after:?}, not at the 1 s idle timeout"
+    );
+    assert_eq!(network(&b).memory_pool.used_bytes(), 0);
+    still_serves(&b).await;
+}
+
+/// Bytes that keep coming are traffic: a frame trickling in is not closed at the idle timeout,
+/// only at the read deadline.
+#[tokio::test]
+async fn a_frame_that_trickles_in_is_not_idle_and_meets_the_read_deadline() {
+    let b = TestBroker::start(&[
+        ("connections.max.idle.ms", "600"),
+        ("strata.request.read.timeout.ms", "2000"),
+    ])
+    .await;
+    let stream = TcpStream::connect(b.addr).await.unwrap();
+    let (mut rd, mut wr) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        let mut f = BytesMut::new();
+        f.put_i32(100);
+        f.put_u8(0);
+        wr.write_all(&f).await?;
+        for _ in 0..30 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            wr.write_all(&[0u8]).await?;
+        }
+        Ok::<_, std::io::Error>(wr)
+    });
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 16];
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        use tokio::io::AsyncReadExt;
+        while let Ok(n) = rd.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "a trickling frame outlived its read deadline"
+    );
+    let after = started.elapsed();
+    assert!(
+        after >= Duration::from_millis(1_500) && after < Duration::from_millis(4_000),
+        "closed after {after:?}, not at the 2 s read deadline"
+    );
+    trickle.abort();
+    still_serves(&b).await;
+}
+
 #[tokio::test]
 async fn an_idle_connection_is_closed_after_connections_max_idle_ms() {
     let b = TestBroker::start(&[("connections.max.idle.ms", "300")]).await;

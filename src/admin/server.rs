@@ -5,7 +5,9 @@
 //! wait to be accepted), request headers must arrive within [`HEADER_READ_TIMEOUT`] and fit
 //! in [`MAX_REQUEST_HEADER_BYTES`] (hyper answers 431 past it), request bodies are never read
 //! (every route is a GET), and a connection lives at most [`CONNECTION_MAX_LIFETIME`].
-//! Unknown paths get 404, methods other than GET (and HEAD) 405.
+//! Unknown paths get 404, methods other than GET (and HEAD) 405. It binds with the Kafka
+//! listeners at start-up, and a port in use stops start-up only when `strata.admin.listeners`
+//! was set: the default address is skipped with a warning ([`bind_at_start_up`]).
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +26,8 @@ use tokio_util::task::TaskTracker;
 use super::peers::PeerView;
 use super::sampler::Sampler;
 use crate::broker::Broker;
-use crate::config::admin::AdminListener;
+use crate::config::admin::{AdminListener, ADMIN_LISTENERS};
+use crate::config::BrokerConfig;
 
 /// Admin connections served at once; scrapers and probes need a handful.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -46,18 +49,34 @@ pub async fn bind(
         let address = l.bind_address();
         match TcpListener::bind(&address).await {
             Ok(listener) => bound.push(listener),
-            Err(e) => {
-                return Err((
-                    format!(
-                        "http://{address} ({})",
-                        crate::config::admin::ADMIN_LISTENERS
-                    ),
-                    e,
-                ))
-            }
+            Err(e) => return Err((format!("http://{address} ({ADMIN_LISTENERS})"), e)),
         }
     }
     Ok(bound)
+}
+
+/// Binds the admin listeners at start-up. A `strata.admin.listeners` set in the configuration
+/// (empty included) must bind or start-up stops; the default one, used when the key is left
+/// out as Kafka's own per-node configs leave it, is skipped with a warning instead, so several
+/// nodes started on one host from Kafka's files do not all stop for 127.0.0.1:9644.
+pub async fn bind_at_start_up(
+    config: &BrokerConfig,
+) -> Result<Vec<TcpListener>, (String, std::io::Error)> {
+    let explicit = config.static_configs.contains_key(ADMIN_LISTENERS);
+    match bind(&config.admin_listeners).await {
+        Err((listener, error)) if !explicit => {
+            tracing::warn!(
+                key = ADMIN_LISTENERS,
+                listener = %listener,
+                %error,
+                "the default admin listener cannot be bound; the broker runs without it (no \
+                 /metrics, health probes or console): set {ADMIN_LISTENERS} to a free address, \
+                 or to empty to turn it off"
+            );
+            Ok(Vec::new())
+        }
+        bound => bound,
+    }
 }
 
 /// Serves the bound admin listeners until `shutdown`.

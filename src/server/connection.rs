@@ -12,15 +12,16 @@
 //! negative size closes the connection before anything is allocated, as Kafka does.
 //!
 //! Slow and silent clients cannot hold resources: a frame's bytes are read into a buffer that
-//! grows as they arrive, with memory reserved from the broker's [`MemoryPool`]
-//! (`queued.max.request.bytes`), never allocated on the size prefix alone; once its size is
-//! read a frame must arrive within `strata.request.read.timeout.ms` of socket time; a
-//! connection with no request in flight and no traffic for `connections.max.idle.ms` is
-//! closed (Kafka's idle expiry); and a frame waits for one of the broker's
-//! `queued.max.requests` slots before it is read, so when the handlers fall behind the
-//! connections stop reading, as Kafka's processors stop when its request queue is full. A
-//! client throttled by a quota has its connection muted (no request read) for its throttle
-//! time, as Kafka's KIP-219 channel muting.
+//! grows as they arrive, with memory reserved from the broker's
+//! [`MemoryPool`](super::memory_pool::MemoryPool) (`queued.max.request.bytes`), never
+//! allocated on the size prefix alone; once its size is read a frame must arrive within
+//! `strata.request.read.timeout.ms` of socket time; a connection with no request in flight
+//! and no traffic for `connections.max.idle.ms` is closed (Kafka's idle expiry), also when
+//! it stopped mid-frame; and a frame waits for one of the broker's `queued.max.requests`
+//! slots before it is read, so when the handlers fall behind the connections stop reading,
+//! as Kafka's processors stop when its request queue is full. A client throttled by a quota
+//! has its connection muted (no request read) for its throttle time, as Kafka's KIP-219
+//! channel muting.
 //!
 //! The stream is plaintext or TLS ([`SecuredStream`]); the loops are generic over its two
 //! halves, so a plaintext connection splits its socket without a lock as before, and a TLS
@@ -48,7 +49,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::listener::NetworkState;
-use super::memory_pool::{MemoryPool, Reservation};
+use super::memory_pool::Reservation;
 use crate::broker::Broker;
 use crate::handlers::{self, ConnectionContext, Outcome};
 use crate::metrics::{RequestTimes, RequestTiming};
@@ -347,18 +348,11 @@ async fn read_loop<R: AsyncRead + Unpin>(
             },
         };
         let request_queue = queue_wait_started.elapsed();
-        let (frame, reservation) = match read_frame(
-            &mut rd,
-            size,
-            &network.memory_pool,
-            network.request_read_timeout,
-            shutdown,
-        )
-        .await
-        {
-            Ok(read) => read,
-            Err(reason) => return reason,
-        };
+        let (frame, reservation) =
+            match read_frame(&mut rd, size, network, activity, shutdown).await {
+                Ok(read) => read,
+                Err(reason) => return reason,
+            };
         activity.touch();
         if let Some(session) = sasl.as_mut() {
             match super::sasl_gate::judge(broker, session, &frame) {
@@ -475,18 +469,24 @@ async fn read_size<R: AsyncRead + Unpin>(
 }
 
 /// Reads a frame of `size` bytes into a buffer that grows as they arrive, reserving its memory
-/// from `pool` first; gives up when the socket has made the frame wait `read_timeout` in all.
+/// from the broker's pool first; gives up when the socket has made the frame wait
+/// `strata.request.read.timeout.ms` in all, or, with no response owed, when no byte has come
+/// for `connections.max.idle.ms`: Kafka's idle expiry closes a connection that stopped
+/// mid-frame too, so the shorter of the two applies.
 async fn read_frame<R: AsyncRead + Unpin>(
     rd: &mut BufReader<R>,
     size: i32,
-    pool: &Arc<MemoryPool>,
-    read_timeout: Duration,
+    network: &NetworkState,
+    activity: &Activity,
     shutdown: &CancellationToken,
 ) -> Result<(Bytes, Reservation), CloseReason> {
     let size_bytes = size as usize;
-    let mut reservation = pool.reservation();
+    let mut reservation = network.memory_pool.reservation();
     let mut frame: Vec<u8> = Vec::new();
-    let mut budget = read_timeout;
+    let mut budget = network.request_read_timeout;
+    // Socket time since the last byte arrived (a wait for pool memory is the broker's, not
+    // the client's, so it does not count).
+    let mut quiet = Duration::ZERO;
     while frame.len() < size_bytes {
         if frame.len() == frame.capacity() {
             let target = size_bytes.min((frame.capacity() * 2).max(FIRST_CHUNK_BYTES));
@@ -498,18 +498,31 @@ async fn read_frame<R: AsyncRead + Unpin>(
             frame.reserve_exact(more);
         }
         let room = frame.capacity() - frame.len();
+        let idle_left = network
+            .connections_max_idle
+            .map_or(Duration::MAX, |max_idle| max_idle.saturating_sub(quiet));
+        let idle_first = idle_left < budget;
         let started = Instant::now();
-        let read = tokio::time::timeout(budget, rd.read_buf(&mut (&mut frame).limit(room))).await;
-        budget = budget.saturating_sub(started.elapsed());
+        let read = tokio::time::timeout(
+            budget.min(idle_left),
+            rd.read_buf(&mut (&mut frame).limit(room)),
+        )
+        .await;
+        let waited = started.elapsed();
+        budget = budget.saturating_sub(waited);
+        quiet += waited;
         match read {
-            Err(_) => {
+            Err(_) if !idle_first => {
                 return Err(CloseReason::ReadTimeout {
                     size,
                     received: frame.len(),
                 })
             }
+            // A connection that is owed a response is not idle, as in `read_size`.
+            Err(_) if activity.in_flight.load(Ordering::Acquire) > 0 => quiet = Duration::ZERO,
+            Err(_) => return Err(CloseReason::Idle),
             Ok(Ok(0)) => return Err(CloseReason::Eof),
-            Ok(Ok(_)) => {}
+            Ok(Ok(_)) => quiet = Duration::ZERO,
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 return Err(CloseReason::Eof)
             }

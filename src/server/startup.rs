@@ -204,8 +204,9 @@ pub async fn start(
         })?);
         listeners.push(listener);
     }
-    // The admin listener binds with the Kafka listeners, so a port in use stops start-up.
-    let admin_listeners = crate::admin::server::bind(&config.admin_listeners)
+    // The admin listener binds with the Kafka listeners, so a port in use stops start-up
+    // (unless the listener is only the default one).
+    let admin_listeners = crate::admin::server::bind_at_start_up(&config)
         .await
         .map_err(|(listener, error)| StartupError::Bind { listener, error })?;
     let admin_addrs = admin_listeners

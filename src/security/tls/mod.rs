@@ -3,8 +3,10 @@
 //! the key material when its files change (short-lived certificates), as Kafka's dynamic
 //! keystore update does: new connections get the new certificate, a broken new file keeps
 //! the old one, and (Kafka's `ssl.allow.dn.changes=false` default) a new certificate must keep
-//! the old one's subject and subject alternative names.
+//! the old one's subject and subject alternative names. Client certificates are checked by
+//! webpki, with the X.509 v1 leaves Java accepts checked by [`client_auth`].
 pub mod client;
+mod client_auth;
 pub mod dn;
 mod keystore;
 pub mod mapping;

@@ -15,6 +15,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 
+use super::client_auth::ClientCertificates;
 use super::keystore::{self, StoreFile};
 use super::mapping::PrincipalMapper;
 use crate::config::BrokerConfig;
@@ -436,9 +437,9 @@ impl TlsSettings {
         let builder = match self.client_auth {
             ClientAuth::None => builder.with_no_client_auth(),
             ClientAuth::Requested | ClientAuth::Required => {
-                let roots = roots.unwrap_or_else(RootCertStore::empty);
+                let roots = Arc::new(roots.unwrap_or_else(RootCertStore::empty));
                 let verifier = WebPkiClientVerifier::builder_with_provider(
-                    Arc::new(roots),
+                    roots.clone(),
                     self.provider.clone(),
                 );
                 let verifier = if self.client_auth == ClientAuth::Requested {
@@ -451,7 +452,12 @@ impl TlsSettings {
                         "ssl.truststore: cannot check client certificates: {e}"
                     ))
                 })?;
-                builder.with_client_cert_verifier(verifier)
+                // Kafka (Java) also accepts X.509 v1 client certificates, which webpki refuses.
+                builder.with_client_cert_verifier(Arc::new(ClientCertificates::new(
+                    verifier,
+                    roots,
+                    self.provider.signature_verification_algorithms,
+                )))
             }
         };
         let leaf = chain[0].clone();
