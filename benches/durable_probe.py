@@ -13,6 +13,8 @@ The tracer command gets `-p <broker pid>` appended; its output goes to BENCH_PRO
 the broker's Produce time histograms (total, local = the append, remote = the wait for the
 fsync). Knobs: BENCH_DUR_WRITE_IOPS (2000 here; 0 for the unthrottled disk), STRATA_BIN,
 BENCH_PROBE_SCENARIO (a scenario of durable_compare.py; default p1x8_100B_acksall_small).
+With `perf` as the tracer the broker defaults to the profiling build, whose symbols and line
+tables perf's call graphs need (`cargo build --profile profiling --bin strata`).
 """
 
 import os
@@ -22,6 +24,9 @@ import time
 import urllib.request
 
 os.environ.setdefault("BENCH_DUR_WRITE_IOPS", "2000")
+if sys.argv[1:2] == ["perf"]:
+    os.environ.setdefault("STRATA_BIN", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "..", "target", "profiling", "strata"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare as C  # noqa: E402
 import durable_compare as D  # noqa: E402

@@ -7,7 +7,9 @@ the TLS produce profile in BENCHMARKS.md ("Runs of 4 December 2026, at a fixed r
     perf report -i benches/.work/secure-profile-SSL.data --no-children --sort sym --stdio -g none
 
 Arguments: listener (PLAINTEXT, SSL or SASL_SSL), records/s, records (1 KiB each). Prints the
-broker's CPU seconds per GB of the profiled run. STRATA_BIN as for compare.py.
+broker's CPU seconds per GB of the profiled run. The broker is the profiling build, which has
+the symbols and line tables perf needs (the release profile has none):
+`cargo build --profile profiling --bin strata`; STRATA_BIN overrides it.
 """
 
 import os
@@ -15,13 +17,17 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ.setdefault("STRATA_BIN", os.path.join(HERE, "..", "target", "profiling", "strata"))
+sys.path.insert(0, HERE)
 import compare as C  # noqa: E402
 import secure_compare as S  # noqa: E402
 
 
 def main():
     proto, rate, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if not os.path.exists(C.STRATA_BIN):
+        sys.exit(f"no {C.STRATA_BIN}: build it with `cargo build --profile profiling --bin strata`")
     certs = S.make_certs(os.path.join(C.WORK, "secure-certs"))
     port = S.PORTS["strata"]
     b = C.Broker("strata", os.path.join(C.WORK, "secure-profile"), port=port,
