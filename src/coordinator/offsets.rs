@@ -340,7 +340,8 @@ impl GroupCoordinatorShard {
             }
             let deletable = remaining == 0
                 && group.is_in(ClassicGroupState::Empty)
-                && group.pending_members.is_empty();
+                && group.pending_members.is_empty()
+                && !self.has_pending_txn_offsets(&id);
             let expired = recs.len() as i64;
             if deletable {
                 recs.push(records::group_metadata_tombstone(&id));

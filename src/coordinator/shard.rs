@@ -172,13 +172,7 @@ impl GroupCoordinatorShard {
         match records::decode(record)? {
             GroupRecord::OffsetCommit { key, value } => match value {
                 Some(v) => {
-                    // A commit for a group that does not exist creates a simple (empty) group,
-                    // as Kafka's replay does.
-                    if !self.consumer_groups.contains_key(&key.group) {
-                        self.groups
-                            .entry(key.group.clone())
-                            .or_insert_with(|| ClassicGroup::new(&key.group));
-                    }
+                    self.create_simple_group_if_absent(&key.group);
                     self.offsets
                         .entry(key.group)
                         .or_default()
@@ -239,6 +233,18 @@ impl GroupCoordinatorShard {
             }
         }
         Ok(())
+    }
+
+    /// A commit for a group id no group of any type holds creates a simple group: an empty
+    /// classic group without a protocol type, as Kafka's `OffsetMetadataManager.replay` does.
+    /// An id is one group in Kafka, so a consumer or share group is never shadowed by one.
+    pub(crate) fn create_simple_group_if_absent(&mut self, group_id: &str) {
+        if self.consumer_groups.contains_key(group_id) || self.share_groups.contains_key(group_id) {
+            return;
+        }
+        self.groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| ClassicGroup::new(group_id));
     }
 
     /// Applies a KIP-848 record: creates the group on its first record (replacing an empty

@@ -126,13 +126,16 @@ impl GroupCoordinatorShard {
         response
     }
 
-    /// Replays one record of a transactional batch: the offset becomes pending.
+    /// Replays one record of a transactional batch: the offset becomes pending. As a plain
+    /// commit, it creates a simple group when no group holds the id (Kafka creates it here,
+    /// not at the marker).
     pub fn replay_txn_record(&mut self, producer_id: i64, record: &CoordinatorRecord) {
         if let Ok(GroupRecord::OffsetCommit {
             key,
             value: Some(v),
         }) = records::decode(record)
         {
+            self.create_simple_group_if_absent(&key.group);
             let pending = self.pending_txn_offsets.entry(producer_id).or_default();
             pending.retain(|p| {
                 !(p.group == key.group && p.topic == key.topic && p.partition == key.partition)
@@ -146,7 +149,10 @@ impl GroupCoordinatorShard {
         }
     }
 
-    /// Replays a transaction marker: COMMIT publishes the producer's pending offsets.
+    /// Replays a transaction marker: COMMIT publishes the producer's pending offsets. It
+    /// creates no group beside a consumer or share group of the same id: that empty classic
+    /// group made every KIP-848 heartbeat fail after a committed transaction (issue 37). A
+    /// simple group is made only if the group went away while the transaction was open.
     pub fn replay_txn_marker(&mut self, producer_id: i64, commit: bool) {
         let Some(pending) = self.pending_txn_offsets.remove(&producer_id) else {
             return;
@@ -155,9 +161,7 @@ impl GroupCoordinatorShard {
             return;
         }
         for p in pending {
-            self.groups
-                .entry(p.group.clone())
-                .or_insert_with(|| crate::coordinator::group::ClassicGroup::new(&p.group));
+            self.create_simple_group_if_absent(&p.group);
             self.offsets
                 .entry(p.group)
                 .or_default()
@@ -174,6 +178,14 @@ impl GroupCoordinatorShard {
             v.iter()
                 .any(|p| p.group == group && p.topic == topic && p.partition == partition)
         })
+    }
+
+    /// Whether an open transaction holds an offset of this group: the offsets cleanup keeps
+    /// the group then, as Kafka's `cleanupExpiredOffsets` does.
+    pub fn has_pending_txn_offsets(&self, group: &str) -> bool {
+        self.pending_txn_offsets
+            .values()
+            .any(|v| v.iter().any(|p| p.group == group))
     }
 
     /// Loads a partition from its records and markers in log order.

@@ -225,7 +225,11 @@ impl GroupCoordinatorShard {
         let ids: Vec<String> = self
             .consumer_groups
             .values()
-            .filter(|g| g.is_empty() && !self.offsets.contains_key(&g.group_id))
+            .filter(|g| {
+                g.is_empty()
+                    && !self.offsets.contains_key(&g.group_id)
+                    && !self.has_pending_txn_offsets(&g.group_id)
+            })
             .map(|g| g.group_id.clone())
             .collect();
         for id in ids {

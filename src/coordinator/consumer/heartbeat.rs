@@ -177,17 +177,19 @@ impl GroupCoordinatorShard {
                 "Group {group_id} is not a consumer group."
             )));
         }
-        // The group: a classic group with members cannot be used; an empty one is replaced.
+        // The group: a classic group with members cannot be used; an empty one is deleted with
+        // a tombstone on a join (Kafka's `maybeDeleteEmptyClassicGroup`). The consumer group is
+        // looked up first: an empty classic group beside it is what an older replay of a
+        // transaction's COMMIT marker left (issue 37), and it goes with this heartbeat.
+        let consumer = self.consumer_groups.contains_key(group_id);
         if let Some(classic) = self.groups.get(group_id) {
             if !classic.members.is_empty() {
                 return Err(CoordinatorError::GroupIdNotFound);
             }
-            if !create {
+            if !create && !consumer {
                 return Err(CoordinatorError::UnknownMemberId);
             }
-            if classic.protocol_type.is_some() || classic.generation_id > 0 {
-                records.push(classic_records::group_metadata_tombstone(group_id));
-            }
+            records.push(classic_records::group_metadata_tombstone(group_id));
         }
         let empty = ConsumerGroup::new(group_id);
         let group = match self.consumer_groups.get(group_id) {
@@ -562,14 +564,19 @@ impl GroupCoordinatorShard {
     }
 }
 
-/// Kafka's `throwIfMemberEpochIsInvalid`: a greater epoch is fenced; a smaller one is fenced
-/// unless it is the previous epoch and the member owns a subset of its assignment (the
-/// response that bumped it may have been lost).
+/// Kafka's `throwIfConsumerGroupMemberEpochIsInvalid`: epoch 0 is a rejoin and passes
+/// (KAFKA-19233, Kafka 4.3: a fenced member rejoins with its member id; it keeps its epoch and
+/// gets its assignment again); a greater epoch is fenced; a smaller one is fenced unless it is
+/// the previous epoch and the member owns a subset of its assignment (the response that bumped
+/// it may have been lost).
 fn check_member_epoch(
     member: &ConsumerGroupMember,
     received: i32,
     owned: Option<&Assignment>,
 ) -> Result<(), CoordinatorError> {
+    if received == 0 {
+        return Ok(());
+    }
     if received > member.member_epoch {
         return Err(CoordinatorError::FencedMemberEpoch);
     }

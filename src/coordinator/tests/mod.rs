@@ -2,6 +2,7 @@
 //! harness that drives one shard and collects its completions.
 mod consumer;
 mod consumer_offsets;
+mod consumer_txn;
 mod join_sync;
 mod membership;
 mod metrics;
